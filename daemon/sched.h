@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_SCHED_H
+#define SOAK_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Open-loop rate scheduler: pure arithmetic, no clock of its own.
+ *
+ * The schedule is a list of steps, each scaling the base rate for a
+ * duration; a ramp step moves linearly from the previous step's scale (0 for
+ * the first step) to its own over its duration.  The cumulative number of
+ * ops due by time t is Λ(t) = ∫ base_rate * scale(u) du.  The n-th op
+ * (n = 1, 2, ...) is due at the t where Λ(t) = n - 1 for constant spacing, so
+ * the first op is due at t = 0 and a step of whole seconds at an integral
+ * rate R holds exactly R ops in every whole second; for Poisson arrivals it
+ * is due where Λ(t) = E_1 + ... + E_n with E_i ~ Exp(1).  An op whose Λ
+ * falls exactly on a step boundary belongs to the later step, so a step at
+ * scale 0 gets none.  Due times are therefore absolute (never "a delta after
+ * the last op"), so a late op does not delay those after it.
+ *
+ * Times are nanoseconds relative to the start of the schedule, rounded to
+ * the nearest ns; due times never decrease.
+ */
+
+struct sched_step {
+	double scale;
+	uint64_t duration_ns;
+	bool ramp;
+};
+
+#define SCHED_MAX_STEPS 256
+
+struct sched {
+	double base_rate;            /* ops/s at scale 1 */
+	bool poisson;
+	size_t n_steps;
+	struct sched_step steps[SCHED_MAX_STEPS];
+	uint64_t step_start_ns[SCHED_MAX_STEPS + 1]; /* [n_steps] = end */
+	double step_start_ops[SCHED_MAX_STEPS + 1];  /* Λ at each step start */
+
+	/* Position */
+	double target_ops;           /* Λ value of the next op */
+	size_t step;                 /* step holding the next op */
+	uint64_t issued;             /* ops handed out */
+	uint64_t rng;                /* xorshift state for Poisson */
+	uint64_t last_due_ns;        /* floor for the next due time */
+};
+
+/*
+ * Set up a schedule.  Returns 0, or -EINVAL when base_rate <= 0, a scale is
+ * negative, n_steps is 0 or above SCHED_MAX_STEPS, or a duration is 0 (also
+ * when a value is not finite, the total duration overflows, or the schedule
+ * holds more than 2^53 ops, past which op indices lose exactness).
+ */
+int sched_init(struct sched *s, double base_rate, const struct sched_step *steps,
+	       size_t n_steps, bool poisson, uint64_t seed);
+
+/*
+ * Due time of the next op; advances the schedule.  Returns false (and sets
+ * nothing) once no op is due before the schedule's end.
+ */
+bool sched_next(struct sched *s, uint64_t *ret_due_ns);
+
+/* Instantaneous target rate (ops/s) at t, 0 past the end. */
+double sched_rate_at(const struct sched *s, uint64_t t_ns);
+
+/* Expected ops due in [from, to): Λ(to) - Λ(from). */
+double sched_ops_between(const struct sched *s, uint64_t from_ns, uint64_t to_ns);
+
+/* Total length of the schedule. */
+static inline uint64_t sched_duration(const struct sched *s) { return s->step_start_ns[s->n_steps]; }
+
+/*
+ * Skip ahead so the next op handed out is the first one due at or after
+ * t_ns (used when a workload restarts mid-schedule).  Poisson arrivals are
+ * memoryless, so they simply restart from Λ(t_ns); issued then holds the
+ * expected count before t_ns.
+ */
+void sched_seek(struct sched *s, uint64_t t_ns);
+
+#endif
