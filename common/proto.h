@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_PROTO_H
+#define SOAK_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+/*
+ * The ctl wire protocol: one JSON object per line each way, UTF-8, '\n'
+ * terminated.  A request is {"cmd": NAME, ...arguments}; every response has
+ * "ok": true|false and, when false, "error": a message a person can act on.
+ *
+ *   {"cmd":"status"}
+ *   {"cmd":"start","workloads":["a","b"]}   (empty or absent: all)
+ *   {"cmd":"stop","workloads":["a"]}        (empty or absent: all)
+ *   {"cmd":"dump","format":"json"|"csv"}    (csv: the response carries "csv": TEXT)
+ *   {"cmd":"trace","state":"on"|"off","probes":["blk","tcp"]}  (no state: query)
+ *   {"cmd":"report"}
+ */
+
+#define PROTO_MAX_LINE (64u * 1024)      /* requests longer than this are refused */
+#define PROTO_MAX_NAMES 64
+
+enum proto_cmd {
+	PROTO_STATUS,
+	PROTO_START,
+	PROTO_STOP,
+	PROTO_DUMP,
+	PROTO_TRACE,
+	PROTO_REPORT,
+};
+
+enum proto_format {
+	PROTO_FORMAT_JSON,
+	PROTO_FORMAT_CSV,
+};
+
+enum proto_trace_state {
+	PROTO_TRACE_QUERY,
+	PROTO_TRACE_ON,
+	PROTO_TRACE_OFF,
+};
+
+struct proto_request {
+	enum proto_cmd cmd;
+	char *names[PROTO_MAX_NAMES];  /* workload names (start/stop) or probe names (trace) */
+	size_t n_names;
+	enum proto_format format;
+	enum proto_trace_state trace_state;
+};
+
+/*
+ * Parse one request line (without the '\n').  Returns 0, or -EINVAL with a
+ * message for the client in err ("request is not valid JSON at column 7: ...",
+ * "unknown command 'frob'", "\"workloads\" must be an array of strings", ...).
+ */
+int proto_parse_request(const char *line, size_t len, struct proto_request *ret,
+			char *err, size_t errlen);
+void proto_request_done(struct proto_request *r);
+
+/* Request builder for clients. Returns a new JSON object. */
+json_t *proto_request_new(enum proto_cmd cmd);
+
+const char *proto_cmd_name(enum proto_cmd cmd);
+/* Commands that change state (start, stop, trace on/off). */
+bool proto_cmd_changes_state(const struct proto_request *r);
+
+/*
+ * Encode a JSON value as one line ("...}\n"), malloc'd; NULL on ENOMEM.
+ * proto_error_line builds {"ok":false,"error":MSG}\n.
+ */
+char *proto_encode_line(const json_t *v);
+char *proto_error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

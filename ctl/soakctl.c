@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * soakctl: argv → one request line → one reply line → printed for people,
+ * or as JSON/CSV for scripts.  No daemon logic lives here.
+ *
+ * Exit status: 0 done; 1 soakd refused the request ("ok": false) or the
+ * output could not be written; 2 no valid reply from soakd (cannot connect,
+ * timeout, connection closed, malformed reply); 64 usage error.
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+#ifndef SOAK_VERSION
+#define SOAK_VERSION "unknown"
+#endif
+
+#define EXIT_REFUSED 1
+#define EXIT_NO_REPLY 2
+#define EXIT_USAGE 64
+
+#define DEFAULT_SOCKET "/run/soakd/soakd.sock"
+#define MAX_REPLY (64u << 20)
+#define MAX_ARGS 256
+
+static const char usage_line[] =
+	"Usage: soakctl [--socket PATH] [--timeout SECONDS] COMMAND [ARGS]\n";
+
+static const char help_text[] =
+	"Control a running soakd.\n"
+	"\n"
+	"Commands:\n"
+	"  status [--json]             run state and per-workload rates and latencies\n"
+	"  start [NAME...]             start the named workloads (default: all)\n"
+	"  stop [NAME...]              stop the named workloads (default: all)\n"
+	"  trace [on|off] [blk|tcp]... switch kernel probes, or show their state\n"
+	"  dump [--format json|csv]    the run's results so far\n"
+	"  report                      the run's pass/fail report\n"
+	"\n"
+	"Options:\n"
+	"  --socket PATH      soakd's socket (default: $SOAKD_SOCKET, else\n"
+	"                     $RUNTIME_DIRECTORY/soakd.sock, else " DEFAULT_SOCKET ")\n"
+	"  --timeout SECONDS  how long to wait for soakd (default: 10)\n"
+	"  --help, --version\n"
+	"\n"
+	"Exit status: 0 done, 1 soakd refused the request, 2 no valid reply from\n"
+	"soakd, 64 usage error.\n";
+
+struct options {
+	const char *socket;
+	double timeout_s;
+	const char *format;
+	bool json;
+	const char *args[MAX_ARGS];   /* args[0] is the command */
+	int n_args;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("soakctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%sTry 'soakctl --help' for more.\n", usage_line);
+	return EXIT_USAGE;
+}
+
+/* The value of option name ("--name VALUE" or "--name=VALUE"), or NULL. */
+static const char *option_value(const char *name, int argc, char **argv, int *i, bool *matched)
+{
+	size_t n = strlen(name);
+
+	*matched = false;
+	if (strncmp(argv[*i], name, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=') {
+		*matched = true;
+		return argv[*i] + n + 1;
+	}
+	if (argv[*i][n] != '\0')
+		return NULL;
+	*matched = true;
+	return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+/* Options are accepted before and after the command; "--" ends them. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const char *const valued[] = { "--socket", "--timeout", "--format" };
+	enum { N_VALUED = sizeof(valued) / sizeof(valued[0]) };
+	bool options_done = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *value = NULL;
+		bool matched = false;
+		size_t k;
+
+		if (options_done || a[0] != '-' || a[1] == '\0') {
+			if (o->n_args == MAX_ARGS)
+				return usage_error("too many arguments (at most %d)", MAX_ARGS);
+			o->args[o->n_args++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			options_done = true;
+		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			printf("%s%s", usage_line, help_text);
+			exit(EXIT_SUCCESS);
+		} else if (strcmp(a, "--version") == 0) {
+			printf("soakctl %s\n", SOAK_VERSION);
+			exit(EXIT_SUCCESS);
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = true;
+		} else {
+			for (k = 0; k < N_VALUED; k++) {
+				value = option_value(valued[k], argc, argv, &i, &matched);
+				if (matched)
+					break;
+			}
+			if (k == N_VALUED)
+				return usage_error("unknown option '%s'", a);
+			if (!value)
+				return usage_error("option '%s' needs a value", valued[k]);
+			if (k == 0) {
+				o->socket = value;
+			} else if (k == 1) {
+				char *end;
+
+				errno = 0;
+				o->timeout_s = strtod(value, &end);
+				if (end != value && *end == 's')
+					end++;
+				if (errno || end == value || *end || !isfinite(o->timeout_s) ||
+				    o->timeout_s <= 0 || o->timeout_s > 86400)
+					return usage_error("--timeout wants seconds between 0 and 86400, not '%s'",
+							   value);
+			} else {
+				o->format = value;
+			}
+		}
+	}
+	if (o->n_args == 0)
+		return usage_error("no command given");
+	return 0;
+}
+
+static const char *socket_path(const struct options *o, char *buf, size_t buflen)
+{
+	const char *env;
+
+	if (o->socket)
+		return o->socket;
+	env = getenv("SOAKD_SOCKET");
+	if (env && *env)
+		return env;
+	env = getenv("RUNTIME_DIRECTORY");
+	if (env && *env) {
+		/* systemd separates several runtime directories with ':'. */
+		snprintf(buf, buflen, "%.*s/soakd.sock", (int)strcspn(env, ":"), env);
+		return buf;
+	}
+	return DEFAULT_SOCKET;
+}
+
+/* Build the request; returns 0 or an exit code after saying why. */
+static int build_request(const struct options *o, json_t **ret)
+{
+	const char *cmd = o->args[0];
+	json_t *req = NULL, *names = NULL;
+	int first = 1, i;
+
+	if (o->json && strcmp(cmd, "status") != 0)
+		return usage_error("--json is only for 'status' (use 'dump --format json')");
+	if (o->format && strcmp(cmd, "dump") != 0)
+		return usage_error("--format is only for 'dump'");
+	if (o->format && strcmp(o->format, "json") != 0 && strcmp(o->format, "csv") != 0)
+		return usage_error("--format must be json or csv, not '%s'", o->format);
+
+	if (strcmp(cmd, "status") == 0 || strcmp(cmd, "report") == 0 || strcmp(cmd, "dump") == 0) {
+		if (o->n_args > 1)
+			return usage_error("'%s' takes no arguments", cmd);
+		req = proto_request_new(cmd[0] == 's' ? PROTO_STATUS :
+					cmd[0] == 'r' ? PROTO_REPORT : PROTO_DUMP);
+		if (req && cmd[0] == 'd')
+			json_object_set_new(req, "format", json_string(o->format ? o->format : "json"));
+	} else if (strcmp(cmd, "start") == 0 || strcmp(cmd, "stop") == 0) {
+		req = proto_request_new(cmd[2] == 'a' ? PROTO_START : PROTO_STOP);
+		if (req && o->n_args > 1)
+			json_object_set_new(req, "workloads", names = json_array());
+	} else if (strcmp(cmd, "trace") == 0) {
+		req = proto_request_new(PROTO_TRACE);
+		if (req && o->n_args > 1 &&
+		    (strcmp(o->args[1], "on") == 0 || strcmp(o->args[1], "off") == 0)) {
+			json_object_set_new(req, "state", json_string(o->args[1]));
+			first = 2;
+		}
+		if (req && o->n_args > first)
+			json_object_set_new(req, "probes", names = json_array());
+	} else {
+		return usage_error("unknown command '%s' (expected status, start, stop, trace, dump, report)",
+				   cmd);
+	}
+	if (!req) {
+		fprintf(stderr, "soakctl: out of memory\n");
+		return EXIT_FAILURE;
+	}
+	for (i = first; names && i < o->n_args; i++)
+		json_array_append_new(names, json_string(o->args[i]));
+	*ret = req;
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int wait_fd(int fd, short events, long long deadline_ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	long long left;
+	int r;
+
+	for (;;) {
+		left = deadline_ms - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int connect_soakd(const char *path, double timeout_s)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = (time_t)timeout_s,
+			      .tv_usec = (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6) };
+	const char *hint = "";
+	int fd, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "soakctl: socket path %s is too long (at most %zu bytes)\n", path,
+			sizeof(sa.sun_path) - 1);
+		return -EXIT_USAGE;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "soakctl: cannot create a socket: %s\n", strerror(errno));
+		return -EXIT_NO_REPLY;
+	}
+	/* A Unix stream connect waits for room in the listen backlog for up
+	 * to the send timeout. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return fd;
+
+	e = errno;
+	close(fd);
+	if (e == ENOENT || e == ECONNREFUSED)
+		hint = " (is soakd running? set --socket)";
+	else if (e == EACCES || e == EPERM)
+		hint = " (no permission to use the socket)";
+	else if (e == EAGAIN || e == EINPROGRESS)
+		hint = " (soakd is not accepting connections)";
+	fprintf(stderr, "soakctl: cannot connect to soakd at %s: %s%s\n", path, strerror(e), hint);
+	return -EXIT_NO_REPLY;
+}
+
+/* Send one line, read one line back; returns 0 or an exit code. */
+static int transact(const char *path, double timeout_s, const char *line, json_t **ret)
+{
+	long long deadline = now_ms() + (long long)(timeout_s * 1000);
+	size_t len = strlen(line), done = 0, size = 0, used = 0;
+	char *buf = NULL, *nl = NULL;
+	json_error_t jerr;
+	int fd, r, rc = EXIT_NO_REPLY;
+	ssize_t n;
+	json_t *reply;
+
+	fd = connect_soakd(path, timeout_s);
+	if (fd < 0)
+		return -fd;
+
+	while (done < len) {
+		n = send(fd, line + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n >= 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (errno == EAGAIN || errno == EINTR) {
+			r = wait_fd(fd, POLLOUT, deadline);
+			if (r == 0)
+				continue;
+			errno = -r;
+		}
+		fprintf(stderr, "soakctl: cannot send to soakd at %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+
+	while (!nl) {
+		if (used == size) {
+			char *grown;
+
+			if (size >= MAX_REPLY) {
+				fprintf(stderr, "soakctl: reply from soakd is larger than %u MiB\n",
+					MAX_REPLY >> 20);
+				goto out;
+			}
+			size = size ? size * 2 : 65536;
+			grown = realloc(buf, size + 1);
+			if (!grown) {
+				fprintf(stderr, "soakctl: out of memory\n");
+				goto out;
+			}
+			buf = grown;
+		}
+		n = recv(fd, buf + used, size - used, MSG_DONTWAIT);
+		if (n > 0) {
+			nl = memchr(buf + used, '\n', (size_t)n);
+			used += (size_t)n;
+		} else if (n == 0) {
+			if (used == 0) {
+				fprintf(stderr, "soakctl: soakd at %s closed the connection without a reply\n",
+					path);
+				goto out;
+			}
+			break;  /* accept a last line without its '\n' */
+		} else if (errno == EAGAIN || errno == EINTR) {
+			r = wait_fd(fd, POLLIN, deadline);
+			if (r == -ETIMEDOUT) {
+				fprintf(stderr, "soakctl: no reply from soakd at %s within %g s (set --timeout)\n",
+					path, timeout_s);
+				goto out;
+			} else if (r < 0) {
+				fprintf(stderr, "soakctl: cannot read from soakd: %s\n", strerror(-r));
+				goto out;
+			}
+		} else {
+			fprintf(stderr, "soakctl: cannot read from soakd: %s\n", strerror(errno));
+			goto out;
+		}
+	}
+
+	reply = json_loadb(buf, nl ? (size_t)(nl - buf) : used, 0, &jerr);
+	if (!reply || !json_is_object(reply)) {
+		fprintf(stderr, "soakctl: soakd sent a malformed reply: %s\n",
+			reply ? "not a JSON object" : jerr.text);
+		json_decref(reply);
+		goto out;
+	}
+	if (!json_is_boolean(json_object_get(reply, "ok"))) {
+		fprintf(stderr, "soakctl: soakd's reply has no \"ok\"\n");
+		json_decref(reply);
+		goto out;
+	}
+	if (json_is_false(json_object_get(reply, "ok"))) {
+		const char *msg = json_string_value(json_object_get(reply, "error"));
+
+		fprintf(stderr, "soakctl: %s\n", msg ? msg : "soakd refused the request without saying why");
+		json_decref(reply);
+		rc = EXIT_REFUSED;
+		goto out;
+	}
+	*ret = reply;
+	rc = 0;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+static const char *field_str(json_t *obj, const char *key, const char *fallback)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : fallback;
+}
+
+/* A number for the table: decimals places, or "-" when absent. */
+static const char *field_num(json_t *obj, const char *key, int decimals, char *buf, size_t buflen)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!json_is_number(v))
+		return "-";
+	snprintf(buf, buflen, "%.*f", decimals, json_number_value(v));
+	return buf;
+}
+
+static void format_elapsed(double s, char *buf, size_t buflen)
+{
+	unsigned long long t = s > 0 && s < 1e15 ? (unsigned long long)s : 0;
+
+	if (t >= 86400)
+		snprintf(buf, buflen, "%llud%02lluh%02llum", t / 86400, t / 3600 % 24, t / 60 % 60);
+	else if (t >= 3600)
+		snprintf(buf, buflen, "%lluh%02llum%02llus", t / 3600, t / 60 % 60, t % 60);
+	else if (t >= 60)
+		snprintf(buf, buflen, "%llum%02llus", t / 60, t % 60);
+	else
+		snprintf(buf, buflen, "%llus", t);
+}
+
+/* "name state (reason)" for workloads and probes. */
+static void print_states(json_t *array, const char *sep)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(array, i, v) {
+		const char *reason = field_str(v, "reason", NULL);
+
+		printf("%s%s: %s", sep, field_str(v, "name", "?"), field_str(v, "state", "?"));
+		if (reason)
+			printf(" (%s)", reason);
+		putchar('\n');
+	}
+}
+
+static void print_trace_summary(json_t *trace)
+{
+	const char *key, *sep = "trace: ";
+	json_t *v;
+
+	if (json_is_array(json_object_get(trace, "probes"))) {
+		print_states(json_object_get(trace, "probes"), "trace ");
+		return;
+	}
+	json_object_foreach(trace, key, v) {
+		const char *state = json_is_string(v) ? json_string_value(v) : field_str(v, "state", NULL);
+		const char *reason = field_str(v, "reason", NULL);
+
+		if (!state)
+			continue;
+		printf("%s%s %s", sep, key, state);
+		if (reason)
+			printf(" (%s)", reason);
+		sep = ", ";
+	}
+	if (strcmp(sep, ", ") == 0)
+		putchar('\n');
+}
+
+static int max_width(int w, const char *s)
+{
+	int n = (int)strlen(s);
+
+	return n > w ? n : w;
+}
+
+static void print_status(json_t *reply)
+{
+	json_t *workloads = json_object_get(reply, "workloads"), *w, *ops, *op;
+	int wname = 8, wop = 2, wstate = 5;
+	char elapsed[64], b[7][32];
+	const char *opname, *reason;
+	size_t i;
+
+	format_elapsed(json_number_value(json_object_get(reply, "elapsed_s")), elapsed,
+		       sizeof(elapsed));
+	printf("run %s: %s, elapsed %s\n", field_str(reply, "run", "?"),
+	       field_str(reply, "state", "?"), elapsed);
+	if (json_is_object(json_object_get(reply, "trace")))
+		print_trace_summary(json_object_get(reply, "trace"));
+	if (json_array_size(workloads) == 0) {
+		printf("no workloads\n");
+		return;
+	}
+
+	json_array_foreach(workloads, i, w) {
+		wname = max_width(wname, field_str(w, "name", "?"));
+		wstate = max_width(wstate, field_str(w, "state", "?"));
+		json_object_foreach(json_object_get(w, "ops"), opname, op)
+			wop = max_width(wop, opname);
+	}
+	putchar('\n');
+	printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %8s\n", wname, "WORKLOAD", wop, "OP",
+	       wstate, "STATE", "TARGET/s", "ACHIEVED/s", "P50(us)", "P99(us)", "MAX(us)", "ERRORS",
+	       "LAG(ms)");
+	json_array_foreach(workloads, i, w) {
+		const char *name = field_str(w, "name", "?"), *state = field_str(w, "state", "?");
+		const char *lag = field_num(w, "lag_ms", 1, b[6], sizeof(b[6]));
+
+		ops = json_object_get(w, "ops");
+		if (json_object_size(ops) == 0)
+			printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %8s\n", wname, name, wop,
+			       "-", wstate, state, "-", "-", "-", "-", "-", "-", lag);
+		json_object_foreach(ops, opname, op)
+			printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %8s\n", wname, name,
+			       wop, opname, wstate, state,
+			       field_num(op, "rate_target", 1, b[0], sizeof(b[0])),
+			       field_num(op, "rate_achieved", 1, b[1], sizeof(b[1])),
+			       field_num(op, "p50_us", 1, b[2], sizeof(b[2])),
+			       field_num(op, "p99_us", 1, b[3], sizeof(b[3])),
+			       field_num(op, "max_us", 1, b[4], sizeof(b[4])),
+			       field_num(op, "errors", 0, b[5], sizeof(b[5])), lag);
+		reason = field_str(w, "reason", NULL);
+		if (reason)
+			printf("  %s %s: %s\n", name, state, reason);
+	}
+}
+
+/* Print the string field key of reply as it is; 0 or an exit code. */
+static int print_text(json_t *reply, const char *key, bool add_newline)
+{
+	const char *text = field_str(reply, key, NULL);
+	size_t n;
+
+	if (!text) {
+		fprintf(stderr, "soakctl: soakd's reply has no \"%s\" text\n", key);
+		return EXIT_NO_REPLY;
+	}
+	n = strlen(text);
+	fwrite(text, 1, n, stdout);
+	if (add_newline && n > 0 && text[n - 1] != '\n')
+		putchar('\n');
+	return 0;
+}
+
+static int print_reply(const struct options *o, json_t *reply)
+{
+	const char *cmd = o->args[0];
+
+	if ((strcmp(cmd, "status") == 0 && o->json) ||
+	    (strcmp(cmd, "dump") == 0 && (!o->format || strcmp(o->format, "json") == 0))) {
+		json_object_del(reply, "ok");
+		/* 15 digits: 0.3 stays "0.3" rather than 0.29999999999999999. */
+		json_dumpf(reply, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+		putchar('\n');
+	} else if (strcmp(cmd, "status") == 0) {
+		print_status(reply);
+	} else if (strcmp(cmd, "dump") == 0) {
+		return print_text(reply, "csv", false);
+	} else if (strcmp(cmd, "report") == 0) {
+		return print_text(reply, "text", true);
+	} else if (strcmp(cmd, "trace") == 0) {
+		print_states(json_object_get(reply, "probes"), "");
+	} else {
+		print_states(json_object_get(reply, "workloads"), "");
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .timeout_s = 10 };
+	struct proto_request check;
+	char pathbuf[4096], err[256], *line;
+	const char *path;
+	json_t *req = NULL, *reply = NULL;
+	int r;
+
+	r = parse_args(argc, argv, &o);
+	if (r)
+		return r;
+	r = build_request(&o, &req);
+	if (r)
+		return r;
+	line = proto_encode_line(req);
+	json_decref(req);
+	if (!line) {
+		fprintf(stderr, "soakctl: out of memory\n");
+		return EXIT_FAILURE;
+	}
+	/* soakd would refuse what its parser refuses; say so without asking. */
+	if (proto_parse_request(line, strlen(line) - 1, &check, err, sizeof(err)) < 0) {
+		free(line);
+		return usage_error("%s", err);
+	}
+	proto_request_done(&check);
+
+	path = socket_path(&o, pathbuf, sizeof(pathbuf));
+	r = transact(path, o.timeout_s, line, &reply);
+	free(line);
+	if (r)
+		return r;
+	r = print_reply(&o, reply);
+	json_decref(reply);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "soakctl: cannot write output: %s\n", strerror(errno));
+		return r ? r : EXIT_REFUSED;
+	}
+	return r;
+}
