@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Device engine: O_DIRECT I/O through io_uring on block devices and regular
+ * files, one ring and one thread per target.  The rate schedule decides when
+ * each op is due; this file only queues ops at their due time and measures
+ * them.  liburing is used nowhere else.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "log.h"
+#include "parse.h"
+#include "workload.h"
+
+#define DEV_MAX_BUFFER_BYTES (UINT64_C(1) << 30)
+#define DEV_LAYOUT_CHUNK (1u << 20)
+#define DEV_ERRORS_LOGGED 5
+#define DEV_STAMP_EVERY 4096u
+
+enum dev_op { DEV_READ, DEV_WRITE, DEV_OPS };
+
+struct dev_slot {
+	uint64_t due_ns;
+	uint64_t submit_ns;
+	uint64_t offset;
+	uint32_t len;
+	uint8_t op;
+};
+
+struct dev_stream {
+	int fd;
+	bool is_blockdev;
+	bool writes;
+	uint64_t size;              /* working region: [0, size) */
+	uint32_t align;             /* offsets and lengths are multiples of this */
+	unsigned queue_depth;
+	struct io_uring ring;
+	bool ring_ready;
+	bool fixed_buffers;
+	struct dev_slot *slots;
+	unsigned *free_slots;
+	unsigned n_free;
+	uint8_t *buffers;           /* [0, qd): read buffers; [qd, 2qd): write buffers */
+	uint32_t max_block;
+	uint64_t rng;
+	uint64_t cursor;            /* sequential access */
+	unsigned mix_left, mix_reads_left; /* current block of 100 ops */
+	uint64_t writes_issued;
+	uint64_t errors_logged;
+	int op_index[DEV_OPS];      /* stats slot of each op, -1 if it never happens */
+};
+
+static uint64_t rng_next(uint64_t *state)
+{
+	/* xorshift64*: fast, and plenty for offsets and mixes. */
+	uint64_t x = *state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+static uint64_t rng_below(uint64_t *state, uint64_t n)
+{
+	/* Multiply-shift: unbiased enough for n far below 2^64. */
+	return (uint64_t)(((unsigned __int128)rng_next(state) * n) >> 64);
+}
+
+static void fill_random(uint8_t *buf, size_t len, uint64_t *rng)
+{
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = rng_next(rng);
+		memcpy(buf + i, &v, 8);
+	}
+}
+
+/* Extends a regular file to `size` with random data, so reads hit the
+ * device rather than holes the filesystem answers with zeros. */
+static int lay_out_file(int fd, const char *path, uint64_t from, uint64_t size, uint32_t align,
+			char *err, size_t errlen)
+{
+	uint8_t *chunk;
+	uint64_t rng = 0x9e3779b97f4a7c15u ^ size;
+	int r = 0;
+
+	if (posix_memalign((void **)&chunk, 4096, DEV_LAYOUT_CHUNK)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	from -= from % align;
+	log_info("laying out %s: %" PRIu64 " MiB of random data", path, (size - from) >> 20);
+	for (uint64_t off = from; off < size;) {
+		size_t len = size - off < DEV_LAYOUT_CHUNK ? (size_t)(size - off) : DEV_LAYOUT_CHUNK;
+		fill_random(chunk, len, &rng);
+		ssize_t n = pwrite(fd, chunk, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			snprintf(err, errlen, "cannot lay out %s at offset %" PRIu64 ": %s", path, off,
+				 strerror(-r));
+			break;
+		}
+		off += (uint64_t)n;
+	}
+	if (r == 0 && fdatasync(fd) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "cannot sync %s: %s", path, strerror(errno));
+	}
+	free(chunk);
+	return r;
+}
+
+static uint32_t file_dio_align(int fd)
+{
+	/* STATX_DIOALIGN (Linux 6.1) gives the filesystem's real direct-I/O
+	 * alignment; before that, 4096 is safe on every common filesystem. */
+#ifndef STATX_DIOALIGN
+#define STATX_DIOALIGN 0x00002000U
+#endif
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align)
+		return stx.stx_dio_offset_align > 512 ? stx.stx_dio_offset_align : 512;
+	return 4096;
+}
+
+static int open_target(const struct workload_config *cfg, const struct target_config *t,
+		       struct dev_stream *d, char *err, size_t errlen)
+{
+	struct stat st;
+	int flags = (d->writes ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC;
+	bool exists = stat(t->path, &st) == 0;
+
+	if (!exists && errno != ENOENT) {
+		snprintf(err, errlen, "cannot access %s: %s", t->path, strerror(errno));
+		return -errno;
+	}
+	if (!exists) {
+		if (!cfg->file_size) {
+			snprintf(err, errlen, "%s does not exist; set \"file_size\" to have it created",
+				 t->path);
+			return -ENOENT;
+		}
+		flags = O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC;
+	} else if (S_ISBLK(st.st_mode)) {
+		d->is_blockdev = true;
+		if (d->writes && !t->destroy_data) {
+			snprintf(err, errlen, "refusing to write to block device %s: its data would "
+					      "be destroyed; add \"destroy_data\": true to this target "
+					      "if that is intended", t->path);
+			return -EPERM;
+		}
+		/* O_EXCL on a block device fails if it is mounted or held. */
+		if (d->writes)
+			flags |= O_EXCL;
+	} else if (S_ISREG(st.st_mode)) {
+		if (cfg->file_size > (uint64_t)st.st_size)
+			flags = O_RDWR | O_DIRECT | O_CLOEXEC;
+	} else {
+		snprintf(err, errlen, "%s is neither a block device nor a regular file", t->path);
+		return -EINVAL;
+	}
+
+	d->fd = open(t->path, flags, 0600);
+	if (d->fd < 0) {
+		int r = -errno;
+		if (r == -EINVAL)
+			snprintf(err, errlen, "cannot open %s with O_DIRECT: the filesystem does not "
+					      "support direct I/O", t->path);
+		else if (r == -EBUSY)
+			snprintf(err, errlen, "cannot open %s exclusively: it is mounted or in use",
+				 t->path);
+		else
+			snprintf(err, errlen, "cannot open %s: %s", t->path, strerror(-r));
+		return r;
+	}
+
+	if (d->is_blockdev) {
+		uint64_t bytes = 0;
+		int lbs = 512;
+		if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0 || ioctl(d->fd, BLKSSZGET, &lbs) < 0) {
+			snprintf(err, errlen, "cannot read the size of %s: %s", t->path, strerror(errno));
+			return -errno;
+		}
+		d->align = (uint32_t)lbs;
+		d->size = cfg->file_size && cfg->file_size < bytes ? cfg->file_size : bytes;
+	} else {
+		if (fstat(d->fd, &st) < 0)
+			return -errno;
+		d->align = file_dio_align(d->fd);
+		uint64_t want = cfg->file_size ? cfg->file_size : (uint64_t)st.st_size;
+		want -= want % d->align;
+		if ((uint64_t)st.st_size < want) {
+			int r = lay_out_file(d->fd, t->path, (uint64_t)st.st_size, want, d->align,
+					     err, errlen);
+			if (r < 0)
+				return r;
+		}
+		d->size = want;
+	}
+	for (size_t b = 0; b < cfg->n_block_sizes; b++) {
+		if (cfg->block_sizes[b].bytes % d->align) {
+			snprintf(err, errlen, "block size %u is not a multiple of %s's direct-I/O "
+					      "alignment of %u bytes", cfg->block_sizes[b].bytes,
+				 t->path, d->align);
+			return -EINVAL;
+		}
+		if (cfg->block_sizes[b].bytes > d->size) {
+			snprintf(err, errlen, "block size %u is larger than %s (%" PRIu64 " bytes)",
+				 cfg->block_sizes[b].bytes, t->path, d->size);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, char *err,
+		      size_t errlen)
+{
+	unsigned qd = d->queue_depth;
+	int r;
+
+	d->slots = calloc(qd, sizeof(*d->slots));
+	d->free_slots = calloc(qd, sizeof(*d->free_slots));
+	if (!d->slots || !d->free_slots ||
+	    posix_memalign((void **)&d->buffers, 4096, (size_t)2 * qd * d->max_block)) {
+		d->buffers = NULL;
+		snprintf(err, errlen, "out of memory for %u buffers of %u bytes", 2 * qd, d->max_block);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < qd; i++)
+		d->free_slots[i] = qd - 1 - i;
+	d->n_free = qd;
+	d->rng = seed ? seed : 0x2545f4914f6cdd1du;
+	/* Real data: random, and stamped per write (see prep_write), so
+	 * neither compression nor deduplication flatters the device. */
+	fill_random(d->buffers, (size_t)2 * qd * d->max_block, &d->rng);
+
+	r = io_uring_queue_init(qd, &d->ring, 0);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot set up io_uring for %s: %s", path, strerror(-r));
+		return r;
+	}
+	d->ring_ready = true;
+	r = io_uring_register_files(&d->ring, &d->fd, 1);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot register %s with io_uring: %s", path, strerror(-r));
+		return r;
+	}
+	struct iovec *iov = calloc((size_t)2 * qd, sizeof(*iov));
+	if (iov) {
+		for (unsigned i = 0; i < 2 * qd; i++)
+			iov[i] = (struct iovec){ d->buffers + (size_t)i * d->max_block, d->max_block };
+		/* Registered buffers save a page pin per I/O; without them
+		 * (memlock limits) we fall back to plain reads and writes. */
+		d->fixed_buffers = io_uring_register_buffers(&d->ring, iov, 2 * qd) == 0;
+		free(iov);
+	}
+	return 0;
+}
+
+static int dev_prepare(struct workload *w, char *err, size_t errlen)
+{
+	const struct workload_config *cfg = w->cfg;
+	uint32_t max_block = 0;
+	int r;
+
+	w->n_ops = 0;
+	int op_index[DEV_OPS] = { -1, -1 };
+	if (cfg->read_pct > 0) {
+		op_index[DEV_READ] = (int)w->n_ops;
+		w->op_share[w->n_ops] = cfg->read_pct / 100.0;
+		w->op_names[w->n_ops++] = "read";
+	}
+	if (cfg->read_pct < 100) {
+		op_index[DEV_WRITE] = (int)w->n_ops;
+		w->op_share[w->n_ops] = (100 - cfg->read_pct) / 100.0;
+		w->op_names[w->n_ops++] = "write";
+	}
+	for (size_t b = 0; b < cfg->n_block_sizes; b++)
+		if (cfg->block_sizes[b].bytes > max_block)
+			max_block = cfg->block_sizes[b].bytes;
+	if ((uint64_t)2 * cfg->queue_depth * max_block > DEV_MAX_BUFFER_BYTES) {
+		snprintf(err, errlen, "queue_depth %u with %u-byte blocks needs more than 1GiB of "
+				      "buffers per target; lower one of them", cfg->queue_depth,
+			 max_block);
+		return -E2BIG;
+	}
+
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct dev_stream *d = calloc(1, sizeof(*d));
+		if (!d) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		w->streams[i].engine = d;
+		d->fd = -1;
+		d->writes = cfg->read_pct < 100;
+		d->queue_depth = cfg->queue_depth;
+		d->max_block = max_block;
+		memcpy(d->op_index, op_index, sizeof(op_index));
+		r = open_target(cfg, &cfg->targets[i], d, err, errlen);
+		if (r < 0)
+			return r;
+		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static uint32_t pick_block(const struct workload_config *cfg, struct dev_stream *d)
+{
+	if (cfg->n_block_sizes == 1)
+		return cfg->block_sizes[0].bytes;
+	uint64_t total = 0;
+	for (size_t b = 0; b < cfg->n_block_sizes; b++)
+		total += cfg->block_sizes[b].weight;
+	uint64_t x = rng_below(&d->rng, total);
+	for (size_t b = 0; b < cfg->n_block_sizes; b++) {
+		if (x < cfg->block_sizes[b].weight)
+			return cfg->block_sizes[b].bytes;
+		x -= cfg->block_sizes[b].weight;
+	}
+	return cfg->block_sizes[0].bytes;
+}
+
+static uint64_t pick_offset(const struct workload_config *cfg, struct dev_stream *d, uint32_t len)
+{
+	if (cfg->access == ACCESS_SEQUENTIAL) {
+		if (d->cursor + len > d->size)
+			d->cursor = 0;
+		uint64_t off = d->cursor;
+		d->cursor += len;
+		return off;
+	}
+	/* Random offsets aligned to the block size, as fio's blockalign. */
+	uint64_t unit = len;
+	return rng_below(&d->rng, (d->size - len) / unit + 1) * unit;
+}
+
+/*
+ * Every block of 100 ops holds exactly read_pct reads, in random order: the
+ * mix is random, yet each op's achieved rate matches its share of the
+ * target within an interval, not just on average.
+ */
+static bool pick_read(const struct workload_config *cfg, struct dev_stream *d)
+{
+	if (!d->mix_left) {
+		d->mix_left = 100;
+		d->mix_reads_left = cfg->read_pct;
+	}
+	bool is_read = rng_below(&d->rng, d->mix_left) < d->mix_reads_left;
+	d->mix_left--;
+	d->mix_reads_left -= is_read;
+	return is_read;
+}
+
+/* Builds the SQE for what the slot describes. */
+static void queue_slot(struct dev_stream *d, unsigned slot_index)
+{
+	struct dev_slot *slot = &d->slots[slot_index];
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+	bool is_read = slot->op == DEV_READ;
+	unsigned buf_index = is_read ? slot_index : d->queue_depth + slot_index;
+	uint8_t *buf = d->buffers + (size_t)buf_index * d->max_block;
+
+	if (d->fixed_buffers) {
+		if (is_read)
+			io_uring_prep_read_fixed(sqe, 0, buf, slot->len, slot->offset, (int)buf_index);
+		else
+			io_uring_prep_write_fixed(sqe, 0, buf, slot->len, slot->offset, (int)buf_index);
+	} else {
+		if (is_read)
+			io_uring_prep_read(sqe, 0, buf, slot->len, slot->offset);
+		else
+			io_uring_prep_write(sqe, 0, buf, slot->len, slot->offset);
+	}
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, slot_index);
+}
+
+/* Chooses the next op (kind, size, offset) into a free slot and queues it.
+ * The ring has as many SQEs as there are slots, so one is always free. */
+static void prep_op(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
+		    uint64_t due_ns)
+{
+	const struct workload_config *cfg = s->workload->cfg;
+	struct dev_slot *slot = &d->slots[slot_index];
+	bool is_read = pick_read(cfg, d);
+
+	slot->due_ns = due_ns;
+	slot->len = pick_block(cfg, d);
+	slot->offset = pick_offset(cfg, d, slot->len);
+	slot->op = is_read ? DEV_READ : DEV_WRITE;
+	if (!is_read) {
+		/* Stamp each 4 KiB with where and when it was written. */
+		uint8_t *buf = d->buffers + (size_t)(d->queue_depth + slot_index) * d->max_block;
+		uint64_t stamp[2] = { slot->offset, ++d->writes_issued };
+		for (uint32_t o = 0; o < slot->len; o += DEV_STAMP_EVERY) {
+			stamp[0] = slot->offset + o;
+			memcpy(buf + o, stamp, sizeof(stamp));
+		}
+	}
+	queue_slot(d, slot_index);
+}
+
+/* Handles one completion; returns true if the op was requeued. */
+static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
+			int res, uint64_t now_ns)
+{
+	struct dev_slot *slot = &d->slots[slot_index];
+	int op = d->op_index[slot->op];
+	bool error = res < 0 || (uint32_t)res != slot->len;
+
+	if (res == -EAGAIN || res == -EINTR) {
+		/* Transient: send the same op again; its due time stays, so
+		 * the delay shows in latency_us. */
+		queue_slot(d, slot_index);
+		slot->submit_ns = now_ns;
+		return true;
+	}
+	if (error && d->errors_logged < DEV_ERRORS_LOGGED) {
+		d->errors_logged++;
+		if (res < 0)
+			log_warning("%s: %s of %u bytes at offset %" PRIu64 " failed: %s%s",
+				    s->label, slot->op == DEV_READ ? "read" : "write", slot->len,
+				    slot->offset, strerror(-res),
+				    d->errors_logged == DEV_ERRORS_LOGGED ? " (further errors counted, not logged)" : "");
+		else
+			log_warning("%s: short %s at offset %" PRIu64 ": %d of %u bytes%s", s->label,
+				    slot->op == DEV_READ ? "read" : "write", slot->offset, res,
+				    slot->len,
+				    d->errors_logged == DEV_ERRORS_LOGGED ? " (further errors counted, not logged)" : "");
+	}
+	op_stats_record(&stream_current(&s->stats)->ops[op], now_ns - slot->due_ns,
+			now_ns - slot->submit_ns, slot->len, error);
+	d->free_slots[d->n_free++] = slot_index;
+	return false;
+}
+
+static unsigned reap(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0, requeued = 0;
+
+	io_uring_for_each_cqe(&d->ring, head, cqe) {
+		requeued += complete_op(s, d, (unsigned)io_uring_cqe_get_data64(cqe), cqe->res, now_ns);
+		seen++;
+	}
+	io_uring_cq_advance(&d->ring, seen);
+	if (requeued)
+		io_uring_submit(&d->ring);
+	return seen - requeued;
+}
+
+static void close_intervals(struct workload_stream *s, uint64_t now_ns, uint64_t *next_boundary)
+{
+	while (now_ns >= *next_boundary) {
+		stream_publish(&s->stats, *next_boundary);
+		*next_boundary += s->workload->interval_ns;
+	}
+}
+
+static void *dev_thread(void *arg)
+{
+	struct workload_stream *s = arg;
+	struct workload *w = s->workload;
+	const struct workload_config *cfg = w->cfg;
+	struct dev_stream *d = s->engine;
+	bool open_loop = cfg->rate > 0;
+	uint64_t end_ns = w->started_ns + sched_duration(&s->sched);
+	uint64_t next_boundary = workload_next_boundary(w, w->started_ns);
+	uint64_t due = 0, rel;
+	bool have_due = false, finished = false;
+	unsigned *prepped = calloc(d->queue_depth, sizeof(*prepped));
+	enum stream_outcome outcome = STREAM_STOPPED;
+	char reason[WORKLOAD_REASON_MAX] = "";
+
+	if (!prepped) {
+		stream_finish(s, STREAM_FAILED, "out of memory");
+		return NULL;
+	}
+	for (;;) {
+		uint64_t now = mono_ns();
+		unsigned n_prepped = 0;
+
+		close_intervals(s, now, &next_boundary);
+		if (atomic_load_explicit(&w->stop_requested, memory_order_relaxed))
+			break;
+
+		while (d->n_free && !finished) {
+			if (open_loop) {
+				if (!have_due) {
+					if (!sched_next(&s->sched, &rel)) {
+						finished = true;
+						break;
+					}
+					due = w->started_ns + rel;
+					have_due = true;
+				}
+				if (due > now)
+					break;
+				have_due = false;
+			} else {
+				if (now >= end_ns) {
+					finished = true;
+					break;
+				}
+				due = now;
+			}
+			unsigned slot = d->free_slots[--d->n_free];
+			prep_op(s, d, slot, due);
+			prepped[n_prepped++] = slot;
+		}
+
+		/* Ops due but not issued because every slot is busy: the
+		 * device is not keeping up with the schedule. */
+		uint64_t lag = open_loop && have_due && due < now ? now - due : 0;
+		atomic_store_explicit(&s->lag_ns, lag, memory_order_relaxed);
+		struct interval_slot *cur = stream_current(&s->stats);
+		if (lag > cur->lag_max_ns)
+			cur->lag_max_ns = lag;
+		if (cfg->max_lag_ns && lag > cfg->max_lag_ns) {
+			char limit[32];
+			format_duration(cfg->max_lag_ns, limit, sizeof(limit));
+			snprintf(reason, sizeof(reason), "max_lag %s exceeded: ops are %.1f s behind "
+				 "schedule, the target rate cannot be sustained", limit, lag / 1e9);
+			outcome = STREAM_FAILED;
+			break;
+		}
+		if (finished && d->n_free == d->queue_depth) {
+			outcome = STREAM_FINISHED;
+			break;
+		}
+
+		uint64_t wake = next_boundary;
+		if (open_loop && have_due && d->n_free && due < wake)
+			wake = due;
+		if (!open_loop && !finished && end_ns < wake)
+			wake = end_ns;
+		uint64_t submit_ns = mono_ns();
+		for (unsigned i = 0; i < n_prepped; i++)
+			d->slots[prepped[i]].submit_ns = submit_ns;
+		struct __kernel_timespec ts = { 0 };
+		if (wake > submit_ns) {
+			ts.tv_sec = (long long)((wake - submit_ns) / 1000000000u);
+			ts.tv_nsec = (long long)((wake - submit_ns) % 1000000000u);
+		}
+		struct io_uring_cqe *cqe;
+		int r = io_uring_submit_and_wait_timeout(&d->ring, &cqe, 1, &ts, NULL);
+		if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+			snprintf(reason, sizeof(reason), "io_uring wait failed: %s", strerror(-r));
+			outcome = STREAM_FAILED;
+			break;
+		}
+		now = mono_ns();
+		close_intervals(s, now, &next_boundary);
+		reap(s, d, now);
+	}
+
+	/* Drain what is in flight, so every issued op is counted. */
+	while (d->n_free < d->queue_depth) {
+		struct io_uring_cqe *cqe;
+		int r = io_uring_submit_and_wait(&d->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -ETIME)
+			break;
+		(void)cqe;
+		uint64_t now = mono_ns();
+		close_intervals(s, now, &next_boundary);
+		reap(s, d, now);
+	}
+	free(prepped);
+	atomic_store(&s->lag_ns, 0);
+	stream_finish(s, outcome, reason[0] ? "%s" : NULL, reason);
+	return NULL;
+}
+
+static void dev_release(struct workload *w)
+{
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct dev_stream *d = w->streams[i].engine;
+		if (!d)
+			continue;
+		if (d->ring_ready)
+			io_uring_queue_exit(&d->ring);
+		if (d->fd >= 0)
+			close(d->fd);
+		free(d->slots);
+		free(d->free_slots);
+		free(d->buffers);
+		free(d);
+		w->streams[i].engine = NULL;
+	}
+}
+
+const struct workload_engine dev_engine = {
+	.name = "device",
+	.prepare = dev_prepare,
+	.thread_main = dev_thread,
+	.release = dev_release,
+};

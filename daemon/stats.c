@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void op_stats_init(struct op_stats *o)
+{
+	o->count = o->errors = o->bytes = 0;
+	hist_init(&o->latency);
+	hist_init(&o->service);
+}
+
+void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
+{
+	dst->count += src->count;
+	dst->errors += src->errors;
+	dst->bytes += src->bytes;
+	hist_merge(&dst->latency, &src->latency);
+	hist_merge(&dst->service, &src->service);
+}
+
+void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
+		     uint64_t bytes, bool error)
+{
+	o->count++;
+	if (error) {
+		/* A failed op has no meaningful latency: count it, keep the
+		 * histograms to what the device actually served. */
+		o->errors++;
+		return;
+	}
+	o->bytes += bytes;
+	hist_record(&o->latency, latency_ns);
+	hist_record(&o->service, service_ns);
+}
+
+static void slot_reset(struct interval_slot *slot, size_t n_ops, uint64_t start_ns)
+{
+	slot->start_ns = start_ns;
+	slot->end_ns = 0;
+	slot->lag_max_ns = 0;
+	for (size_t i = 0; i < n_ops; i++)
+		op_stats_init(&slot->ops[i]);
+}
+
+int stream_stats_init(struct stream_stats *s, size_t n_ops, uint64_t start_ns)
+{
+	memset(s, 0, sizeof(*s));
+	if (n_ops == 0 || n_ops > STATS_MAX_OPS)
+		return -EINVAL;
+	s->n_ops = n_ops;
+	s->slot_size = sizeof(struct interval_slot) + n_ops * sizeof(struct op_stats);
+	for (size_t i = 0; i < STATS_SLOTS; i++) {
+		s->slots[i] = malloc(s->slot_size);
+		if (!s->slots[i]) {
+			stream_stats_done(s);
+			return -ENOMEM;
+		}
+	}
+	slot_reset(s->slots[0], n_ops, start_ns);
+	return 0;
+}
+
+void stream_stats_done(struct stream_stats *s)
+{
+	for (size_t i = 0; i < STATS_SLOTS; i++) {
+		free(s->slots[i]);
+		s->slots[i] = NULL;
+	}
+}
+
+void stream_publish(struct stream_stats *s, uint64_t end_ns)
+{
+	uint64_t consumed = atomic_load_explicit(&s->consumed, memory_order_acquire);
+
+	if (s->seq + 1 - consumed >= STATS_SLOTS)
+		return; /* main thread behind: keep filling this slot */
+	stream_current(s)->end_ns = end_ns;
+	s->seq++;
+	slot_reset(stream_current(s), s->n_ops, end_ns);
+	atomic_store_explicit(&s->published, s->seq, memory_order_release);
+}
+
+size_t stream_consume(struct stream_stats *s, stream_consume_fn fn, void *userdata)
+{
+	uint64_t published = atomic_load_explicit(&s->published, memory_order_acquire);
+	uint64_t consumed = atomic_load_explicit(&s->consumed, memory_order_relaxed);
+	size_t n = 0;
+
+	for (; consumed < published; consumed++, n++)
+		fn(s->slots[consumed % STATS_SLOTS], s->n_ops, userdata);
+	atomic_store_explicit(&s->consumed, consumed, memory_order_release);
+	return n;
+}
+
+void stream_consume_rest(struct stream_stats *s, uint64_t end_ns, stream_consume_fn fn,
+			 void *userdata)
+{
+	struct interval_slot *slot;
+
+	stream_consume(s, fn, userdata);
+	slot = stream_current(s);
+	if (!slot->end_ns)
+		slot->end_ns = end_ns;
+	fn(slot, s->n_ops, userdata);
+	/* Start afresh, so a restarted thread does not count this again. */
+	s->seq = 0;
+	atomic_store(&s->published, 0);
+	atomic_store(&s->consumed, 0);
+	slot_reset(s->slots[0], s->n_ops, end_ns);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_STATS_H
+#define SOAK_STATS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+
+/*
+ * What one workload thread measures, and how it hands each interval to the
+ * main thread without a lock on the I/O path.
+ *
+ * Interval boundaries are absolute (run start + k * interval), so the thread
+ * closes its own intervals: the first completion or wake-up at or after a
+ * boundary publishes the slot it was filling and moves to the next one.  The
+ * main thread's tick, a little after the boundary, consumes what has been
+ * published.  Slots form a ring; the thread only moves on to a slot the main
+ * thread has consumed, so if the main thread ever falls STATS_SLOTS - 1
+ * intervals behind, the thread keeps filling its current slot and that
+ * record simply spans more than one interval (its start/end say so).
+ */
+
+#define STATS_MAX_OPS 8
+#define STATS_SLOTS 4
+
+struct op_stats {
+	uint64_t count;     /* completed, successful or not */
+	uint64_t errors;
+	uint64_t bytes;     /* moved by successful ops */
+	struct hist latency; /* from the intended issue time */
+	struct hist service; /* from the actual submit */
+};
+
+struct interval_slot {
+	uint64_t start_ns;   /* CLOCK_MONOTONIC */
+	uint64_t end_ns;
+	uint64_t lag_max_ns;
+	struct op_stats ops[]; /* n_ops */
+};
+
+struct stream_stats {
+	size_t n_ops;
+	size_t slot_size;
+	struct interval_slot *slots[STATS_SLOTS];
+	uint64_t seq;               /* thread-private: slot being filled */
+	_Atomic uint64_t published; /* slots [0, published) are complete */
+	_Atomic uint64_t consumed;  /* main thread: slots [0, consumed) merged */
+};
+
+int stream_stats_init(struct stream_stats *s, size_t n_ops, uint64_t start_ns);
+void stream_stats_done(struct stream_stats *s);
+
+/* Thread side. */
+static inline struct interval_slot *stream_current(struct stream_stats *s)
+{
+	return s->slots[s->seq % STATS_SLOTS];
+}
+
+/* Closes the current slot at end_ns, if the next one is free. */
+void stream_publish(struct stream_stats *s, uint64_t end_ns);
+
+void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
+		     uint64_t bytes, bool error);
+
+/* Main side: calls fn for every published, unconsumed slot, then frees them. */
+typedef void (*stream_consume_fn)(const struct interval_slot *slot, size_t n_ops, void *userdata);
+size_t stream_consume(struct stream_stats *s, stream_consume_fn fn, void *userdata);
+/* After the thread has been joined: also hands over the slot it was filling. */
+void stream_consume_rest(struct stream_stats *s, uint64_t end_ns, stream_consume_fn fn,
+			 void *userdata);
+
+void op_stats_init(struct op_stats *o);
+void op_stats_merge(struct op_stats *dst, const struct op_stats *src);
+
+#endif

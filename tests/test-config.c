@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/config.h"
+#include "daemon/jsonpos.h"
+
+/* Loads text; returns 0 or -errno, with error lines in *ret_errors. */
+static int load(const char *text, struct run_config **ret, char **ret_errors)
+{
+	size_t len = 0;
+	char *errors = NULL;
+	FILE *f = open_memstream(&errors, &len);
+	assert_non_null(f);
+	int r = config_load_string(text, "t.json", f, ret);
+	fclose(f);
+	*ret_errors = errors;
+	return r;
+}
+
+static void expect_error(const char *text, const char *where, const char *needle)
+{
+	struct run_config *c = NULL;
+	char *errors;
+	int r = load(text, &c, &errors);
+	if (r == 0 || !strstr(errors, where) || !strstr(errors, needle))
+		fail_msg("expected '%s' ... '%s', got r=%d: %s", where, needle, r, errors);
+	assert_null(c);
+	free(errors);
+}
+
+static void test_example_from_issue(void **state)
+{
+	(void)state;
+	struct run_config *c;
+	char *errors;
+	int r = load("{\"run\":{\"name\":\"demo\",\"duration\":\"30s\",\"interval\":\"1s\"},"
+		     "\"workloads\":[{\"name\":\"rand4k\",\"type\":\"device\",\"model\":\"pattern\","
+		     "\"targets\":[\"/tmp/soak.dat\"],\"file_size\":\"1GiB\",\"read_pct\":70,"
+		     "\"block_size\":\"4KiB\",\"access\":\"random\",\"queue_depth\":32,\"rate\":5000,"
+		     "\"schedule\":[{\"scale\":1,\"for\":\"15s\"},{\"scale\":2,\"for\":\"15s\"}]}]}",
+		     &c, &errors);
+	assert_int_equal(r, 0);
+	assert_string_equal(errors, "");
+	assert_string_equal(c->name, "demo");
+	assert_int_equal(c->duration_ns, UINT64_C(30000000000));
+	assert_int_equal(c->interval_ns, UINT64_C(1000000000));
+	assert_int_equal(c->n_workloads, 1);
+	const struct workload_config *w = &c->workloads[0];
+	assert_string_equal(w->name, "rand4k");
+	assert_int_equal(w->n_targets, 1);
+	assert_string_equal(w->targets[0].path, "/tmp/soak.dat");
+	assert_false(w->targets[0].destroy_data);
+	assert_int_equal(w->file_size, UINT64_C(1) << 30);
+	assert_int_equal(w->read_pct, 70);
+	assert_int_equal(w->n_block_sizes, 1);
+	assert_int_equal(w->block_sizes[0].bytes, 4096);
+	assert_int_equal(w->access, ACCESS_RANDOM);
+	assert_int_equal(w->queue_depth, 32);
+	assert_true(w->rate == 5000);
+	assert_int_equal(w->n_steps, 2);
+	assert_true(w->steps[1].scale == 2);
+	assert_int_equal(w->steps[1].duration_ns, UINT64_C(15000000000));
+	free(errors);
+
+	/* The plan names every resolved field and absolute offsets. */
+	char *plan = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&plan, &len);
+	config_print_plan(c, f);
+	fclose(f);
+	assert_non_null(strstr(plan, "\"at\": \"15s\""));
+	assert_non_null(strstr(plan, "\"rate\": 10000"));
+	assert_non_null(strstr(plan, "\"max_lag\": \"10s\""));
+	free(plan);
+	config_free(c);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct run_config *c;
+	char *errors;
+	assert_int_equal(load("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+			      "\"targets\":[{\"path\":\"/dev/loop7\",\"destroy_data\":true}]}]}",
+			      &c, &errors), 0);
+	const struct workload_config *w = &c->workloads[0];
+	assert_int_equal(w->read_pct, 100);
+	assert_int_equal(w->queue_depth, 32);
+	assert_true(w->rate == 0);
+	assert_true(w->targets[0].destroy_data);
+	assert_int_equal(w->n_steps, 1);
+	assert_int_equal(c->duration_ns, 0);
+	assert_true(c->exit_on_finish);
+	free(errors);
+	config_free(c);
+}
+
+static void test_block_size_list(void **state)
+{
+	(void)state;
+	struct run_config *c;
+	char *errors;
+	assert_int_equal(load("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+			      "\"block_size\":[{\"size\":\"4KiB\",\"weight\":3},{\"size\":65536}]}]}",
+			      &c, &errors), 0);
+	const struct workload_config *w = &c->workloads[0];
+	assert_int_equal(w->n_block_sizes, 2);
+	assert_int_equal(w->block_sizes[0].weight, 3);
+	assert_int_equal(w->block_sizes[1].bytes, 65536);
+	assert_int_equal(w->block_sizes[1].weight, 1);
+	/* A relative target resolves against the working directory. */
+	assert_true(w->targets[0].path[0] == '/');
+	free(errors);
+	config_free(c);
+}
+
+static void test_syntax_error_position(void **state)
+{
+	(void)state;
+	expect_error("{\n  \"run\": {\"name\": \"x\",}\n}", "t.json:2:", "");
+	expect_error("", "t.json:", "");
+}
+
+static void test_unknown_key_position(void **state)
+{
+	(void)state;
+	/* The error points at the key itself: line 4, column 5. */
+	expect_error("{\"workloads\": [\n"
+		     "  {\"name\": \"w\",\n"
+		     "   \"type\": \"device\", \"targets\": [\"f\"],\n"
+		     "    \"raet\": 5}\n"
+		     "]}\n",
+		     "t.json:4:5: ", "unknown key \"raet\"");
+	expect_error("{\"run\": {\"nmae\": \"x\"}, \"workloads\": []}", "t.json:1:10:", "\"nmae\"");
+}
+
+static void test_wrong_types(void **state)
+{
+	(void)state;
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"read_pct\":\"70\"}]}", "t.json:1:", "\"read_pct\" must be a whole number");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":\"f\"}]}",
+		     "t.json:1:", "\"targets\" must be a non-empty list");
+	expect_error("{\"workloads\":[{\"name\":5,\"type\":\"device\",\"targets\":[\"f\"]}]}",
+		     "t.json:1:", "\"name\" must be a string");
+	expect_error("[]", "t.json:1:1:", "must be a JSON object");
+}
+
+static void test_impossible_values(void **state)
+{
+	(void)state;
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"read_pct\":150}]}", "t.json:1:", "between 0 and 100");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"block_size\":\"1000\"}]}", "t.json:1:", "multiple of 512");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"queue_depth\":0}]}", "t.json:1:", "\"queue_depth\"");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"rate\":-5}]}", "t.json:1:", "\"rate\"");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"rate\":100,\"schedule\":[{\"scale\":1,\"for\":\"0s\"}]}]}", "t.json:1:",
+		     "longer than 0");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"schedule\":[{\"scale\":2,\"for\":\"1s\"}]}]}", "t.json:1:", "needs a \"rate\"");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"max_lag\":\"10 parsecs\"}]}", "t.json:1:", "bad duration");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\",\"f\"]}]}",
+		     "t.json:1:", "listed twice");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"]},"
+		     "{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"g\"]}]}", "t.json:1:",
+		     "used twice");
+	expect_error("{\"workloads\":[{\"name\":\"a b\",\"type\":\"device\",\"targets\":[\"f\"]}]}",
+		     "t.json:1:", "must be 1-63 letters");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"tape\",\"targets\":[\"f\"]}]}",
+		     "t.json:1:", "unknown workload type");
+	expect_error("{\"run\":{\"interval\":\"1ms\"},\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+		     "\"targets\":[\"f\"]}]}", "t.json:1:", "between 10ms and 1h");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"]}],"
+		     "\"workloads\":[]}", "t.json:1:", "duplicate");
+}
+
+static void test_all_errors_reported(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors;
+	assert_int_equal(load("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+			      "\"read_pct\":150,\"queue_depth\":0,\"bogus\":1}]}", &c, &errors),
+			 -22);
+	int lines = 0;
+	for (char *p = errors; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 3);
+	free(errors);
+}
+
+static void test_jsonpos(void **state)
+{
+	(void)state;
+	const char *text = "{\"a\": [1, {\"b\": \"x\"}],\n \"c\": true}";
+	struct jsonpos_step path[] = { { .key = "a" }, { .index = 1 }, { .key = "b" } };
+	int line, col;
+	assert_int_equal(jsonpos_locate(text, strlen(text), path, 3, 0, &line, &col), 0);
+	assert_int_equal(line, 1);
+	assert_int_equal(col, 17);
+	assert_int_equal(jsonpos_locate(text, strlen(text), path, 3, 1, &line, &col), 0);
+	assert_int_equal(col, 12);
+	struct jsonpos_step c_key[] = { { .key = "c" } };
+	assert_int_equal(jsonpos_locate(text, strlen(text), c_key, 1, 1, &line, &col), 0);
+	assert_int_equal(line, 2);
+	assert_int_equal(col, 2);
+	struct jsonpos_step missing[] = { { .key = "zz" } };
+	assert_int_equal(jsonpos_locate(text, strlen(text), missing, 1, 0, &line, &col), -2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_from_issue),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_block_size_list),
+		cmocka_unit_test(test_syntax_error_position),
+		cmocka_unit_test(test_unknown_key_position),
+		cmocka_unit_test(test_wrong_types),
+		cmocka_unit_test(test_impossible_values),
+		cmocka_unit_test(test_all_errors_reported),
+		cmocka_unit_test(test_jsonpos),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
