@@ -37,6 +37,8 @@ enum arrival {
 	ARRIVAL_POISSON,
 };
 
+struct object_config;   /* obj_config.h */
+
 struct target_config {
 	char *path;          /* absolute */
 	bool destroy_data;
@@ -62,6 +64,9 @@ struct workload_config {
 	size_t n_block_sizes;
 	enum access_pattern access;
 	unsigned queue_depth;
+
+	/* Object workloads */
+	struct object_config *object;
 
 	/* Scheduling */
 	double rate;                 /* ops/s in total; 0 = closed loop */
@@ -98,6 +103,8 @@ void config_free(struct run_config *c);
 void config_print_plan(const struct run_config *c, FILE *out);
 
 const char *workload_type_name(enum workload_type t);
+/* Keys every workload takes, for the parsers of each kind. */
+extern const char *const config_common_workload_keys[];
 const char *access_name(enum access_pattern a);
 
 #endif

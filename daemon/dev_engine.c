@@ -606,8 +606,22 @@ static void dev_release(struct workload *w)
 	}
 }
 
+/* One stream per target: each device gets its own queue and thread, so one
+ * slow device cannot hold back the others' schedules. */
+static size_t dev_n_streams(const struct workload_config *cfg)
+{
+	return cfg->n_targets;
+}
+
+static const char *dev_stream_label(const struct workload_config *cfg, size_t index)
+{
+	return cfg->targets[index].path;
+}
+
 const struct workload_engine dev_engine = {
 	.name = "device",
+	.n_streams = dev_n_streams,
+	.stream_label = dev_stream_label,
 	.prepare = dev_prepare,
 	.thread_main = dev_thread,
 	.release = dev_release,

@@ -50,13 +50,11 @@ int workload_new(const struct workload_config *cfg, uint64_t run_start_ns, uint6
 		return -ENOMEM;
 	}
 	w->cfg = cfg;
-	w->engine = &dev_engine;
+	w->engine = cfg->type == WORKLOAD_OBJECT ? &obj_engine : &dev_engine;
 	w->run_start_ns = run_start_ns;
 	w->interval_ns = interval_ns;
 	w->state = WORKLOAD_IDLE;
-	/* One stream per target: each device gets its own queue and thread,
-	 * so one slow device cannot hold back the others' schedules. */
-	w->n_streams = cfg->n_targets;
+	w->n_streams = w->engine->n_streams(cfg);
 	w->streams = calloc(w->n_streams, sizeof(*w->streams));
 	if (!w->streams) {
 		free(w);
@@ -66,7 +64,7 @@ int workload_new(const struct workload_config *cfg, uint64_t run_start_ns, uint6
 	for (size_t i = 0; i < w->n_streams; i++) {
 		w->streams[i].workload = w;
 		w->streams[i].index = i;
-		w->streams[i].label = cfg->targets[i].path;
+		w->streams[i].label = w->engine->stream_label(cfg, i);
 	}
 	*ret = w;
 	return 0;

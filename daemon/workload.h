@@ -56,6 +56,10 @@ struct workload_stream {
 
 struct workload_engine {
 	const char *name;
+	/* How many streams (threads) the workload runs, and what each is
+	 * called in results: a device per stream, or object client threads. */
+	size_t (*n_streams)(const struct workload_config *cfg);
+	const char *(*stream_label)(const struct workload_config *cfg, size_t index);
 	/* Opens and checks what the workload needs (before READY=1).  On
 	 * failure returns a negative errno and writes why to err. */
 	int (*prepare)(struct workload *w, char *err, size_t errlen);
@@ -111,5 +115,6 @@ void stream_finish(struct workload_stream *s, enum stream_outcome outcome, const
 	__attribute__((format(printf, 3, 4)));
 
 extern const struct workload_engine dev_engine;
+extern const struct workload_engine obj_engine;
 
 #endif
