@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "config_act.h"
 #include "config_json.h"
 #include "jsonpos.h"
 #include "obj_config.h"
@@ -53,20 +54,22 @@ static void parse_target(struct cfg_ctx *c, json_t *v, struct target_config *t)
 		cfg_report(c, "cannot resolve target path \"%s\": %s", path, strerror(errno));
 }
 
-static void parse_targets(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
+/* "targets" of a pattern workload, "devices" of an ACT model. */
+static void parse_targets(struct cfg_ctx *c, json_t *obj, const char *key,
+			  struct workload_config *w)
 {
-	json_t *arr = json_object_get(obj, "targets");
+	json_t *arr = json_object_get(obj, key);
 	if (!arr) {
-		cfg_report(c, "workload \"%s\" needs \"targets\": a list of files or block devices",
-		       w->name);
+		cfg_report(c, "workload \"%s\" needs \"%s\": a list of files or block devices",
+			   w->name, key);
 		return;
 	}
-	cfg_push_key(c, "targets");
+	cfg_push_key(c, key);
 	if (!json_is_array(arr) || json_array_size(arr) == 0) {
-		cfg_report(c, "\"targets\" must be a non-empty list");
+		cfg_report(c, "\"%s\" must be a non-empty list", key);
 	} else if (json_array_size(arr) > CONFIG_MAX_TARGETS) {
-		cfg_report(c, "\"targets\" lists %zu entries, at most %d are allowed",
-		       json_array_size(arr), CONFIG_MAX_TARGETS);
+		cfg_report(c, "\"%s\" lists %zu entries, at most %d are allowed", key,
+			   json_array_size(arr), CONFIG_MAX_TARGETS);
 	} else {
 		size_t i;
 		json_t *v;
@@ -176,11 +179,6 @@ static void parse_schedule(struct cfg_ctx *c, json_t *obj, struct workload_confi
 			cfg_report(c, "a schedule step must last longer than 0");
 			cfg_pop(c);
 		}
-		if (w->rate == 0 && (s->scale != 1 || s->ramp)) {
-			cfg_push_key(c, "scale");
-			cfg_report(c, "scaling a closed-loop workload needs a \"rate\" to scale");
-			cfg_pop(c);
-		}
 		cfg_pop(c);
 	}
 	w->n_steps = json_array_size(arr);
@@ -197,18 +195,42 @@ static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config 
 {
 	static const char *const keys[] = {
 		"model", "targets", "file_size", "read_pct", "block_size", "access", "queue_depth",
-		NULL,
+		"prep", NULL,
 	};
 	const char *s;
 
-	cfg_check_keys2(c, obj, "a device workload", config_common_workload_keys, keys);
 	if (cfg_get_string(c, obj, "model", &s)) {
 		cfg_push_key(c, "model");
-		if (strcmp(s, "pattern") != 0)
-			cfg_report(c, "unknown device model \"%s\" (expected \"pattern\")", s);
+		if (strcmp(s, "pattern") == 0)
+			w->model = MODEL_PATTERN;
+		else if (strcmp(s, "act-storage") == 0)
+			w->model = MODEL_ACT_STORAGE;
+		else if (strcmp(s, "act-index") == 0)
+			w->model = MODEL_ACT_INDEX;
+		else
+			cfg_report(c, "unknown device model \"%s\" (expected \"pattern\", "
+				      "\"act-storage\" or \"act-index\")", s);
 		cfg_pop(c);
 	}
-	parse_targets(c, obj, w);
+	if (w->model != MODEL_PATTERN) {
+		parse_targets(c, obj, "devices", w);
+		act_config_parse(c, obj, w);
+		act_derive(&w->act, w->model, w->n_targets);
+		/* The workload's rate is the sum of its ops' rates, so the
+		 * schedule scales them all and lag is judged per op. */
+		double per_device = w->act.read_rate + 2 * w->act.large_block_rate +
+				    2 * w->act.cache_rate;
+		w->rate = per_device * (double)w->n_targets;
+		if (w->rate <= 0) {
+			cfg_push_key(c, "read_reqs_per_sec");
+			cfg_report(c, "an ACT model needs a non-zero read or write rate");
+			cfg_pop(c);
+		}
+		return;
+	}
+	cfg_check_keys2(c, obj, "a device workload", config_common_workload_keys, keys);
+	cfg_get_bool(c, obj, "prep", &w->prep);
+	parse_targets(c, obj, "targets", w);
 	cfg_get_size(c, obj, "file_size", &w->file_size);
 	uint64_t u = w->read_pct;
 	cfg_get_uint(c, obj, "read_pct", 0, 100, &u);
@@ -304,6 +326,18 @@ static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_confi
 		parse_device(c, obj, w);
 	else
 		obj_config_parse(c, obj, w);
+
+	if (w->rate == 0) {
+		for (size_t i = 0; i < w->n_steps; i++)
+			if (w->steps[i].scale != 1 || w->steps[i].ramp) {
+				cfg_push_key(c, "schedule");
+				cfg_push_index(c, i);
+				cfg_report(c, "scaling a closed-loop workload needs a \"rate\" to scale");
+				cfg_pop(c);
+				cfg_pop(c);
+				break;
+			}
+	}
 }
 
 static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
@@ -485,6 +519,11 @@ const char *workload_type_name(enum workload_type t)
 	return t == WORKLOAD_OBJECT ? "object" : "device";
 }
 
+const char *device_model_name(enum device_model m)
+{
+	return m == MODEL_ACT_STORAGE ? "act-storage" : m == MODEL_ACT_INDEX ? "act-index" : "pattern";
+}
+
 const char *access_name(enum access_pattern a)
 {
 	return a == ACCESS_SEQUENTIAL ? "sequential" : "random";
@@ -538,6 +577,8 @@ void config_print_plan(const struct run_config *c, FILE *out)
 			w->name, workload_type_name(w->type), w->autostart ? "true" : "false");
 		if (w->type == WORKLOAD_OBJECT)
 			obj_config_print(w->object, out);
+		else if (w->model != MODEL_PATTERN)
+			act_config_print(w, out);
 		else
 			print_device_plan(w, out);
 		if (w->rate > 0)

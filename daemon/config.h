@@ -25,6 +25,8 @@ enum workload_type {
 
 enum device_model {
 	MODEL_PATTERN,
+	MODEL_ACT_STORAGE,
+	MODEL_ACT_INDEX,
 };
 
 enum access_pattern {
@@ -38,6 +40,33 @@ enum arrival {
 };
 
 struct object_config;   /* obj_config.h */
+
+/*
+ * ACT's parameters (act_storage and act_index), under ACT's names in snake
+ * case, and the rates ACT derives from them.  Request rates are totals over
+ * all devices, as in ACT's config files; the derived rates are per device.
+ */
+struct act_config {
+	double load;                    /* "30x": 30; 0 when the rates are given */
+	double read_reqs_per_sec;
+	double write_reqs_per_sec;
+	uint32_t record_bytes;
+	uint32_t record_bytes_range_max; /* 0: all records are record_bytes */
+	uint32_t large_block_op_kbytes;
+	unsigned replication_factor;
+	unsigned update_pct;
+	unsigned defrag_lwm_pct;
+	unsigned service_threads;
+	unsigned cache_threads;
+
+	/* Derived, per device, at scale 1. */
+	uint32_t record_stored_bytes;   /* rounded up to 16 bytes */
+	uint32_t record_stored_bytes_max;
+	double read_rate;               /* act-storage: record reads incl. update_pct's internal reads;
+					 * act-index: service-thread 4 KiB reads */
+	double large_block_rate;        /* act-storage: large-block reads = writes */
+	double cache_rate;              /* act-index: cache-thread reads = writes */
+};
 
 struct target_config {
 	char *path;          /* absolute */
@@ -64,6 +93,10 @@ struct workload_config {
 	size_t n_block_sizes;
 	enum access_pattern access;
 	unsigned queue_depth;
+
+	/* Device, models act-storage and act-index */
+	struct act_config act;
+	bool prep;                   /* zero then salt block devices before starting */
 
 	/* Object workloads */
 	struct object_config *object;
@@ -103,6 +136,7 @@ void config_free(struct run_config *c);
 void config_print_plan(const struct run_config *c, FILE *out);
 
 const char *workload_type_name(enum workload_type t);
+const char *device_model_name(enum device_model m);
 /* Keys every workload takes, for the parsers of each kind. */
 extern const char *const config_common_workload_keys[];
 const char *access_name(enum access_pattern a);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Device engine: O_DIRECT I/O through io_uring on block devices and regular
- * files, one ring and one thread per target.  The rate schedule decides when
- * each op is due; this file only queues ops at their due time and measures
- * them.  liburing is used nowhere else.
+ * files, one ring and one thread per device.  The model (dev_model.c) says
+ * which ops a device gets, at what rates and with how many in flight; the
+ * rate schedule says when each op is due; this file only queues ops at
+ * their due time and measures them.  liburing is used nowhere else.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 
 #include <liburing.h>
 
+#include "dev_model.h"
 #include "log.h"
 #include "parse.h"
 #include "workload.h"
@@ -27,14 +29,14 @@
 #define DEV_ERRORS_LOGGED 5
 #define DEV_STAMP_EVERY 4096u
 
-enum dev_op { DEV_READ, DEV_WRITE, DEV_OPS };
-
 struct dev_slot {
 	uint64_t due_ns;
 	uint64_t submit_ns;
 	uint64_t offset;
 	uint32_t len;
-	uint8_t op;
+	uint8_t io;                 /* enum dev_io */
+	uint8_t gen;
+	int8_t op;
 };
 
 struct dev_stream {
@@ -42,45 +44,26 @@ struct dev_stream {
 	bool is_blockdev;
 	bool writes;
 	uint64_t size;              /* working region: [0, size) */
-	uint32_t align;             /* offsets and lengths are multiples of this */
-	unsigned queue_depth;
+	uint32_t align;             /* direct-I/O unit */
+	struct dev_model model;
+	unsigned n_slots;
 	struct io_uring ring;
 	bool ring_ready;
 	bool fixed_buffers;
 	struct dev_slot *slots;
 	unsigned *free_slots;
 	unsigned n_free;
-	uint8_t *buffers;           /* [0, qd): read buffers; [qd, 2qd): write buffers */
-	uint32_t max_block;
+	uint8_t *buffers;           /* [0, n): read buffers; [n, 2n): write buffers */
+	uint32_t max_len;
 	uint64_t rng;
-	uint64_t cursor;            /* sequential access */
-	unsigned mix_left, mix_reads_left; /* current block of 100 ops */
 	uint64_t writes_issued;
 	uint64_t errors_logged;
-	int op_index[DEV_OPS];      /* stats slot of each op, -1 if it never happens */
 };
-
-static uint64_t rng_next(uint64_t *state)
-{
-	/* xorshift64*: fast, and plenty for offsets and mixes. */
-	uint64_t x = *state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * UINT64_C(2685821657736338717);
-}
-
-static uint64_t rng_below(uint64_t *state, uint64_t n)
-{
-	/* Multiply-shift: unbiased enough for n far below 2^64. */
-	return (uint64_t)(((unsigned __int128)rng_next(state) * n) >> 64);
-}
 
 static void fill_random(uint8_t *buf, size_t len, uint64_t *rng)
 {
 	for (size_t i = 0; i + 8 <= len; i += 8) {
-		uint64_t v = rng_next(rng);
+		uint64_t v = dev_rng_next(rng);
 		memcpy(buf + i, &v, 8);
 	}
 }
@@ -210,45 +193,32 @@ static int open_target(const struct workload_config *cfg, const struct target_co
 		}
 		d->size = want;
 	}
-	for (size_t b = 0; b < cfg->n_block_sizes; b++) {
-		if (cfg->block_sizes[b].bytes % d->align) {
-			snprintf(err, errlen, "block size %u is not a multiple of %s's direct-I/O "
-					      "alignment of %u bytes", cfg->block_sizes[b].bytes,
-				 t->path, d->align);
-			return -EINVAL;
-		}
-		if (cfg->block_sizes[b].bytes > d->size) {
-			snprintf(err, errlen, "block size %u is larger than %s (%" PRIu64 " bytes)",
-				 cfg->block_sizes[b].bytes, t->path, d->size);
-			return -EINVAL;
-		}
-	}
 	return 0;
 }
 
 static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, char *err,
 		      size_t errlen)
 {
-	unsigned qd = d->queue_depth;
+	unsigned n = d->n_slots;
 	int r;
 
-	d->slots = calloc(qd, sizeof(*d->slots));
-	d->free_slots = calloc(qd, sizeof(*d->free_slots));
+	d->slots = calloc(n, sizeof(*d->slots));
+	d->free_slots = calloc(n, sizeof(*d->free_slots));
 	if (!d->slots || !d->free_slots ||
-	    posix_memalign((void **)&d->buffers, 4096, (size_t)2 * qd * d->max_block)) {
+	    posix_memalign((void **)&d->buffers, 4096, (size_t)2 * n * d->max_len)) {
 		d->buffers = NULL;
-		snprintf(err, errlen, "out of memory for %u buffers of %u bytes", 2 * qd, d->max_block);
+		snprintf(err, errlen, "out of memory for %u buffers of %u bytes", 2 * n, d->max_len);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < qd; i++)
-		d->free_slots[i] = qd - 1 - i;
-	d->n_free = qd;
+	for (unsigned i = 0; i < n; i++)
+		d->free_slots[i] = n - 1 - i;
+	d->n_free = n;
 	d->rng = seed ? seed : 0x2545f4914f6cdd1du;
-	/* Real data: random, and stamped per write (see prep_write), so
+	/* Real data: random, and stamped per write (see prep_op), so
 	 * neither compression nor deduplication flatters the device. */
-	fill_random(d->buffers, (size_t)2 * qd * d->max_block, &d->rng);
+	fill_random(d->buffers, (size_t)2 * n * d->max_len, &d->rng);
 
-	r = io_uring_queue_init(qd, &d->ring, 0);
+	r = io_uring_queue_init(n, &d->ring, 0);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot set up io_uring for %s: %s", path, strerror(-r));
 		return r;
@@ -259,13 +229,13 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 		snprintf(err, errlen, "cannot register %s with io_uring: %s", path, strerror(-r));
 		return r;
 	}
-	struct iovec *iov = calloc((size_t)2 * qd, sizeof(*iov));
+	struct iovec *iov = calloc((size_t)2 * n, sizeof(*iov));
 	if (iov) {
-		for (unsigned i = 0; i < 2 * qd; i++)
-			iov[i] = (struct iovec){ d->buffers + (size_t)i * d->max_block, d->max_block };
+		for (unsigned i = 0; i < 2 * n; i++)
+			iov[i] = (struct iovec){ d->buffers + (size_t)i * d->max_len, d->max_len };
 		/* Registered buffers save a page pin per I/O; without them
 		 * (memlock limits) we fall back to plain reads and writes. */
-		d->fixed_buffers = io_uring_register_buffers(&d->ring, iov, 2 * qd) == 0;
+		d->fixed_buffers = io_uring_register_buffers(&d->ring, iov, 2 * n) == 0;
 		free(iov);
 	}
 	return 0;
@@ -274,28 +244,21 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 static int dev_prepare(struct workload *w, char *err, size_t errlen)
 {
 	const struct workload_config *cfg = w->cfg;
-	uint32_t max_block = 0;
+	struct dev_model model;
 	int r;
 
-	w->n_ops = 0;
-	int op_index[DEV_OPS] = { -1, -1 };
-	if (cfg->read_pct > 0) {
-		op_index[DEV_READ] = (int)w->n_ops;
-		w->op_share[w->n_ops] = cfg->read_pct / 100.0;
-		w->op_names[w->n_ops++] = "read";
-	}
-	if (cfg->read_pct < 100) {
-		op_index[DEV_WRITE] = (int)w->n_ops;
-		w->op_share[w->n_ops] = (100 - cfg->read_pct) / 100.0;
-		w->op_names[w->n_ops++] = "write";
-	}
-	for (size_t b = 0; b < cfg->n_block_sizes; b++)
-		if (cfg->block_sizes[b].bytes > max_block)
-			max_block = cfg->block_sizes[b].bytes;
-	if ((uint64_t)2 * cfg->queue_depth * max_block > DEV_MAX_BUFFER_BYTES) {
-		snprintf(err, errlen, "queue_depth %u with %u-byte blocks needs more than 1GiB of "
-				      "buffers per target; lower one of them", cfg->queue_depth,
-			 max_block);
+	r = dev_model_build(cfg, &model, err, errlen);
+	if (r < 0)
+		return r;
+	w->n_ops = model.n_ops;
+	memcpy(w->op_names, model.op_names, sizeof(w->op_names));
+	memcpy(w->op_share, model.op_share, sizeof(w->op_share));
+	/* Record reads may round up to the device's unit: room for that. */
+	uint32_t max_len = model.max_len + 4096;
+	if ((uint64_t)2 * model.slots * max_len > DEV_MAX_BUFFER_BYTES) {
+		snprintf(err, errlen, "%u ops in flight of up to %u bytes need more than 1GiB of "
+				      "buffers per device; lower the queue depth or the sizes",
+			 model.slots, model.max_len);
 		return -E2BIG;
 	}
 
@@ -307,11 +270,15 @@ static int dev_prepare(struct workload *w, char *err, size_t errlen)
 		}
 		w->streams[i].engine = d;
 		d->fd = -1;
-		d->writes = cfg->read_pct < 100;
-		d->queue_depth = cfg->queue_depth;
-		d->max_block = max_block;
-		memcpy(d->op_index, op_index, sizeof(op_index));
+		d->model = model;
+		d->writes = model.writes;
+		d->n_slots = model.slots;
+		d->max_len = max_len;
 		r = open_target(cfg, &cfg->targets[i], d, err, errlen);
+		if (r < 0)
+			return r;
+		r = dev_model_check_device(&d->model, cfg->targets[i].path, d->align, d->size, err,
+					   errlen);
 		if (r < 0)
 			return r;
 		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
@@ -321,61 +288,14 @@ static int dev_prepare(struct workload *w, char *err, size_t errlen)
 	return 0;
 }
 
-static uint32_t pick_block(const struct workload_config *cfg, struct dev_stream *d)
-{
-	if (cfg->n_block_sizes == 1)
-		return cfg->block_sizes[0].bytes;
-	uint64_t total = 0;
-	for (size_t b = 0; b < cfg->n_block_sizes; b++)
-		total += cfg->block_sizes[b].weight;
-	uint64_t x = rng_below(&d->rng, total);
-	for (size_t b = 0; b < cfg->n_block_sizes; b++) {
-		if (x < cfg->block_sizes[b].weight)
-			return cfg->block_sizes[b].bytes;
-		x -= cfg->block_sizes[b].weight;
-	}
-	return cfg->block_sizes[0].bytes;
-}
-
-static uint64_t pick_offset(const struct workload_config *cfg, struct dev_stream *d, uint32_t len)
-{
-	if (cfg->access == ACCESS_SEQUENTIAL) {
-		if (d->cursor + len > d->size)
-			d->cursor = 0;
-		uint64_t off = d->cursor;
-		d->cursor += len;
-		return off;
-	}
-	/* Random offsets aligned to the block size, as fio's blockalign. */
-	uint64_t unit = len;
-	return rng_below(&d->rng, (d->size - len) / unit + 1) * unit;
-}
-
-/*
- * Every block of 100 ops holds exactly read_pct reads, in random order: the
- * mix is random, yet each op's achieved rate matches its share of the
- * target within an interval, not just on average.
- */
-static bool pick_read(const struct workload_config *cfg, struct dev_stream *d)
-{
-	if (!d->mix_left) {
-		d->mix_left = 100;
-		d->mix_reads_left = cfg->read_pct;
-	}
-	bool is_read = rng_below(&d->rng, d->mix_left) < d->mix_reads_left;
-	d->mix_left--;
-	d->mix_reads_left -= is_read;
-	return is_read;
-}
-
 /* Builds the SQE for what the slot describes. */
 static void queue_slot(struct dev_stream *d, unsigned slot_index)
 {
 	struct dev_slot *slot = &d->slots[slot_index];
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
-	bool is_read = slot->op == DEV_READ;
-	unsigned buf_index = is_read ? slot_index : d->queue_depth + slot_index;
-	uint8_t *buf = d->buffers + (size_t)buf_index * d->max_block;
+	bool is_read = slot->io == DEV_IO_READ;
+	unsigned buf_index = is_read ? slot_index : d->n_slots + slot_index;
+	uint8_t *buf = d->buffers + (size_t)buf_index * d->max_len;
 
 	if (d->fixed_buffers) {
 		if (is_read)
@@ -392,28 +312,28 @@ static void queue_slot(struct dev_stream *d, unsigned slot_index)
 	io_uring_sqe_set_data64(sqe, slot_index);
 }
 
-/* Chooses the next op (kind, size, offset) into a free slot and queues it.
- * The ring has as many SQEs as there are slots, so one is always free. */
-static void prep_op(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
-		    uint64_t due_ns)
+/* Chooses the generator's next op into a free slot and queues it.  The ring
+ * has as many SQEs as there are slots, so one is always free. */
+static void prep_op(struct dev_stream *d, unsigned gen_index, unsigned slot_index, uint64_t due_ns)
 {
-	const struct workload_config *cfg = s->workload->cfg;
+	struct dev_gen *g = &d->model.gens[gen_index];
 	struct dev_slot *slot = &d->slots[slot_index];
-	bool is_read = pick_read(cfg, d);
+	struct dev_op_choice op;
 
-	slot->due_ns = due_ns;
-	slot->len = pick_block(cfg, d);
-	slot->offset = pick_offset(cfg, d, slot->len);
-	slot->op = is_read ? DEV_READ : DEV_WRITE;
-	if (!is_read) {
+	dev_gen_choose(g, &d->rng, d->align, d->size, &op);
+	*slot = (struct dev_slot){ .due_ns = due_ns, .offset = op.offset, .len = op.len,
+				   .io = (uint8_t)op.io, .gen = (uint8_t)gen_index,
+				   .op = (int8_t)op.op };
+	if (op.io == DEV_IO_WRITE) {
 		/* Stamp each 4 KiB with where and when it was written. */
-		uint8_t *buf = d->buffers + (size_t)(d->queue_depth + slot_index) * d->max_block;
+		uint8_t *buf = d->buffers + (size_t)(d->n_slots + slot_index) * d->max_len;
 		uint64_t stamp[2] = { slot->offset, ++d->writes_issued };
 		for (uint32_t o = 0; o < slot->len; o += DEV_STAMP_EVERY) {
 			stamp[0] = slot->offset + o;
 			memcpy(buf + o, stamp, sizeof(stamp));
 		}
 	}
+	g->inflight++;
 	queue_slot(d, slot_index);
 }
 
@@ -422,8 +342,8 @@ static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigne
 			int res, uint64_t now_ns)
 {
 	struct dev_slot *slot = &d->slots[slot_index];
-	int op = d->op_index[slot->op];
 	bool error = res < 0 || (uint32_t)res != slot->len;
+	const char *what = s->workload->op_names[slot->op];
 
 	if (res == -EAGAIN || res == -EINTR) {
 		/* Transient: send the same op again; its due time stays, so
@@ -433,25 +353,23 @@ static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigne
 		return true;
 	}
 	if (error && d->errors_logged < DEV_ERRORS_LOGGED) {
-		d->errors_logged++;
+		const char *more = ++d->errors_logged == DEV_ERRORS_LOGGED
+					   ? " (further errors are counted, not logged)" : "";
 		if (res < 0)
-			log_warning("%s: %s of %u bytes at offset %" PRIu64 " failed: %s%s",
-				    s->label, slot->op == DEV_READ ? "read" : "write", slot->len,
-				    slot->offset, strerror(-res),
-				    d->errors_logged == DEV_ERRORS_LOGGED ? " (further errors counted, not logged)" : "");
+			log_warning("%s: %s of %u bytes at offset %" PRIu64 " failed: %s%s", s->label,
+				    what, slot->len, slot->offset, strerror(-res), more);
 		else
 			log_warning("%s: short %s at offset %" PRIu64 ": %d of %u bytes%s", s->label,
-				    slot->op == DEV_READ ? "read" : "write", slot->offset, res,
-				    slot->len,
-				    d->errors_logged == DEV_ERRORS_LOGGED ? " (further errors counted, not logged)" : "");
+				    what, slot->offset, res, slot->len, more);
 	}
-	op_stats_record(&stream_current(&s->stats)->ops[op], now_ns - slot->due_ns,
+	op_stats_record(&stream_current(&s->stats)->ops[slot->op], now_ns - slot->due_ns,
 			now_ns - slot->submit_ns, slot->len, error);
+	d->model.gens[slot->gen].inflight--;
 	d->free_slots[d->n_free++] = slot_index;
 	return false;
 }
 
-static unsigned reap(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns)
+static void reap(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, seen = 0, requeued = 0;
@@ -463,7 +381,6 @@ static unsigned reap(struct workload_stream *s, struct dev_stream *d, uint64_t n
 	io_uring_cq_advance(&d->ring, seen);
 	if (requeued)
 		io_uring_submit(&d->ring);
-	return seen - requeued;
 }
 
 static void close_intervals(struct workload_stream *s, uint64_t now_ns, uint64_t *next_boundary)
@@ -474,61 +391,127 @@ static void close_intervals(struct workload_stream *s, uint64_t now_ns, uint64_t
 	}
 }
 
+static int start_generators(struct workload_stream *s, struct dev_stream *d)
+{
+	const struct workload_config *cfg = s->workload->cfg;
+
+	for (size_t i = 0; i < d->model.n_gens; i++) {
+		struct dev_gen *g = &d->model.gens[i];
+		g->inflight = 0;
+		g->have_due = g->finished = false;
+		if (g->rate <= 0)
+			continue;
+		int r = sched_init(&g->sched, g->rate, cfg->steps, cfg->n_steps,
+				   cfg->arrival == ARRIVAL_POISSON,
+				   cfg->seed * 7919 + s->index * DEV_MAX_GENS + i + 1);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Issues every op that is due and has a free slot, for each generator.
+ * Returns how many were queued; *ret_lag is how late the most overdue op
+ * still waiting for a slot is.
+ */
+static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint64_t now,
+			  uint64_t end_ns, unsigned *prepped, uint64_t *ret_lag)
+{
+	struct workload *w = s->workload;
+	unsigned n = 0;
+	uint64_t lag = 0;
+
+	for (size_t i = 0; i < d->model.n_gens; i++) {
+		struct dev_gen *g = &d->model.gens[i];
+		bool open_loop = g->rate > 0;
+
+		while (!g->finished && g->inflight < g->max_inflight && d->n_free) {
+			uint64_t due, rel;
+			if (open_loop) {
+				if (!g->have_due) {
+					if (!sched_next(&g->sched, &rel)) {
+						g->finished = true;
+						break;
+					}
+					g->due_ns = w->started_ns + rel;
+					g->have_due = true;
+				}
+				if (g->due_ns > now)
+					break;
+				due = g->due_ns;
+				g->have_due = false;
+			} else {
+				if (now >= end_ns) {
+					g->finished = true;
+					break;
+				}
+				due = now;
+			}
+			unsigned slot = d->free_slots[--d->n_free];
+			prep_op(d, (unsigned)i, slot, due);
+			prepped[n++] = slot;
+		}
+		/* Due but not issued: every slot of this op is busy, so the
+		 * device is not keeping up with its schedule. */
+		if (open_loop && g->have_due && g->due_ns < now && now - g->due_ns > lag)
+			lag = now - g->due_ns;
+	}
+	*ret_lag = lag;
+	return n;
+}
+
+/* When the thread must next wake: the interval boundary, the next due op
+ * that has a free slot, or the end of a closed-loop run. */
+static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, uint64_t end_ns)
+{
+	uint64_t wake = next_boundary;
+
+	for (size_t i = 0; i < d->model.n_gens; i++) {
+		const struct dev_gen *g = &d->model.gens[i];
+		if (g->finished || g->inflight >= g->max_inflight)
+			continue;
+		if (g->rate > 0 && g->have_due && g->due_ns < wake)
+			wake = g->due_ns;
+		if (g->rate <= 0 && end_ns < wake)
+			wake = end_ns;
+	}
+	return wake;
+}
+
+static bool all_finished(const struct dev_stream *d)
+{
+	for (size_t i = 0; i < d->model.n_gens; i++)
+		if (!d->model.gens[i].finished)
+			return false;
+	return d->n_free == d->n_slots;
+}
+
 static void *dev_thread(void *arg)
 {
 	struct workload_stream *s = arg;
 	struct workload *w = s->workload;
 	const struct workload_config *cfg = w->cfg;
 	struct dev_stream *d = s->engine;
-	bool open_loop = cfg->rate > 0;
 	uint64_t end_ns = w->started_ns + sched_duration(&s->sched);
 	uint64_t next_boundary = workload_next_boundary(w, w->started_ns);
-	uint64_t due = 0, rel;
-	bool have_due = false, finished = false;
-	unsigned *prepped = calloc(d->queue_depth, sizeof(*prepped));
+	unsigned *prepped = calloc(d->n_slots, sizeof(*prepped));
 	enum stream_outcome outcome = STREAM_STOPPED;
 	char reason[WORKLOAD_REASON_MAX] = "";
 
-	if (!prepped) {
-		stream_finish(s, STREAM_FAILED, "out of memory");
+	if (!prepped || start_generators(s, d) < 0) {
+		free(prepped);
+		stream_finish(s, STREAM_FAILED, "cannot set up the device's schedule");
 		return NULL;
 	}
 	for (;;) {
-		uint64_t now = mono_ns();
-		unsigned n_prepped = 0;
+		uint64_t now = mono_ns(), lag;
 
 		close_intervals(s, now, &next_boundary);
 		if (atomic_load_explicit(&w->stop_requested, memory_order_relaxed))
 			break;
 
-		while (d->n_free && !finished) {
-			if (open_loop) {
-				if (!have_due) {
-					if (!sched_next(&s->sched, &rel)) {
-						finished = true;
-						break;
-					}
-					due = w->started_ns + rel;
-					have_due = true;
-				}
-				if (due > now)
-					break;
-				have_due = false;
-			} else {
-				if (now >= end_ns) {
-					finished = true;
-					break;
-				}
-				due = now;
-			}
-			unsigned slot = d->free_slots[--d->n_free];
-			prep_op(s, d, slot, due);
-			prepped[n_prepped++] = slot;
-		}
-
-		/* Ops due but not issued because every slot is busy: the
-		 * device is not keeping up with the schedule. */
-		uint64_t lag = open_loop && have_due && due < now ? now - due : 0;
+		unsigned n_prepped = issue_due(s, d, now, end_ns, prepped, &lag);
 		atomic_store_explicit(&s->lag_ns, lag, memory_order_relaxed);
 		struct interval_slot *cur = stream_current(&s->stats);
 		if (lag > cur->lag_max_ns)
@@ -541,16 +524,12 @@ static void *dev_thread(void *arg)
 			outcome = STREAM_FAILED;
 			break;
 		}
-		if (finished && d->n_free == d->queue_depth) {
+		if (n_prepped == 0 && all_finished(d)) {
 			outcome = STREAM_FINISHED;
 			break;
 		}
 
-		uint64_t wake = next_boundary;
-		if (open_loop && have_due && d->n_free && due < wake)
-			wake = due;
-		if (!open_loop && !finished && end_ns < wake)
-			wake = end_ns;
+		uint64_t wake = next_wake(d, next_boundary, end_ns);
 		uint64_t submit_ns = mono_ns();
 		for (unsigned i = 0; i < n_prepped; i++)
 			d->slots[prepped[i]].submit_ns = submit_ns;
@@ -572,12 +551,10 @@ static void *dev_thread(void *arg)
 	}
 
 	/* Drain what is in flight, so every issued op is counted. */
-	while (d->n_free < d->queue_depth) {
-		struct io_uring_cqe *cqe;
+	while (d->n_free < d->n_slots) {
 		int r = io_uring_submit_and_wait(&d->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -ETIME)
 			break;
-		(void)cqe;
 		uint64_t now = mono_ns();
 		close_intervals(s, now, &next_boundary);
 		reap(s, d, now);
@@ -606,8 +583,8 @@ static void dev_release(struct workload *w)
 	}
 }
 
-/* One stream per target: each device gets its own queue and thread, so one
- * slow device cannot hold back the others' schedules. */
+/* One stream per device: each gets its own queue and thread, so one slow
+ * device cannot hold back the others' schedules. */
 static size_t dev_n_streams(const struct workload_config *cfg)
 {
 	return cfg->n_targets;

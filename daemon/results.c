@@ -166,12 +166,12 @@ static void table_row(struct results *r, const struct workload_results *wr,
 		      const struct interval_row *row)
 {
 	if (r->table_lines++ % 20 == 0)
-		fprintf(stderr, "%8s %-16s %-6s %10s %10s %9s %9s %9s %9s %7s %8s\n", "time",
+		fprintf(stderr, "%8s %-16s %-17s %10s %10s %9s %9s %9s %9s %7s %8s\n", "time",
 			"workload", "op", "target/s", "ops/s", "p50(us)", "p99(us)", "p99.9(us)",
 			"max(us)", "errors", "lag(ms)");
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		const struct op_summary *s = &row->ops[op];
-		fprintf(stderr, "%7.1fs %-16s %-6s %10.1f %10.1f %9.1f %9.1f %9.1f %9.1f %7" PRIu64
+		fprintf(stderr, "%7.1fs %-16s %-17s %10.1f %10.1f %9.1f %9.1f %9.1f %9.1f %7" PRIu64
 			" %8.1f\n", row->end_ns / 1e9, wr->workload->cfg->name,
 			wr->workload->op_names[op], s->rate_target, s->rate_achieved, s->p50 / 1e3,
 			s->p99 / 1e3, s->p999 / 1e3, s->max / 1e3, s->errors, row->lag_max_ns / 1e6);
@@ -390,7 +390,7 @@ char *results_dump_csv(const struct results *r)
 void results_print_summary(const struct results *r, FILE *out)
 {
 	fprintf(out, "\nsummary of run \"%s\"\n", r->cfg->name);
-	fprintf(out, "%-16s %-6s %10s %7s %10s %10s %9s %9s %9s %9s %9s\n", "workload", "op", "ops",
+	fprintf(out, "%-16s %-17s %10s %7s %10s %10s %9s %9s %9s %9s %9s\n", "workload", "op", "ops",
 		"errors", "target/s", "ops/s", "p50(us)", "p90(us)", "p99(us)", "p99.9(us)",
 		"max(us)");
 	for (size_t i = 0; i < r->n; i++) {
@@ -399,7 +399,7 @@ void results_print_summary(const struct results *r, FILE *out)
 		double secs = wr->active_ns / 1e9;
 		for (size_t op = 0; op < wr->n_ops; op++) {
 			const struct op_stats *o = &wr->totals[op];
-			fprintf(out, "%-16s %-6s %10" PRIu64 " %7" PRIu64 " %10.1f %10.1f %9.1f %9.1f %9.1f"
+			fprintf(out, "%-16s %-17s %10" PRIu64 " %7" PRIu64 " %10.1f %10.1f %9.1f %9.1f %9.1f"
 				" %9.1f %9.1f\n", w->cfg->name, w->op_names[op], o->count, o->errors,
 				secs > 0 ? wr->target_ops_total * w->op_share[op] / secs : 0,
 				secs > 0 ? o->count / secs : 0,

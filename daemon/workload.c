@@ -146,6 +146,8 @@ void workload_request_stop(struct workload *w, const char *reason)
 
 void stream_finish(struct workload_stream *s, enum stream_outcome outcome, const char *fmt, ...)
 {
+	/* The last slot ends now, not when the main thread gets to it. */
+	stream_current(&s->stats)->end_ns = mono_ns();
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
