@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shared by the integration tests; sourced, never run.  It gives each test a
+# private work directory, a cleanup stack that runs however the test ends
+# (success, failure, meson's timeout), bounded polling instead of sleeps,
+# and helpers to run soakd and soakctl.
+#
+# meson runs each test with SOAKD, SOAKCTL, SRCDIR and BUILDDIR set.  A test
+# that cannot run here exits 77 (meson: SKIP) after saying why.
+
+set -euo pipefail
+
+TEST_NAME=$(basename "$0" .sh)
+
+note() { echo "# $*"; }
+skip() {
+	echo "SKIP $TEST_NAME: $*"
+	exit 77
+}
+fail() {
+	echo "FAIL $TEST_NAME: $*" >&2
+	show_logs
+	exit 1
+}
+
+for _var in SOAKD SOAKCTL SRCDIR BUILDDIR; do
+	if [[ -z ${!_var:-} ]]; then
+		echo "$TEST_NAME: $_var is not set; run me through meson test" >&2
+		exit 99
+	fi
+done
+unset _var
+
+need_root() { [[ $(id -u) == 0 ]] || skip "needs root ($1)"; }
+need_cmd() {
+	local c
+	for c; do
+		command -v "$c" >/dev/null 2>&1 || skip "needs $c, which is not installed"
+	done
+}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/soakd-$TEST_NAME.XXXXXX")
+SOCK="$WORK/soakd.sock"
+
+# Cleanup stack: strings eval'd last-in first-out when the script exits.
+_cleanups=()
+on_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+	local rc=$? i
+	set +e
+	trap - EXIT
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanups[i]}"
+	done
+	rm -rf "$WORK"
+	exit "$rc"
+}
+trap _run_cleanups EXIT
+# meson sends SIGTERM on timeout: still detach loop devices and kill soakd.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+now_ns() { date +%s%N; }
+
+# True while pid runs; a zombie (our child, exited, not yet reaped) is not
+# running.  Field 3 of /proc/PID/stat, after the ")" closing the name.
+is_alive() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != [ZX] ]]
+}
+not_alive() { ! is_alive "$1"; }
+
+# wait_until SECONDS WHAT COMMAND...: poll COMMAND until it succeeds; fail
+# after SECONDS, or as soon as soakd (when one is running) has died.
+wait_until() {
+	local limit=$1 what=$2
+	shift 2
+	local deadline=$(($(now_ns) + limit * 1000000000))
+	until "$@"; do
+		if [[ -n ${SOAKD_PID:-} ]] && ! is_alive "$SOAKD_PID"; then
+			fail "soakd exited while waiting for $what"
+		fi
+		(($(now_ns) < deadline)) || fail "timed out after ${limit}s waiting for $what"
+		sleep 0.1
+	done
+}
+
+# Background processes, killed at exit if still there.
+_kill_bg() {
+	local pid=$1 i
+	is_alive "$pid" || {
+		wait "$pid" 2>/dev/null
+		return 0
+	}
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		is_alive "$pid" || break
+		sleep 0.1
+	done
+	is_alive "$pid" && kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# spawn LOG COMMAND...: start COMMAND in the background with stdout and
+# stderr in LOG; its pid is in SPAWNED.
+spawn() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1 &
+	SPAWNED=$!
+	on_exit _kill_bg "$SPAWNED"
+}
+
+SOAKD_LOG="$WORK/soakd.log"
+SOAKD_PID=
+# Arguments for env(1) in front of soakd: "-u NAME" or "NAME=VALUE".
+SOAKD_ENV=()
+
+start_soakd() {
+	spawn "$SOAKD_LOG" env ${SOAKD_ENV[@]+"${SOAKD_ENV[@]}"} "$SOAKD" "$@"
+	SOAKD_PID=$SPAWNED
+	note "soakd $* (pid $SOAKD_PID)"
+}
+
+# wait_soakd_exit SECONDS: wait for soakd to exit by itself; its exit
+# status in SOAKD_RC.
+wait_soakd_exit() {
+	local pid=$SOAKD_PID
+	SOAKD_PID=
+	wait_until "$1" "soakd (pid $pid) to exit" not_alive "$pid"
+	SOAKD_RC=0
+	wait "$pid" || SOAKD_RC=$?
+}
+
+# stop_soakd SECONDS: SIGTERM, then as wait_soakd_exit.
+stop_soakd() {
+	kill -TERM "$SOAKD_PID"
+	wait_soakd_exit "$1"
+}
+
+show_logs() {
+	local log
+	for log in "$WORK"/*.log; do
+		[[ -s $log ]] || continue
+		echo "--- last lines of $(basename "$log") ---" >&2
+		tail -n 60 "$log" >&2
+	done
+	return 0
+}
+
+# soakctl against this test's socket, bounded in time.
+ctl() { timeout 20 "$SOAKCTL" --socket "$SOCK" "$@"; }
+ctl_answers() { ctl status --json >/dev/null 2>&1; }
+
+# workload_state NAME: its state from "status --json", or "absent".
+workload_state() {
+	ctl status --json | python3 -c '
+import json, sys
+status = json.load(sys.stdin)
+print(next((w.get("state") for w in status.get("workloads", [])
+            if w.get("name") == sys.argv[1]), "absent"))' "$1"
+}
+
+# workload_is NAME STATE: for wait_until; fails at once if the workload
+# failed while we wait for something else.
+workload_is() {
+	local state
+	state=$(workload_state "$1" 2>/dev/null) || return 1
+	if [[ $state == failed && $2 != failed ]]; then
+		fail "workload $1 failed: $(ctl status --json 2>&1)"
+	fi
+	[[ $state == "$2" ]]
+}
+
+# write_file_config FILE RUN WORKLOAD DURATION ON_FINISH RATE: a small
+# rate-scheduled workload on a regular file in the work directory.
+write_file_config() {
+	cat >"$1" <<EOF
+{
+  "run": {"name": "$2", "duration": "$4", "interval": "1s", "on_finish": "$5"},
+  "workloads": [
+    {
+      "name": "$3",
+      "type": "device",
+      "model": "pattern",
+      "targets": ["$WORK/$3.dat"],
+      "file_size": "16MiB",
+      "read_pct": 70,
+      "block_size": "4KiB",
+      "access": "random",
+      "queue_depth": 8,
+      "rate": $6,
+      "schedule": [{"scale": 1, "for": "$4"}]
+    }
+  ]
+}
+EOF
+}
