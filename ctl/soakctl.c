@@ -19,7 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parse.h"
 #include "proto.h"
+#include "report.h"
 
 #ifndef SOAK_VERSION
 #define SOAK_VERSION "unknown"
@@ -27,6 +29,7 @@
 
 #define EXIT_REFUSED 1
 #define EXIT_NO_REPLY 2
+#define EXIT_REPORT_FAIL 3
 #define EXIT_USAGE 64
 
 #define DEFAULT_SOCKET "/run/soakd/soakd.sock"
@@ -45,7 +48,13 @@ static const char help_text[] =
 	"  stop [NAME...]              stop the named workloads (default: all)\n"
 	"  trace [on|off] [blk|tcp]... switch kernel probes, or show their state\n"
 	"  dump [--format json|csv]    the run's results so far\n"
-	"  report                      the run's pass/fail report\n"
+	"  report [--slice D] [--thresholds LIST] [--limits LIST] [--workload NAME]\n"
+	"         [--op OP] [--service]\n"
+	"                              ACT-style table: per slice (default: as recorded,\n"
+	"                              1h) and op, the %% of ops over each threshold\n"
+	"                              (default 1,8,64 ms), avg and max lines, and a\n"
+	"                              verdict against limits (default 5,1,0.1 %%);\n"
+	"                              reads are judged (or --op); exit 3 on FAIL\n"
 	"\n"
 	"Options:\n"
 	"  --socket PATH      soakd's socket (default: $SOAKD_SOCKET, else\n"
@@ -54,13 +63,16 @@ static const char help_text[] =
 	"  --help, --version\n"
 	"\n"
 	"Exit status: 0 done, 1 soakd refused the request, 2 no valid reply from\n"
-	"soakd, 64 usage error.\n";
+	"soakd, 3 the report's verdict is FAIL, 64 usage error.\n";
 
 struct options {
 	const char *socket;
 	double timeout_s;
 	const char *format;
 	bool json;
+	bool report_options_given;
+	const char *thresholds, *limits;  /* parsed once all options are read */
+	struct report_options report;
 	const char *args[MAX_ARGS];   /* args[0] is the command */
 	int n_args;
 };
@@ -100,7 +112,8 @@ static const char *option_value(const char *name, int argc, char **argv, int *i,
 /* Options are accepted before and after the command; "--" ends them. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	static const char *const valued[] = { "--socket", "--timeout", "--format" };
+	static const char *const valued[] = { "--socket", "--timeout", "--format", "--slice",
+					      "--thresholds", "--limits", "--workload", "--op" };
 	enum { N_VALUED = sizeof(valued) / sizeof(valued[0]) };
 	bool options_done = false;
 	int i;
@@ -126,6 +139,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			exit(EXIT_SUCCESS);
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = true;
+		} else if (strcmp(a, "--service") == 0) {
+			o->report.service = true;
+			o->report_options_given = true;
 		} else {
 			for (k = 0; k < N_VALUED; k++) {
 				value = option_value(valued[k], argc, argv, &i, &matched);
@@ -149,13 +165,36 @@ static int parse_args(int argc, char **argv, struct options *o)
 				    o->timeout_s <= 0 || o->timeout_s > 86400)
 					return usage_error("--timeout wants seconds between 0 and 86400, not '%s'",
 							   value);
-			} else {
+			} else if (k == 2) {
 				o->format = value;
+			} else {
+				const char *why = "";
+				int r = 0;
+				o->report_options_given = true;
+				if (k == 3)
+					r = parse_duration(value, &o->report.slice_ns, &why);
+				else if (k == 4)
+					o->thresholds = value;
+				else if (k == 5)
+					o->limits = value;
+				else if (k == 6)
+					o->report.workload = value;
+				else
+					o->report.op = value;
+				if (r < 0 || (k == 3 && o->report.slice_ns == 0))
+					return usage_error("bad %s '%s': %s", valued[k], value,
+							   r < 0 ? why : "must be above 0");
 			}
 		}
 	}
 	if (o->n_args == 0)
 		return usage_error("no command given");
+	/* Thresholds first: they decide how many limits there must be. */
+	const char *why = "";
+	if (o->thresholds && report_parse_thresholds(o->thresholds, &o->report, &why) < 0)
+		return usage_error("bad --thresholds '%s': %s", o->thresholds, why);
+	if (o->limits && report_parse_limits(o->limits, &o->report, &why) < 0)
+		return usage_error("bad --limits '%s': %s", o->limits, why);
 	return 0;
 }
 
@@ -188,6 +227,9 @@ static int build_request(const struct options *o, json_t **ret)
 		return usage_error("--json is only for 'status' (use 'dump --format json')");
 	if (o->format && strcmp(cmd, "dump") != 0)
 		return usage_error("--format is only for 'dump'");
+	if (o->report_options_given && strcmp(cmd, "report") != 0)
+		return usage_error("--slice, --thresholds, --limits, --workload, --op and --service "
+				   "are for 'report'");
 	if (o->format && strcmp(o->format, "json") != 0 && strcmp(o->format, "csv") != 0)
 		return usage_error("--format must be json or csv, not '%s'", o->format);
 
@@ -554,7 +596,10 @@ static int print_reply(const struct options *o, json_t *reply)
 	} else if (strcmp(cmd, "dump") == 0) {
 		return print_text(reply, "csv", false);
 	} else if (strcmp(cmd, "report") == 0) {
-		return print_text(reply, "text", true);
+		int r = report_print(reply, &o->report, stdout);
+		if (r == -EDOM || r == -ENOENT)
+			return EXIT_USAGE;
+		return r < 0 ? EXIT_NO_REPLY : r ? EXIT_REPORT_FAIL : 0;
 	} else if (strcmp(cmd, "trace") == 0) {
 		print_states(json_object_get(reply, "probes"), "");
 	} else {
@@ -566,6 +611,8 @@ static int print_reply(const struct options *o, json_t *reply)
 int main(int argc, char **argv)
 {
 	struct options o = { .timeout_s = 10 };
+
+	report_default_options(&o.report);
 	struct proto_request check;
 	char pathbuf[4096], err[256], *line;
 	const char *path;

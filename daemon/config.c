@@ -342,7 +342,7 @@ static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_confi
 
 static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 {
-	static const char *const keys[] = { "name", "duration", "interval", "on_finish",
+	static const char *const keys[] = { "name", "duration", "interval", "slice", "on_finish",
 					    "socket", NULL };
 	const char *s;
 
@@ -369,6 +369,14 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 		cfg_report(c, "\"interval\" must be between 10ms and 1h");
 		cfg_pop(c);
 	}
+	if (cfg_get_duration(c, obj, "slice", &run->slice_ns) &&
+	    (run->slice_ns < run->interval_ns || run->slice_ns % run->interval_ns)) {
+		cfg_push_key(c, "slice");
+		cfg_report(c, "\"slice\" must be a whole number of intervals");
+		cfg_pop(c);
+	}
+	if (!json_object_get(obj, "slice") && run->slice_ns % run->interval_ns)
+		run->slice_ns += run->interval_ns - run->slice_ns % run->interval_ns;
 	if (cfg_get_string(c, obj, "on_finish", &s)) {
 		cfg_push_key(c, "on_finish");
 		if (strcmp(s, "exit") == 0)
@@ -401,6 +409,7 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 	}
 	strcpy(run->name, "soak");
 	run->interval_ns = DEFAULT_INTERVAL_NS;
+	run->slice_ns = UINT64_C(3600) * 1000000000;
 	run->exit_on_finish = true;
 	run->path = cfg_absolute_path(c->name);
 
@@ -569,6 +578,7 @@ void config_print_plan(const struct run_config *c, FILE *out)
 	fprintf(out, "{\n  \"run\": {\"name\": \"%s\", ", c->name);
 	print_duration(out, "duration", c->duration_ns ? c->duration_ns : FOREVER_NS, ", ");
 	print_duration(out, "interval", c->interval_ns, ", ");
+	print_duration(out, "slice", c->slice_ns, ", ");
 	fprintf(out, "\"on_finish\": \"%s\"},\n  \"workloads\": [\n",
 		c->exit_on_finish ? "exit" : "idle");
 	for (size_t i = 0; i < c->n_workloads; i++) {

@@ -116,6 +116,7 @@ struct run_config {
 	char name[CONFIG_MAX_NAME];
 	uint64_t duration_ns;        /* 0 = until stopped */
 	uint64_t interval_ns;
+	uint64_t slice_ns;            /* intervals fold into slices of this (default 1h) */
 	bool exit_on_finish;         /* "on_finish": "exit" (default) | "idle" */
 	char *socket_path;           /* NULL: default */
 	struct workload_config *workloads;

@@ -279,8 +279,7 @@ static char *ctl_handle(void *userdata, const struct proto_request *req)
 	case PROTO_TRACE:
 		return proto_error_line("kernel tracing (eBPF probes) is not available in this build");
 	case PROTO_REPORT:
-		return proto_error_line("reports need the run directory, which this build does not "
-					"record yet; use dump");
+		return reply(results_report_json(d->results));
 	}
 	return proto_error_line("unhandled command");
 }

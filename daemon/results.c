@@ -65,8 +65,18 @@ struct results *results_new(const struct run_config *cfg, struct workload **work
 		wr->interval = op_stats_array(wr->n_ops);
 		wr->target_totals = op_stats_array(wr->n_ops * wr->n_streams);
 		wr->stream_userdata = calloc(wr->n_streams, sizeof(void *));
-		if (!wr->totals || !wr->interval || !wr->target_totals || !wr->stream_userdata)
+		wr->slices = calloc(wr->n_ops, sizeof(*wr->slices));
+		if (!wr->totals || !wr->interval || !wr->target_totals || !wr->stream_userdata ||
+		    !wr->slices)
 			goto fail;
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			wr->slices[op].latency = malloc(sizeof(struct hist));
+			wr->slices[op].service = malloc(sizeof(struct hist));
+			if (!wr->slices[op].latency || !wr->slices[op].service)
+				goto fail;
+			hist_init(wr->slices[op].latency);
+			hist_init(wr->slices[op].service);
+		}
 		for (size_t s = 0; s < wr->n_streams; s++) {
 			struct consume_arg *a = malloc(sizeof(*a));
 			if (!a)
@@ -90,6 +100,17 @@ void results_free(struct results *r)
 		for (size_t s = 0; wr->stream_userdata && s < wr->n_streams; s++)
 			free(wr->stream_userdata[s]);
 		free(wr->stream_userdata);
+		for (size_t op = 0; wr->slices && op < wr->n_ops; op++) {
+			struct op_slices *sl = &wr->slices[op];
+			for (size_t k = 0; k < sl->n; k++) {
+				free(sl->stored[k].latency);
+				free(sl->stored[k].service);
+			}
+			free(sl->stored);
+			free(sl->latency);
+			free(sl->service);
+		}
+		free(wr->slices);
 		free(wr->totals);
 		free(wr->interval);
 		free(wr->target_totals);
@@ -178,6 +199,59 @@ static void table_row(struct results *r, const struct workload_results *wr,
 	}
 }
 
+/* Moves the slice being filled to the compact list. */
+static void store_slice(struct op_slices *sl)
+{
+	if (!sl->open)
+		return;
+	if (sl->n == sl->cap) {
+		size_t cap = sl->cap ? sl->cap * 2 : 16;
+		struct stored_slice *stored = realloc(sl->stored, cap * sizeof(*stored));
+		if (!stored) {
+			log_error("out of memory storing a slice; its intervals stay in the totals");
+			return;
+		}
+		sl->stored = stored;
+		sl->cap = cap;
+	}
+	struct stored_slice *st = &sl->stored[sl->n];
+	*st = (struct stored_slice){ .start_ns = sl->start_ns, .end_ns = sl->end_ns,
+				     .count = sl->latency->count + 0,
+				     .latency = hist_to_base64(sl->latency),
+				     .service = hist_to_base64(sl->service) };
+	if (!st->latency || !st->service) {
+		free(st->latency);
+		free(st->service);
+		log_error("out of memory storing a slice; its intervals stay in the totals");
+		return;
+	}
+	sl->n++;
+	hist_init(sl->latency);
+	hist_init(sl->service);
+	sl->open = false;
+}
+
+/* Folds a closed interval into the slice that holds its start. */
+static void fold_into_slice(struct results *r, struct workload_results *wr,
+			    const struct interval_row *row)
+{
+	uint64_t index = row->start_ns / r->cfg->slice_ns;
+
+	for (size_t op = 0; op < wr->n_ops; op++) {
+		struct op_slices *sl = &wr->slices[op];
+		if (sl->open && index != wr->slice_index)
+			store_slice(sl);
+		if (!sl->open) {
+			sl->open = true;
+			sl->start_ns = row->start_ns;
+		}
+		sl->end_ns = row->end_ns;
+		hist_merge(sl->latency, &wr->interval[op].latency);
+		hist_merge(sl->service, &wr->interval[op].service);
+	}
+	wr->slice_index = index;
+}
+
 static void close_interval(struct results *r, struct workload_results *wr)
 {
 	const struct workload *w = wr->workload;
@@ -192,6 +266,7 @@ static void close_interval(struct results *r, struct workload_results *wr)
 	row.start_ns = wr->iv_start_ns - r->run_start_ns;
 	row.end_ns = wr->iv_end_ns - r->run_start_ns;
 	row.lag_max_ns = wr->iv_lag_max_ns;
+	fold_into_slice(r, wr, &row);
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
 		op_stats_merge(&wr->totals[op], &wr->interval[op]);
@@ -385,6 +460,50 @@ char *results_dump_csv(const struct results *r)
 		return NULL;
 	}
 	return text;
+}
+
+static json_t *slice_json(uint64_t start_ns, uint64_t end_ns, uint64_t count, char *latency,
+			  char *service, bool partial)
+{
+	json_t *j = json_pack("{s:f,s:f,s:I,s:s?,s:s?}", "start_s", start_ns / 1e9,
+			      "end_s", end_ns / 1e9, "count", (json_int_t)count,
+			      "latency", latency, "service", service);
+	if (partial)
+		json_object_set_new(j, "partial", json_true());
+	return j;
+}
+
+json_t *results_report_json(const struct results *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		json_t *ops = json_object();
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			const struct op_slices *sl = &wr->slices[op];
+			json_t *slices = json_array();
+			for (size_t k = 0; k < sl->n; k++)
+				json_array_append_new(slices, slice_json(
+					sl->stored[k].start_ns, sl->stored[k].end_ns,
+					sl->stored[k].count, sl->stored[k].latency,
+					sl->stored[k].service, false));
+			if (sl->open) {
+				char *lat = hist_to_base64(sl->latency), *svc = hist_to_base64(sl->service);
+				json_array_append_new(slices, slice_json(sl->start_ns, sl->end_ns,
+						      sl->latency->count, lat, svc, true));
+				free(lat);
+				free(svc);
+			}
+			json_object_set_new(ops, wr->workload->op_names[op],
+					    json_pack("{s:o}", "slices", slices));
+		}
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
+						     "state", workload_state_name(wr->workload->state),
+						     "ops", ops));
+	}
+	return json_pack("{s:b,s:s,s:f,s:o}", "ok", 1, "run", r->cfg->name,
+			 "slice_s", r->cfg->slice_ns / 1e9, "workloads", arr);
 }
 
 void results_print_summary(const struct results *r, FILE *out)

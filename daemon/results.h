@@ -34,6 +34,21 @@ struct interval_row {
 	struct op_summary ops[STATS_MAX_OPS];
 };
 
+/* A slice of the run folded from its intervals, kept compact. */
+struct stored_slice {
+	uint64_t start_ns, end_ns;          /* since the run started */
+	uint64_t count;
+	char *latency, *service;            /* base64 histograms */
+};
+
+struct op_slices {
+	struct stored_slice *stored;
+	size_t n, cap;
+	struct hist *latency, *service;     /* the slice being filled */
+	uint64_t start_ns, end_ns;
+	bool open;
+};
+
 struct workload_results {
 	struct workload *workload;
 	size_t n_ops, n_streams;
@@ -47,6 +62,9 @@ struct workload_results {
 	struct op_stats *interval;          /* [n_ops] */
 	uint64_t iv_start_ns, iv_end_ns, iv_lag_max_ns;
 	bool iv_has_data;
+
+	struct op_slices *slices;           /* [n_ops] */
+	uint64_t slice_index;
 
 	struct interval_row last;
 	bool have_last;
@@ -83,5 +101,8 @@ void results_print_summary(const struct results *r, FILE *out);
 json_t *results_status_json(const struct results *r, uint64_t now_ns, const char *run_state);
 json_t *results_dump_json(const struct results *r);
 char *results_dump_csv(const struct results *r);
+/* Every op's slices (the one being filled included) with their
+ * histograms, for soakctl report. */
+json_t *results_report_json(const struct results *r);
 
 #endif

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+#define NS_PER_MS UINT64_C(1000000)
+
+void report_default_options(struct report_options *o)
+{
+	/* ACT's standard: fewer than 5%, 1% and 0.1% of ops over 1, 8 and
+	 * 64 ms in any hour. */
+	*o = (struct report_options){
+		.thresholds_ns = { 1 * NS_PER_MS, 8 * NS_PER_MS, 64 * NS_PER_MS },
+		.limits_pct = { 5, 1, 0.1 },
+		.n_thresholds = 3,
+	};
+}
+
+/* Splits a comma-separated list into at most REPORT_MAX_THRESHOLDS items. */
+static int split(const char *text, char items[][32], size_t *ret_n, const char **ret_why)
+{
+	size_t n = 0;
+	const char *p = text;
+
+	if (!text || !*text) {
+		*ret_why = "empty list";
+		return -EINVAL;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		if (len == 0 || len >= 32) {
+			*ret_why = len ? "list item too long" : "empty item in list";
+			return -EINVAL;
+		}
+		if (n == REPORT_MAX_THRESHOLDS) {
+			*ret_why = "more than 16 items";
+			return -EINVAL;
+		}
+		memcpy(items[n], p, len);
+		items[n++][len] = '\0';
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+int report_parse_thresholds(const char *text, struct report_options *o, const char **ret_why)
+{
+	char items[REPORT_MAX_THRESHOLDS][32];
+	uint64_t values[REPORT_MAX_THRESHOLDS];
+	size_t n;
+	int r = split(text, items, &n, ret_why);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		/* A bare number is milliseconds, as in ACT's tables. */
+		char buf[40];
+		size_t len = strlen(items[i]);
+		bool bare = len && strspn(items[i], "0123456789.") == len;
+		snprintf(buf, sizeof(buf), "%s%s", items[i], bare ? "ms" : "");
+		r = parse_duration(buf, &values[i], ret_why);
+		if (r < 0)
+			return r;
+		if (values[i] == 0) {
+			*ret_why = "a threshold must be above 0";
+			return -EINVAL;
+		}
+		if (i && values[i] <= values[i - 1]) {
+			*ret_why = "thresholds must increase";
+			return -EINVAL;
+		}
+	}
+	memcpy(o->thresholds_ns, values, n * sizeof(values[0]));
+	/* Limits belong to thresholds: ACT's only to ACT's. */
+	bool standard = n == 3 && values[0] == NS_PER_MS && values[1] == 8 * NS_PER_MS &&
+			values[2] == 64 * NS_PER_MS;
+	for (size_t i = 0; i < n; i++)
+		o->limits_pct[i] = standard ? (double[]){ 5, 1, 0.1 }[i] : -1;
+	o->n_thresholds = n;
+	return 0;
+}
+
+int report_parse_limits(const char *text, struct report_options *o, const char **ret_why)
+{
+	char items[REPORT_MAX_THRESHOLDS][32];
+	double limits[REPORT_MAX_THRESHOLDS];
+	size_t n;
+	int r = split(text, items, &n, ret_why);
+
+	if (r < 0)
+		return r;
+	if (n != o->n_thresholds) {
+		*ret_why = "give one limit per threshold";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *end;
+		size_t len = strlen(items[i]);
+		if (items[i][len - 1] == '%')
+			items[i][--len] = '\0';
+		if (strcmp(items[i], "-") == 0) {
+			limits[i] = -1;
+			continue;
+		}
+		if (strspn(items[i], "0123456789.") != len || !len) {
+			*ret_why = "a limit is a percentage such as 5 or 0.1, or - for none";
+			return -EINVAL;
+		}
+		limits[i] = strtod(items[i], &end);
+		if (*end || limits[i] > 100) {
+			*ret_why = "a limit is a percentage between 0 and 100";
+			return -EINVAL;
+		}
+	}
+	memcpy(o->limits_pct, limits, n * sizeof(limits[0]));
+	return 0;
+}
+
+double report_pct_above(const struct hist *h, uint64_t threshold_ns)
+{
+	if (!h->count)
+		return 0;
+	if (threshold_ns >= h->max)
+		return 0;
+	if (threshold_ns < hist_min(h))
+		return 100;
+	size_t b = hist_bucket_of(threshold_ns);
+	uint64_t lo, hi;
+	hist_bucket_range(b, &lo, &hi);
+	/* Whole buckets above the one holding the threshold, plus that
+	 * bucket's share above it, as if its values were spread evenly. */
+	double above = (double)hist_count_above(h, hi);
+	if (h->buckets[b])
+		above += (double)h->buckets[b] * (double)(hi - threshold_ns) / (double)(hi - lo + 1);
+	return 100.0 * above / (double)h->count;
+}
+
+static bool all_whole_ms(const struct report_options *o)
+{
+	for (size_t j = 0; j < o->n_thresholds; j++)
+		if (o->thresholds_ns[j] % NS_PER_MS)
+			return false;
+	return true;
+}
+
+static void threshold_label(uint64_t ns, bool ms, char *buf, size_t len)
+{
+	if (ms)
+		snprintf(buf, len, "%llu", (unsigned long long)(ns / NS_PER_MS));
+	else
+		snprintf(buf, len, "%g", ns / 1e3);
+}
+
+struct op_table {
+	const char *name;
+	bool judged;
+	size_t n_slices;
+	struct hist *slices;        /* merged to the report's slice length */
+	double *pct;                /* [n_slices * n_thresholds] */
+	double avg[REPORT_MAX_THRESHOLDS], max[REPORT_MAX_THRESHOLDS];
+	bool pass;
+};
+
+/* Merges the recorded slices of one op into report slices. */
+static int load_op(json_t *op, const char *key, uint64_t recorded_ns, uint64_t slice_ns,
+		   struct op_table *t, FILE *out)
+{
+	json_t *slices = json_object_get(op, "slices");
+	size_t per = slice_ns && recorded_ns ? slice_ns / recorded_ns : 1;
+	size_t n = json_array_size(slices);
+
+	if (!json_is_array(slices) || n > REPORT_MAX_SLICES) {
+		fprintf(out, "report: malformed reply: no slices for %s\n", t->name);
+		return -EINVAL;
+	}
+	t->n_slices = (n + per - 1) / per;
+	t->slices = calloc(t->n_slices ? t->n_slices : 1, sizeof(*t->slices));
+	if (!t->slices)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_slices; i++)
+		hist_init(&t->slices[i]);
+	for (size_t i = 0; i < n; i++) {
+		const char *text = json_string_value(json_object_get(json_array_get(slices, i), key));
+		struct hist *h = malloc(sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		if (!text || hist_from_base64(h, text) < 0) {
+			free(h);
+			fprintf(out, "report: malformed histogram in slice %zu of %s\n", i + 1, t->name);
+			return -EINVAL;
+		}
+		hist_merge(&t->slices[i / per], h);
+		free(h);
+	}
+	return 0;
+}
+
+static void judge(struct op_table *t, const struct report_options *o)
+{
+	size_t k = o->n_thresholds;
+
+	t->pct = calloc(t->n_slices * k + 1, sizeof(double));
+	t->pass = true;
+	for (size_t j = 0; j < k; j++)
+		t->avg[j] = t->max[j] = 0;
+	for (size_t i = 0; t->pct && i < t->n_slices; i++)
+		for (size_t j = 0; j < k; j++) {
+			double p = report_pct_above(&t->slices[i], o->thresholds_ns[j]);
+			t->pct[i * k + j] = p;
+			t->avg[j] += p / (double)t->n_slices;
+			if (p > t->max[j])
+				t->max[j] = p;
+		}
+	for (size_t j = 0; j < k; j++)
+		if (t->judged && o->limits_pct[j] >= 0 && t->max[j] >= o->limits_pct[j] &&
+		    t->max[j] > 0)
+			t->pass = false;
+}
+
+static void print_table(const char *workload, struct op_table *tables, size_t n,
+			const struct report_options *o, uint64_t slice_ns, FILE *out)
+{
+	size_t k = o->n_thresholds;
+	size_t rows = 0;
+	char label[32];
+	int width = (int)(k * 7);
+
+	char slice_text[32];
+	format_duration(slice_ns, slice_text, sizeof(slice_text));
+	fprintf(out, "%s: %s, %s slices\n", workload,
+		o->service ? "service time (from submit)" : "latency (from the intended time)",
+		slice_ns ? slice_text : "recorded");
+	fprintf(out, "%6s", "");
+	for (size_t t = 0; t < n; t++) {
+		fprintf(out, "   %-*.*s", width, width, tables[t].name);
+		rows = tables[t].n_slices > rows ? tables[t].n_slices : rows;
+	}
+	fprintf(out, "\n%6s", "");
+	for (size_t t = 0; t < n; t++)
+		fprintf(out, "   %-*s", width, all_whole_ms(o) ? "%>(ms)" : "%>(us)");
+	fprintf(out, "\n%6s", "slice");
+	for (size_t t = 0; t < n; t++) {
+		fprintf(out, "  ");
+		for (size_t j = 0; j < k; j++) {
+			threshold_label(o->thresholds_ns[j], all_whole_ms(o), label, sizeof(label));
+			fprintf(out, " %6s", label);
+		}
+	}
+	fprintf(out, "\n%6s", "-----");
+	for (size_t t = 0; t < n; t++) {
+		fprintf(out, "  ");
+		for (size_t j = 0; j < k; j++)
+			fprintf(out, " %6s", "------");
+	}
+	fputc('\n', out);
+	for (size_t i = 0; i < rows; i++) {
+		fprintf(out, "%6zu", i + 1);
+		for (size_t t = 0; t < n; t++) {
+			fprintf(out, "  ");
+			for (size_t j = 0; j < k; j++)
+				if (i < tables[t].n_slices && tables[t].pct)
+					fprintf(out, " %6.2f", tables[t].pct[i * k + j]);
+				else
+					fprintf(out, " %6s", "");
+		}
+		fputc('\n', out);
+	}
+	const char *names[] = { "avg", "max" };
+	for (int line = -1; line < 2; line++) {
+		fprintf(out, "%6s", line < 0 ? "-----" : names[line]);
+		for (size_t t = 0; t < n; t++) {
+			fprintf(out, "  ");
+			for (size_t j = 0; j < k; j++)
+				if (line < 0)
+					fprintf(out, " %6s", "------");
+				else
+					fprintf(out, " %6.2f", line ? tables[t].max[j] : tables[t].avg[j]);
+		}
+		fputc('\n', out);
+	}
+	fprintf(out, "%6s", "limit");
+	for (size_t t = 0; t < n; t++) {
+		fprintf(out, "  ");
+		for (size_t j = 0; j < k; j++)
+			if (tables[t].judged && o->limits_pct[j] >= 0)
+				fprintf(out, " %6.2f", o->limits_pct[j]);
+			else
+				fprintf(out, " %6s", "-");
+	}
+	fputc('\n', out);
+	for (size_t t = 0; t < n; t++)
+		if (tables[t].judged)
+			fprintf(out, "%s %s: %s\n", workload, tables[t].name,
+				tables[t].pass ? "PASS" : "FAIL (a slice is over its limit)");
+	fputc('\n', out);
+}
+
+static void free_tables(struct op_table *tables, size_t n)
+{
+	for (size_t t = 0; t < n; t++) {
+		free(tables[t].slices);
+		free(tables[t].pct);
+	}
+}
+
+int report_print(json_t *reply, const struct report_options *o, FILE *out)
+{
+	json_t *workloads = json_object_get(reply, "workloads");
+	double recorded_s = json_number_value(json_object_get(reply, "slice_s"));
+	uint64_t recorded_ns = (uint64_t)llround(recorded_s * 1e9);
+	uint64_t slice_ns = o->slice_ns ? o->slice_ns : recorded_ns;
+	bool all_pass = true, any = false;
+	size_t wi;
+	json_t *w;
+
+	if (!json_is_array(workloads) || recorded_ns == 0) {
+		fprintf(out, "report: malformed reply (no workloads or slice length)\n");
+		return -EINVAL;
+	}
+	if (slice_ns % recorded_ns) {
+		char a[32], b[32];
+		format_duration(slice_ns, a, sizeof(a));
+		format_duration(recorded_ns, b, sizeof(b));
+		fprintf(out, "report: --slice %s is not a multiple of the recorded slices of %s\n",
+			a, b);
+		return -EDOM;
+	}
+	json_array_foreach(workloads, wi, w) {
+		const char *name = json_string_value(json_object_get(w, "name"));
+		json_t *ops = json_object_get(w, "ops");
+		struct op_table tables[REPORT_MAX_OPS];
+		size_t n = 0;
+		const char *op_name;
+		json_t *op;
+
+		if (!name || !json_is_object(ops))
+			return -EINVAL;
+		if (o->workload && strcmp(o->workload, name) != 0)
+			continue;
+		bool has_read = json_object_get(ops, "read") != NULL;
+		memset(tables, 0, sizeof(tables));
+		int r = 0;
+		json_object_foreach(ops, op_name, op) {
+			if (n == REPORT_MAX_OPS)
+				break;
+			if (o->op && strcmp(o->op, op_name) != 0)
+				continue;
+			struct op_table *t = &tables[n++];
+			t->name = op_name;
+			/* ACT certifies on reads; an op asked for by name is
+			 * judged whatever it is. */
+			t->judged = o->op || !has_read || strcmp(op_name, "read") == 0;
+			r = load_op(op, o->service ? "service" : "latency", recorded_ns, slice_ns, t,
+				    out);
+			if (r < 0)
+				break;
+			judge(t, o);
+			all_pass = all_pass && t->pass;
+		}
+		if (r == 0 && n) {
+			print_table(name, tables, n, o, slice_ns, out);
+			any = true;
+		}
+		free_tables(tables, n);
+		if (r < 0)
+			return r;
+	}
+	if (!any) {
+		fprintf(out, "report: nothing to report%s%s%s%s\n", o->workload ? " for workload " : "",
+			o->workload ? o->workload : "", o->op ? " and op " : "", o->op ? o->op : "");
+		return -ENOENT;
+	}
+	fprintf(out, "verdict: %s\n", all_pass ? "PASS" : "FAIL");
+	return all_pass ? 0 : 1;
+}

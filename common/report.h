@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_REPORT_H
+#define SOAK_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "hist.h"
+
+/*
+ * ACT-style latency analysis: for each slice of the run (an hour, by
+ * default) and each op, the percentage of ops slower than each threshold,
+ * an avg and a max line as act_latency.py prints them, and a verdict
+ * against limits (ACT's: under 5% over 1 ms, 1% over 8 ms, 0.1% over 64 ms
+ * in every hour).  It works on the exact histograms, so any threshold can
+ * be asked after the run; a threshold that falls inside a histogram bucket
+ * (at most 1/128 of the value wide) counts that bucket's share above it
+ * pro rata.
+ */
+
+#define REPORT_MAX_THRESHOLDS 16
+#define REPORT_MAX_SLICES 100000
+#define REPORT_MAX_OPS 64
+
+struct report_options {
+	uint64_t thresholds_ns[REPORT_MAX_THRESHOLDS];
+	double limits_pct[REPORT_MAX_THRESHOLDS];   /* per threshold; < 0: no limit */
+	size_t n_thresholds;
+	uint64_t slice_ns;          /* 0: the slices as recorded */
+	const char *workload;       /* NULL: all */
+	const char *op;             /* NULL: the ops judged by default */
+	bool service;               /* service_us instead of latency_us */
+};
+
+void report_default_options(struct report_options *o);
+/* "1,8,64" (ms by default), "500us,2ms"; returns 0 or -EINVAL with *ret_why. */
+int report_parse_thresholds(const char *text, struct report_options *o, const char **ret_why);
+/* "5,1,0.1" percentages, one per threshold; "-" for none. */
+int report_parse_limits(const char *text, struct report_options *o, const char **ret_why);
+
+/* Share of recorded values above threshold_ns, in percent. */
+double report_pct_above(const struct hist *h, uint64_t threshold_ns);
+
+/*
+ * Prints the report of a report response (see the daemon's "report"
+ * command: workloads[].ops.OP.slices[] with start_s, end_s and the
+ * base64 histograms) and returns 0 when every judged op passed, 1 when one
+ * failed, -EDOM when the slice length does not fit the recorded slices,
+ * -ENOENT when nothing matches, or -EINVAL for a malformed reply (each with
+ * a message on out).
+ */
+int report_print(json_t *reply, const struct report_options *o, FILE *out);
+
+#endif
