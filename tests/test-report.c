@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report.h"
+
+#define MS UINT64_C(1000000)
+
+/* A slice with `total` ops: `over1` of them at 2 ms, `over8` at 10 ms
+ * (counted in both), the rest at 100 us. */
+static json_t *slice(uint64_t total, uint64_t over1, uint64_t over8)
+{
+	struct hist *h = malloc(sizeof(*h));
+	hist_init(h);
+	hist_record_n(h, 100000, total - over1);
+	hist_record_n(h, 2 * MS, over1 - over8);
+	hist_record_n(h, 10 * MS, over8);
+	char *text = hist_to_base64(h);
+	json_t *j = json_pack("{s:f,s:f,s:I,s:s,s:s}", "start_s", 0.0, "end_s", 1.0, "count",
+			      (json_int_t)total, "latency", text, "service", text);
+	free(text);
+	free(h);
+	return j;
+}
+
+static json_t *reply_with(json_t *read_slices, json_t *write_slices)
+{
+	json_t *ops = json_object();
+	json_object_set_new(ops, "read", json_pack("{s:o}", "slices", read_slices));
+	if (write_slices)
+		json_object_set_new(ops, "write", json_pack("{s:o}", "slices", write_slices));
+	return json_pack("{s:b,s:s,s:f,s:[{s:s,s:o}]}", "ok", 1, "run", "r", "slice_s", 3600.0,
+			 "workloads", "name", "w", "ops", ops);
+}
+
+static int run_report(json_t *reply, const struct report_options *o, char **ret_text)
+{
+	size_t len;
+	FILE *f = open_memstream(ret_text, &len);
+	int r = report_print(reply, o, f);
+	fclose(f);
+	return r;
+}
+
+static void test_pct_above(void **state)
+{
+	(void)state;
+	struct hist *h = malloc(sizeof(*h));
+	hist_init(h);
+	hist_record_n(h, 500000, 900);
+	hist_record_n(h, 3 * MS, 100);
+	assert_true(report_pct_above(h, 1 * MS) == 10.0);
+	assert_true(report_pct_above(h, 100) == 100.0);
+	assert_true(report_pct_above(h, 10 * MS) == 0.0);
+	/* A threshold inside the bucket holding 3 ms counts it pro rata:
+	 * between 0 and 10%. */
+	double mid = report_pct_above(h, 3 * MS - 1);
+	assert_true(mid > 0 && mid <= 10.0);
+	free(h);
+}
+
+static void test_pass_and_fail(void **state)
+{
+	(void)state;
+	struct report_options o;
+	char *text;
+	report_default_options(&o);
+
+	/* 4% over 1 ms, 0.5% over 8 ms in both slices: passes ACT's limits. */
+	json_t *pass = reply_with(json_pack("[o,o]", slice(10000, 400, 50), slice(10000, 400, 50)),
+				  NULL);
+	assert_int_equal(run_report(pass, &o, &text), 0);
+	assert_non_null(strstr(text, "  avg     4.00   0.50   0.00"));
+	assert_non_null(strstr(text, "  max     4.00   0.50   0.00"));
+	assert_non_null(strstr(text, "verdict: PASS"));
+	free(text);
+
+	/* One hour with 6% over 1 ms fails, however good the average. */
+	json_t *fail = reply_with(json_pack("[o,o,o]", slice(10000, 100, 0), slice(10000, 600, 0),
+					    slice(10000, 100, 0)),
+				  NULL);
+	assert_int_equal(run_report(fail, &o, &text), 1);
+	assert_non_null(strstr(text, "  max     6.00"));
+	assert_non_null(strstr(text, "  avg     2.67"));
+	assert_non_null(strstr(text, "w read: FAIL"));
+	free(text);
+
+	/* Merged into 3 h slices, the same run passes. */
+	o.slice_ns = UINT64_C(3) * 3600 * 1000000000;
+	assert_int_equal(run_report(fail, &o, &text), 0);
+	free(text);
+	/* 90 minutes does not divide into hours. */
+	o.slice_ns = UINT64_C(5400) * 1000000000;
+	assert_int_equal(run_report(fail, &o, &text), -EDOM);
+	free(text);
+	json_decref(pass);
+	json_decref(fail);
+}
+
+/* Reads are judged by default; other ops are shown, not judged, unless
+ * asked for by name. */
+static void test_judged_ops(void **state)
+{
+	(void)state;
+	struct report_options o;
+	char *text;
+	report_default_options(&o);
+	json_t *reply = reply_with(json_pack("[o]", slice(1000, 10, 0)),
+				   json_pack("[o]", slice(1000, 900, 500)));
+	assert_int_equal(run_report(reply, &o, &text), 0);
+	assert_null(strstr(text, "w write: "));
+	free(text);
+	o.op = "write";
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w write: FAIL"));
+	free(text);
+	o.op = "nope";
+	assert_int_equal(run_report(reply, &o, &text), -ENOENT);
+	free(text);
+	json_decref(reply);
+}
+
+static void test_parse_lists(void **state)
+{
+	(void)state;
+	struct report_options o;
+	const char *why;
+	report_default_options(&o);
+	assert_int_equal(report_parse_thresholds("1,8,64", &o, &why), 0);
+	assert_true(o.limits_pct[2] == 0.1);
+	assert_int_equal(report_parse_thresholds("500us,2,16ms", &o, &why), 0);
+	assert_int_equal(o.n_thresholds, 3);
+	assert_int_equal(o.thresholds_ns[0], 500000);
+	assert_int_equal(o.thresholds_ns[1], 2 * MS);
+	assert_true(o.limits_pct[0] < 0); /* no limits for thresholds of one's own */
+	assert_int_equal(report_parse_limits("50,5%,-", &o, &why), 0);
+	assert_true(o.limits_pct[1] == 5 && o.limits_pct[2] < 0);
+	assert_int_equal(report_parse_limits("1,2", &o, &why), -EINVAL);
+	assert_int_equal(report_parse_limits("1,2,x", &o, &why), -EINVAL);
+	assert_int_equal(report_parse_limits("1,2,101", &o, &why), -EINVAL);
+	assert_int_equal(report_parse_thresholds("8,1", &o, &why), -EINVAL);
+	assert_int_equal(report_parse_thresholds("", &o, &why), -EINVAL);
+	assert_int_equal(report_parse_thresholds("1,,2", &o, &why), -EINVAL);
+	assert_int_equal(report_parse_thresholds("0", &o, &why), -EINVAL);
+	assert_int_equal(report_parse_thresholds("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", &o,
+						 &why), -EINVAL);
+}
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	struct report_options o;
+	char *text;
+	report_default_options(&o);
+	json_t *bad = json_pack("{s:[{s:s,s:{s:{s:[{s:s}]}}}],s:f}", "workloads", "name", "w",
+				"ops", "read", "slices", "latency", "!!notbase64", "slice_s", 1.0);
+	assert_int_equal(run_report(bad, &o, &text), -EINVAL);
+	free(text);
+	json_decref(bad);
+	json_t *empty = json_object();
+	assert_int_equal(run_report(empty, &o, &text), -EINVAL);
+	free(text);
+	json_decref(empty);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pct_above),
+		cmocka_unit_test(test_pass_and_fail),
+		cmocka_unit_test(test_judged_ops),
+		cmocka_unit_test(test_parse_lists),
+		cmocka_unit_test(test_malformed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
