@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_RUNDUMP_H
+#define SOAK_RUNDUMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "hist.h"
+
+/*
+ * Results computed from the records of one or more interval logs (see
+ * runlog.h): what `soakctl dump`, `report --run-dir` and `merge` print, and
+ * what the daemon answers for filtered and per-interval dumps.  The same
+ * code serves a live run and a finished run directory, so the two never
+ * disagree.
+ */
+
+enum rundump_format {
+	RUNDUMP_JSON,   /* totals per workload, op and target */
+	RUNDUMP_CSV,    /* one row per interval (or slice) and op */
+	RUNDUMP_HDR,    /* HdrHistogram interval log, one tag per workload.op */
+	RUNDUMP_REPORT, /* slices with histograms, for report_print() */
+};
+
+struct rundump_filter {
+	uint64_t since_ns, until_ns;   /* run time; until 0: no end */
+	uint64_t slice_ns;             /* CSV/HDR: fold intervals into slices; report: slice length */
+	const char *workload, *op;     /* NULL: all */
+	bool service;                  /* HDR: service times instead of latencies */
+	/* merge: only intervals within [wall_from, wall_to] */
+	uint64_t wall_from_ns, wall_to_ns;
+};
+
+struct rundump;
+
+struct rundump *rundump_new(enum rundump_format format, const struct rundump_filter *filter);
+/* Adds one record; returns 0 or -EINVAL for a malformed one (skipped). */
+int rundump_add(struct rundump *d, json_t *record);
+/* Adds every good record of a log file; -errno if it cannot be read.
+ * ret_notes, if given, receives a malloc'd note of dropped records. */
+int rundump_add_log(struct rundump *d, const char *path, char **ret_notes);
+/* The result: a JSON object ({"ok":true,...} shaped as the daemon's
+ * replies), with "csv" or "hdr" text for those formats. */
+json_t *rundump_finish(struct rundump *d);
+void rundump_free(struct rundump *d);
+
+/* The wall-clock span [first interval start, last interval end] of a log:
+ * what merge intersects.  0 or -errno. */
+int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_ns);
+
+/* HdrHistogram's compressed V2 encoding of a histogram, base64. */
+char *rundump_hdr_encode(const struct hist *h);
+
+#endif

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "runlog.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <zlib.h>
+
+char *runlog_frame(const json_t *record)
+{
+	char *json = json_dumps(record, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	char *line = NULL;
+
+	if (!json)
+		return NULL;
+	uLong crc = crc32(0L, (const Bytef *)json, (uInt)strlen(json));
+	if (asprintf(&line, "%08lx %s\n", crc, json) < 0)
+		line = NULL;
+	free(json);
+	return line;
+}
+
+struct runlog_reader {
+	FILE *f;
+	char *line;
+	size_t cap;
+	uint64_t offset, good_offset;
+	uint64_t corrupt;
+	bool torn;
+	bool pending_bad;    /* a bad line is only corrupt if another follows */
+};
+
+int runlog_open(const char *path, struct runlog_reader **ret)
+{
+	struct runlog_reader *r = calloc(1, sizeof(*r));
+	char header[sizeof(RUNLOG_HEADER)];
+
+	if (!r)
+		return -ENOMEM;
+	r->f = fopen(path, "re");
+	if (!r->f) {
+		int e = -errno;
+		free(r);
+		return e;
+	}
+	size_t n = fread(header, 1, sizeof(RUNLOG_HEADER) - 1, r->f);
+	if (n != sizeof(RUNLOG_HEADER) - 1 ||
+	    memcmp(header, RUNLOG_HEADER, sizeof(RUNLOG_HEADER) - 1) != 0) {
+		fclose(r->f);
+		free(r);
+		return -EPROTO;
+	}
+	r->offset = r->good_offset = n;
+	*ret = r;
+	return 0;
+}
+
+/* Checks one line (without '\n'); returns the record or NULL. */
+static json_t *parse_line(char *line, size_t len)
+{
+	char *end;
+
+	if (len < 10 || line[8] != ' ')
+		return NULL;
+	line[8] = '\0';
+	unsigned long want = strtoul(line, &end, 16);
+	if (end != line + 8)
+		return NULL;
+	const char *json = line + 9;
+	size_t json_len = len - 9;
+	if (crc32(0L, (const Bytef *)json, (uInt)json_len) != want)
+		return NULL;
+	json_t *v = json_loadb(json, json_len, 0, NULL);
+	if (v && !json_is_object(v)) {
+		json_decref(v);
+		v = NULL;
+	}
+	return v;
+}
+
+int runlog_next(struct runlog_reader *r, json_t **ret)
+{
+	for (;;) {
+		ssize_t n = getline(&r->line, &r->cap, r->f);
+		if (n < 0) {
+			if (ferror(r->f))
+				return -EIO;
+			if (r->pending_bad) {
+				/* The last line was bad: a torn write, not damage. */
+				r->pending_bad = false;
+				r->torn = true;
+			}
+			return 0;
+		}
+		r->offset += (uint64_t)n;
+		if (r->pending_bad) {
+			r->corrupt++;
+			r->pending_bad = false;
+		}
+		bool complete = n > 0 && r->line[n - 1] == '\n';
+		json_t *v = complete && (size_t)n <= RUNLOG_MAX_LINE
+				    ? parse_line(r->line, (size_t)n - 1) : NULL;
+		if (!v) {
+			r->pending_bad = true;
+			continue;
+		}
+		r->good_offset = r->offset;
+		*ret = v;
+		return 1;
+	}
+}
+
+uint64_t runlog_good_offset(const struct runlog_reader *r)
+{
+	return r->good_offset;
+}
+
+uint64_t runlog_corrupt(const struct runlog_reader *r)
+{
+	return r->corrupt;
+}
+
+bool runlog_torn(const struct runlog_reader *r)
+{
+	return r->torn;
+}
+
+void runlog_close(struct runlog_reader *r)
+{
+	if (!r)
+		return;
+	fclose(r->f);
+	free(r->line);
+	free(r);
+}
+
+char *runlog_path_of(const char *dir_or_file)
+{
+	struct stat st;
+	char *path = NULL;
+
+	if (stat(dir_or_file, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (asprintf(&path, "%s/intervals.log", dir_or_file) < 0)
+			return NULL;
+		return path;
+	}
+	return strdup(dir_or_file);
+}

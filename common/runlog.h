@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_RUNLOG_H
+#define SOAK_RUNLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/*
+ * The interval log of a run directory: a version header line, then one
+ * record per line, each "CRC32 JSON\n" where CRC32 is the 8-hex-digit zlib
+ * CRC-32 of the JSON text.  Records are only ever appended; a record whose
+ * line is cut short or whose checksum does not match is dropped on read
+ * (the last one is what a crash leaves behind; one in the middle means the
+ * file was damaged, and is counted separately).
+ *
+ * Record types ("type"):
+ *   start     soakd started or resumed the run: run, wall_ns, run_ns (the
+ *             run time it resumed at), config (the resolved plan)
+ *   interval  one workload's closed interval: workload, start_ns, end_ns
+ *             (run time), wall_start_ns, wall_end_ns, sched_ns (position in
+ *             its schedule at end_ns), lag_max_ns, target_ops, ops: {OP:
+ *             {count, errors, bytes, share, latency, service (base64
+ *             histograms), ...}}, targets: [{path, ops}] with several devices,
+ *             and whatever else the recorder adds (kernel series)
+ *   state     a workload changed state: workload, state, reason, run_ns
+ *   gap       soakd was down: run_ns, down_ns (wall time missed)
+ */
+
+#define RUNLOG_HEADER "soakd-intervals 1\n"
+#define RUNLOG_MAX_LINE (64u << 20)
+
+/* Frames a record: a malloc'd "CRC JSON\n" line, or NULL on ENOMEM. */
+char *runlog_frame(const json_t *record);
+
+struct runlog_reader;
+
+/* Opens a log for reading; -errno, or -EPROTO if the header is wrong. */
+int runlog_open(const char *path, struct runlog_reader **ret);
+/* The next good record (a new reference) in *ret: returns 1, 0 at the
+ * end, or -errno on a read error. */
+int runlog_next(struct runlog_reader *r, json_t **ret);
+/* Byte offset just past the last good record read. */
+uint64_t runlog_good_offset(const struct runlog_reader *r);
+/* Records dropped: damaged lines in the middle; a torn last line. */
+uint64_t runlog_corrupt(const struct runlog_reader *r);
+bool runlog_torn(const struct runlog_reader *r);
+void runlog_close(struct runlog_reader *r);
+
+/* Finds the log of a run directory or takes a log file as it is;
+ * malloc'd path or NULL. */
+char *runlog_path_of(const char *dir_or_file);
+
+#endif

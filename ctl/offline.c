@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "offline.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runlog.h"
+
+static int add_source(struct rundump *rd, const char *source, json_t *notes, char *err,
+		      size_t errlen)
+{
+	char *path = runlog_path_of(source), *note = NULL;
+	int r;
+
+	if (!path) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r = rundump_add_log(rd, path, &note);
+	if (r == -EPROTO)
+		snprintf(err, errlen, "%s is not a soakd interval log (no version header)", path);
+	else if (r < 0)
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-r));
+	if (note)
+		json_array_append_new(notes, json_string(note));
+	free(note);
+	free(path);
+	return r < 0 ? r : 0;
+}
+
+static void attach_notes(json_t *reply, json_t *notes)
+{
+	if (json_array_size(notes)) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		size_t i;
+		json_t *n;
+		json_array_foreach(notes, i, n)
+			fprintf(f, "%s%s", i ? "; " : "", json_string_value(n));
+		fclose(f);
+		json_object_set_new(reply, "notes", json_string(text));
+		free(text);
+	}
+}
+
+int offline_dump(const char *run_dir, enum rundump_format format,
+		 const struct rundump_filter *filter, json_t **ret, char *err, size_t errlen)
+{
+	struct rundump *rd = rundump_new(format, filter);
+	json_t *notes = json_array();
+	int r;
+
+	if (!rd) {
+		json_decref(notes);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r = add_source(rd, run_dir, notes, err, errlen);
+	if (r == 0) {
+		*ret = rundump_finish(rd);
+		attach_notes(*ret, notes);
+	}
+	rundump_free(rd);
+	json_decref(notes);
+	return r;
+}
+
+int offline_merge(const char *const *sources, size_t n, enum rundump_format format,
+		  const struct rundump_filter *filter, json_t **ret, char *err, size_t errlen)
+{
+	struct rundump_filter f = *filter;
+	uint64_t from = 0, to = UINT64_MAX;
+	json_t *spans = json_array(), *notes = json_array();
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *path = runlog_path_of(sources[i]);
+		uint64_t a, b;
+		r = path ? rundump_log_span(path, &a, &b) : -ENOMEM;
+		if (r == -ENODATA)
+			snprintf(err, errlen, "%s holds no intervals", path);
+		else if (r == -EPROTO)
+			snprintf(err, errlen, "%s is not a soakd interval log", path);
+		else if (r < 0)
+			snprintf(err, errlen, "cannot read %s: %s", path ? path : sources[i],
+				 strerror(-r));
+		else {
+			from = a > from ? a : from;
+			to = b < to ? b : to;
+			json_array_append_new(spans, json_pack("{s:s,s:I,s:I}", "source", sources[i],
+							       "wall_start_ns", (json_int_t)a,
+							       "wall_end_ns", (json_int_t)b));
+		}
+		free(path);
+	}
+	if (r == 0 && from >= to) {
+		snprintf(err, errlen, "the runs do not overlap in time: nothing ran on all of them "
+				      "at once");
+		r = -ERANGE;
+	}
+	if (r < 0) {
+		json_decref(spans);
+		json_decref(notes);
+		return r;
+	}
+	f.wall_from_ns = from;
+	f.wall_to_ns = to;
+	struct rundump *rd = rundump_new(format, &f);
+	if (!rd) {
+		json_decref(spans);
+		json_decref(notes);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = add_source(rd, sources[i], notes, err, errlen);
+	if (r == 0) {
+		*ret = rundump_finish(rd);
+		json_object_set_new(*ret, "merged", json_pack("{s:o,s:I,s:I,s:f}", "sources", spans,
+			"wall_start_ns", (json_int_t)from, "wall_end_ns", (json_int_t)to,
+			"overlap_s", (to - from) / 1e9));
+		spans = NULL;
+		attach_notes(*ret, notes);
+	}
+	rundump_free(rd);
+	json_decref(spans);
+	json_decref(notes);
+	return r;
+}

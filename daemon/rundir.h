@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_RUNDIR_H
+#define SOAK_RUNDIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/*
+ * A run's directory under the state directory: plan.json (the resolved
+ * configuration), devices.json (facts about the targets) and intervals.log
+ * (see common/runlog.h).  Records are appended by a writer thread that
+ * batches them and fsyncs at most every RUNDIR_FLUSH_NS, so a crash loses
+ * at most the records of the last few seconds and the main loop never
+ * waits for the disk.
+ *
+ * When the disk fails (full, read-only, gone), the error is logged once
+ * and shown in status; records wait in memory (up to RUNDIR_MAX_PENDING
+ * bytes, then the oldest are dropped and counted) and writing resumes by
+ * itself when the disk takes them again.
+ */
+
+#define RUNDIR_FLUSH_NS (UINT64_C(2) * 1000000000)
+#define RUNDIR_MAX_PENDING (UINT64_C(256) << 20)
+
+struct rundir;
+
+/*
+ * Opens <state_dir>/<run_name>.  If it holds a run with the same plan and
+ * new_run is false, *ret_resume is set and the existing log is kept for
+ * replay; otherwise an existing directory is renamed <run_name>.<N> and a
+ * new one started.  If the directory cannot be created, a rundir is still
+ * returned in the failed state (writing is retried); only out-of-memory is
+ * an error.
+ */
+int rundir_open(const char *state_dir, const char *run_name, const char *plan, bool new_run,
+		struct rundir **ret, bool *ret_resume);
+const char *rundir_path(const struct rundir *d);
+const char *rundir_log_path(const struct rundir *d);
+
+/* Queues a record (the reference is not taken). */
+void rundir_append(struct rundir *d, const json_t *record);
+/* Writes and syncs everything queued now; returns 0 or -errno. */
+int rundir_sync(struct rundir *d);
+/* Writes a whole file in the run directory atomically (tmp + rename). */
+int rundir_write_file(struct rundir *d, const char *name, const char *text);
+
+/* {"path", "bytes_written", "pending_bytes", "records_dropped", "error"?} */
+json_t *rundir_status_json(struct rundir *d);
+/* Flushes, syncs and stops the writer. */
+void rundir_close(struct rundir *d);
+
+#endif

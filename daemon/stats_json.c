@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "stats_json.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static const char *const class_names[OP_ERR_CLASSES] = {
+	[OP_ERR_CONNECT] = "connect", [OP_ERR_TIMEOUT] = "timeout",
+	[OP_ERR_HTTP_4XX] = "http_4xx", [OP_ERR_HTTP_5XX] = "http_5xx",
+	[OP_ERR_TRANSFER] = "transfer",
+};
+
+static void set_hist(json_t *j, const char *key, const struct hist *h)
+{
+	if (!h->count)
+		return;
+	char *text = hist_to_base64(h);
+	if (text)
+		json_object_set_new(j, key, json_string(text));
+	free(text);
+}
+
+json_t *op_stats_to_json(const struct op_stats *o)
+{
+	json_t *j = json_pack("{s:I,s:I,s:I}", "count", (json_int_t)o->count,
+			      "errors", (json_int_t)o->errors, "bytes", (json_int_t)o->bytes);
+	if (!j)
+		return NULL;
+	if (o->corrupt)
+		json_object_set_new(j, "corrupt", json_integer((json_int_t)o->corrupt));
+	json_t *classes = NULL;
+	for (int c = 0; c < OP_ERR_CLASSES; c++)
+		if (o->error_class[c]) {
+			if (!classes)
+				classes = json_object();
+			json_object_set_new(classes, class_names[c],
+					    json_integer((json_int_t)o->error_class[c]));
+		}
+	if (classes)
+		json_object_set_new(j, "errors_by_class", classes);
+	set_hist(j, "latency", &o->latency);
+	set_hist(j, "service", &o->service);
+	set_hist(j, "ttfb", &o->ttfb);
+	set_hist(j, "connect", &o->connect);
+	return j;
+}
+
+static int merge_hist(struct hist *dst, json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+	if (!v)
+		return 0;
+	struct hist *h = malloc(sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	int r = json_is_string(v) ? hist_from_base64(h, json_string_value(v)) : -EINVAL;
+	if (r == 0)
+		hist_merge(dst, h);
+	free(h);
+	return r;
+}
+
+static uint64_t get_count(json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+int op_stats_merge_json(struct op_stats *dst, json_t *recorded)
+{
+	int r;
+
+	if (!json_is_object(recorded))
+		return -EINVAL;
+	dst->count += get_count(recorded, "count");
+	dst->errors += get_count(recorded, "errors");
+	dst->bytes += get_count(recorded, "bytes");
+	dst->corrupt += get_count(recorded, "corrupt");
+	json_t *classes = json_object_get(recorded, "errors_by_class");
+	for (int c = 0; classes && c < OP_ERR_CLASSES; c++)
+		dst->error_class[c] += get_count(classes, class_names[c]);
+	if ((r = merge_hist(&dst->latency, recorded, "latency")) < 0 ||
+	    (r = merge_hist(&dst->service, recorded, "service")) < 0 ||
+	    (r = merge_hist(&dst->ttfb, recorded, "ttfb")) < 0 ||
+	    (r = merge_hist(&dst->connect, recorded, "connect")) < 0)
+		return r;
+	return 0;
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The interval log's framing and reading, and results computed from it. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hist.h"
+#include "rundump.h"
+#include "runlog.h"
+
+static char dir[] = "/tmp/test-runlog.XXXXXX";
+
+static char *b64_of(uint64_t value_ns, uint64_t n)
+{
+	struct hist *h = malloc(sizeof(*h));
+	hist_init(h);
+	hist_record_n(h, value_ns, n);
+	char *t = hist_to_base64(h);
+	free(h);
+	return t;
+}
+
+/* An interval record of workload w: `count` reads at 100 us. */
+static json_t *interval(const char *w, uint64_t start_s, uint64_t count, uint64_t wall_base_s)
+{
+	char *lat = b64_of(100000, count);
+	json_t *rec = json_pack(
+		"{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:I,s:I,s:f,s:s,s:s}}}",
+		"type", "interval", "workload", w,
+		"start_ns", (json_int_t)(start_s * 1000000000), "end_ns",
+		(json_int_t)((start_s + 1) * 1000000000),
+		"wall_start_ns", (json_int_t)((wall_base_s + start_s) * 1000000000),
+		"wall_end_ns", (json_int_t)((wall_base_s + start_s + 1) * 1000000000),
+		"sched_ns", (json_int_t)((start_s + 1) * 1000000000), "lag_max_ns", (json_int_t)0,
+		"target_ops", (double)count, "ops", "read", "count", (json_int_t)count,
+		"errors", (json_int_t)0, "bytes", (json_int_t)(count * 4096), "share", 1.0,
+		"latency", lat, "service", lat);
+	free(lat);
+	return rec;
+}
+
+/* Writes a log of n one-second intervals of `count` ops each. */
+static char *write_log(const char *name, unsigned n, uint64_t count, uint64_t wall_base_s,
+		       const char *tail)
+{
+	char *path;
+	assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(RUNLOG_HEADER, f);
+	json_t *start = json_pack("{s:s,s:s}", "type", "start", "run", "r");
+	char *line = runlog_frame(start);
+	fputs(line, f);
+	free(line);
+	json_decref(start);
+	for (unsigned i = 0; i < n; i++) {
+		json_t *rec = interval("w", i, count, wall_base_s);
+		line = runlog_frame(rec);
+		fputs(line, f);
+		free(line);
+		json_decref(rec);
+	}
+	if (tail)
+		fputs(tail, f);
+	fclose(f);
+	return path;
+}
+
+static unsigned count_records(const char *path, struct runlog_reader **ret_reader)
+{
+	struct runlog_reader *r;
+	json_t *rec;
+	unsigned n = 0;
+	assert_int_equal(runlog_open(path, &r), 0);
+	while (runlog_next(r, &rec) > 0) {
+		n++;
+		json_decref(rec);
+	}
+	*ret_reader = r;
+	return n;
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	char *path = write_log("a.log", 5, 100, 1000, NULL);
+	struct runlog_reader *r;
+	assert_int_equal(count_records(path, &r), 6);
+	assert_false(runlog_torn(r));
+	assert_int_equal(runlog_corrupt(r), 0);
+	runlog_close(r);
+	free(path);
+}
+
+/* A crash mid-write leaves a cut-short last line: dropped, not an error. */
+static void test_torn_last_record(void **state)
+{
+	(void)state;
+	char *path = write_log("torn.log", 3, 100, 1000, "1234abcd {\"type\":\"inter");
+	struct runlog_reader *r;
+	assert_int_equal(count_records(path, &r), 4);
+	assert_true(runlog_torn(r));
+	assert_int_equal(runlog_corrupt(r), 0);
+	runlog_close(r);
+	free(path);
+}
+
+/* A damaged record in the middle is skipped and counted; the rest reads. */
+static void test_corrupt_middle(void **state)
+{
+	(void)state;
+	char *path = write_log("bad.log", 4, 100, 1000, NULL);
+	FILE *f = fopen(path, "r+");
+	assert_non_null(f);
+	/* Flip a digit inside the third line's JSON. */
+	char buf[65536];
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	char *third = buf;
+	for (int i = 0; i < 3; i++)
+		third = strchr(third, '\n') + 1;
+	char *digit = strstr(third, "\"count\":100") + 9;
+	*digit = '9';
+	rewind(f);
+	fwrite(buf, 1, n, f);
+	fclose(f);
+	struct runlog_reader *r;
+	assert_int_equal(count_records(path, &r), 4);
+	assert_int_equal(runlog_corrupt(r), 1);
+	assert_false(runlog_torn(r));
+	runlog_close(r);
+	free(path);
+}
+
+static void test_wrong_header(void **state)
+{
+	(void)state;
+	char *path;
+	assert_true(asprintf(&path, "%s/nothdr.log", dir) > 0);
+	FILE *f = fopen(path, "w");
+	fputs("not a log\n", f);
+	fclose(f);
+	struct runlog_reader *r;
+	assert_int_equal(runlog_open(path, &r), -EPROTO);
+	free(path);
+}
+
+static json_t *dump(const char *path, enum rundump_format format, struct rundump_filter *f)
+{
+	struct rundump *d = rundump_new(format, f);
+	assert_int_equal(rundump_add_log(d, path, NULL), 0);
+	json_t *out = rundump_finish(d);
+	rundump_free(d);
+	return out;
+}
+
+static void test_dump_filters(void **state)
+{
+	(void)state;
+	char *path = write_log("d.log", 10, 1000, 1000, NULL);
+	struct rundump_filter f = { 0 };
+	json_t *j = dump(path, RUNDUMP_JSON, &f);
+	json_t *read = json_object_get(json_object_get(json_array_get(json_object_get(j, "workloads"), 0),
+						       "ops"), "read");
+	assert_int_equal(json_integer_value(json_object_get(read, "count")), 10000);
+	assert_true(json_real_value(json_object_get(read, "rate_achieved")) == 1000.0);
+	json_decref(j);
+
+	f.since_ns = UINT64_C(2) * 1000000000;
+	f.until_ns = UINT64_C(5) * 1000000000;
+	j = dump(path, RUNDUMP_JSON, &f);
+	read = json_object_get(json_object_get(json_array_get(json_object_get(j, "workloads"), 0),
+					       "ops"), "read");
+	assert_int_equal(json_integer_value(json_object_get(read, "count")), 3000);
+	json_decref(j);
+
+	/* CSV per slice of 4 s: rows for [0,4), [4,8), [8,10). */
+	struct rundump_filter s = { .slice_ns = UINT64_C(4) * 1000000000 };
+	j = dump(path, RUNDUMP_CSV, &s);
+	const char *csv = json_string_value(json_object_get(j, "csv"));
+	assert_non_null(strstr(csv, "w,read,0.000,4.000,4000,"));
+	assert_non_null(strstr(csv, "w,read,8.000,10.000,2000,"));
+	json_decref(j);
+
+	/* HDR: a line per interval, tagged workload.op. */
+	struct rundump_filter none = { 0 };
+	j = dump(path, RUNDUMP_HDR, &none);
+	const char *hdr = json_string_value(json_object_get(j, "hdr"));
+	assert_non_null(strstr(hdr, "#[StartTime: 1000.000"));
+	assert_non_null(strstr(hdr, "Tag=w.read,9.000,1.000,"));
+	json_decref(j);
+	free(path);
+}
+
+/* Two hosts, the second started 3 s later: only the 7 s both ran count,
+ * and their rates add. */
+static void test_merge_overlap(void **state)
+{
+	(void)state;
+	char *a = write_log("a.log", 10, 1000, 1000, NULL);
+	char *b = write_log("b.log", 10, 500, 1003, NULL);
+	uint64_t from_a, to_a, from_b, to_b;
+	assert_int_equal(rundump_log_span(a, &from_a, &to_a), 0);
+	assert_int_equal(rundump_log_span(b, &from_b, &to_b), 0);
+	struct rundump_filter f = { .wall_from_ns = from_b, .wall_to_ns = to_a };
+	struct rundump *d = rundump_new(RUNDUMP_JSON, &f);
+	assert_int_equal(rundump_add_log(d, a, NULL), 0);
+	assert_int_equal(rundump_add_log(d, b, NULL), 0);
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	json_t *read = json_object_get(json_object_get(json_array_get(json_object_get(j, "workloads"), 0),
+						       "ops"), "read");
+	assert_int_equal(json_integer_value(json_object_get(read, "count")), 7 * 1000 + 7 * 500);
+	assert_true(json_real_value(json_object_get(read, "rate_achieved")) == 1500.0);
+	json_decref(j);
+	free(a);
+	free(b);
+}
+
+/* The HDR encoding starts with HdrHistogram's compressed V2 cookie. */
+static void test_hdr_cookie(void **state)
+{
+	(void)state;
+	struct hist *h = malloc(sizeof(*h));
+	hist_init(h);
+	hist_record_n(h, 123456, 7);
+	char *enc = rundump_hdr_encode(h);
+	assert_non_null(enc);
+	/* 0x1c849314 base64-encodes to "HISTF". */
+	assert_memory_equal(enc, "HISTF", 5);
+	free(enc);
+	free(h);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_torn_last_record),
+		cmocka_unit_test(test_corrupt_middle),
+		cmocka_unit_test(test_wrong_header),
+		cmocka_unit_test(test_dump_filters),
+		cmocka_unit_test(test_merge_overlap),
+		cmocka_unit_test(test_hdr_cookie),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
