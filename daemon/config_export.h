@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_CONFIG_EXPORT_H
+#define SOAK_CONFIG_EXPORT_H
+
+#include <stdio.h>
+
+#include "config.h"
+#include "config_json.h"
+
+/*
+ * "run": {"exports": ...}: where soakd publishes its metrics besides the
+ * socket and journald (see export.h).
+ *
+ *   "exports": {
+ *     "prometheus": {"textfile": "/var/lib/prometheus/node-exporter/soakd.prom"},
+ *                      node_exporter's textfile collector reads *.prom files
+ *     "statsd": {"address": "127.0.0.1:8125",   HOST:PORT or [IPV6]:PORT, UDP
+ *                "prefix": "soakd.{host}"}      default "soakd"; {host} is this
+ *                                               host's name up to its first dot
+ *   }
+ */
+
+#define EXPORT_MAX_PREFIX 128
+
+void export_config_parse(struct cfg_ctx *c, json_t *v, struct export_config *e);
+void export_config_free(struct export_config *e);
+/* Its part of the resolved plan: one JSON member, `"exports": {...}`. */
+void export_config_print(const struct export_config *e, FILE *out);
+
+#endif

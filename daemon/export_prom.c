@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Prometheus metrics through node_exporter's textfile collector.
+ *
+ * Names follow Prometheus' conventions: a soakd_ prefix, snake case, base
+ * units (seconds, bytes), _total on counters, labels run, workload, op and
+ * target.  Counters run from the start of the run; gauges hold the last
+ * closed interval.  Latency is a summary-shaped set of gauges
+ * (soakd_latency_seconds{quantile="0.99"}) computed from the interval's
+ * exact histogram, not a Prometheus summary: quantiles of different
+ * intervals or hosts cannot be averaged, so a fleet is merged with
+ * soakctl merge, and Prometheus is for watching.
+ *
+ * node_exporter reads every *.prom file in its directory at each scrape, so
+ * the file is written under another name in the same directory and renamed
+ * over the target: a scrape sees the old file or the new one, never half.
+ * No timestamps: the textfile collector refuses them.
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef SOAK_VERSION
+#define SOAK_VERSION "unknown"
+#endif
+
+static void put_label_value(FILE *out, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\')
+			fputs("\\\\", out);
+		else if (*v == '"')
+			fputs("\\\"", out);
+		else if (*v == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*v, out);
+	}
+}
+
+static void put_double(FILE *out, double v)
+{
+	if (isnan(v))
+		fputs("NaN", out);
+	else if (isinf(v))
+		fputs(v > 0 ? "+Inf" : "-Inf", out);
+	else {
+		/* The shortest text that reads back as the same double. */
+		char buf[40];
+		for (int precision = 9; precision <= 17; precision++) {
+			snprintf(buf, sizeof(buf), "%.*g", precision, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+		fputs(buf, out);
+	}
+}
+
+static void header(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{run="..",workload="..",op=".."[,target=".."] */
+static void labels(FILE *out, const char *name, const char *run, const struct export_op *op)
+{
+	fprintf(out, "%s{run=\"", name);
+	put_label_value(out, run);
+	fputs("\",workload=\"", out);
+	put_label_value(out, op->workload);
+	fputs("\",op=\"", out);
+	put_label_value(out, op->op);
+	if (op->target) {
+		fputs("\",target=\"", out);
+		put_label_value(out, op->target);
+	}
+	fputc('"', out);
+}
+
+enum counter { OPS, ERRORS, BYTES };
+
+static void counters(FILE *out, const struct export_snapshot *s, bool targets, enum counter which,
+		     const char *name, const char *help)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < s->n_ops; i++) {
+		const struct export_op *op = &s->ops[i];
+		if ((op->target != NULL) != targets)
+			continue;
+		if (!any)
+			header(out, name, "counter", help);
+		any = true;
+		labels(out, name, s->run, op);
+		fprintf(out, "} %" PRIu64 "\n", which == OPS ? op->ops_total :
+				which == ERRORS ? op->errors_total : op->bytes_total);
+	}
+}
+
+static void rates(FILE *out, const struct export_snapshot *s, bool target_rate)
+{
+	const char *name = target_rate ? "soakd_rate_target_ops_per_second"
+				       : "soakd_rate_ops_per_second";
+	bool any = false;
+
+	for (size_t i = 0; i < s->n_ops; i++) {
+		const struct export_op *op = &s->ops[i];
+		if (op->target || !op->has_interval)
+			continue;
+		if (!any)
+			header(out, name, "gauge", target_rate
+			       ? "Ops per second the schedule asked for in the last interval."
+			       : "Ops per second completed in the last interval.");
+		any = true;
+		labels(out, name, s->run, op);
+		fputs("} ", out);
+		put_double(out, target_rate ? op->rate_target : op->rate);
+		fputc('\n', out);
+	}
+}
+
+static void latencies(FILE *out, const struct export_snapshot *s)
+{
+	static const char *const quantiles[] = { "0.5", "0.9", "0.99", "0.999", "1" };
+	bool any = false;
+
+	for (size_t i = 0; i < s->n_ops; i++) {
+		const struct export_op *op = &s->ops[i];
+		const uint64_t ns[] = { op->p50_ns, op->p90_ns, op->p99_ns, op->p999_ns, op->max_ns };
+		/* An interval without ops has no latency to show. */
+		if (op->target || !op->has_interval || op->count == 0)
+			continue;
+		if (!any)
+			header(out, "soakd_latency_seconds", "gauge",
+			       "Latency from each op's intended start (coordinated omission "
+			       "corrected) in the last interval, by quantile; 1 is the maximum.");
+		any = true;
+		for (size_t q = 0; q < sizeof(quantiles) / sizeof(quantiles[0]); q++) {
+			labels(out, "soakd_latency_seconds", s->run, op);
+			fprintf(out, ",quantile=\"%s\"} ", quantiles[q]);
+			put_double(out, ns[q] / 1e9);
+			fputc('\n', out);
+		}
+	}
+}
+
+static void workload_labels(FILE *out, const char *name, const char *run, const char *workload)
+{
+	fprintf(out, "%s{run=\"", name);
+	put_label_value(out, run);
+	fputs("\",workload=\"", out);
+	put_label_value(out, workload);
+	fputc('"', out);
+}
+
+int export_prom_format(const struct export_snapshot *s, FILE *out)
+{
+	header(out, "soakd_run_info", "gauge", "The soak run this soakd runs; always 1.");
+	fputs("soakd_run_info{run=\"", out);
+	put_label_value(out, s->run);
+	fputs("\",version=\"" SOAK_VERSION "\"} 1\n", out);
+	header(out, "soakd_run_start_time_seconds", "gauge",
+	       "When the run started, in seconds since the Unix epoch.");
+	fputs("soakd_run_start_time_seconds{run=\"", out);
+	put_label_value(out, s->run);
+	fputs("\"} ", out);
+	put_double(out, s->start_time_s);
+	fputc('\n', out);
+
+	if (s->n_workloads) {
+		header(out, "soakd_workload_state", "gauge",
+		       "1 for the state each workload is in, 0 for the others.");
+		for (size_t w = 0; w < s->n_workloads; w++)
+			for (size_t k = 0; k < s->n_states; k++) {
+				workload_labels(out, "soakd_workload_state", s->run,
+						s->workloads[w].name);
+				fputs(",state=\"", out);
+				put_label_value(out, s->states[k]);
+				fprintf(out, "\"} %d\n",
+					strcmp(s->states[k], s->workloads[w].state) == 0);
+			}
+	}
+
+	counters(out, s, false, OPS, "soakd_ops_total",
+		 "Ops completed since the run started, successful or not.");
+	counters(out, s, false, ERRORS, "soakd_errors_total", "Ops that failed since the run started.");
+	counters(out, s, false, BYTES, "soakd_bytes_total",
+		 "Bytes moved by successful ops since the run started.");
+	rates(out, s, false);
+	rates(out, s, true);
+	latencies(out, s);
+
+	bool any = false;
+	for (size_t w = 0; w < s->n_workloads; w++) {
+		if (!s->workloads[w].has_interval)
+			continue;
+		if (!any)
+			header(out, "soakd_lag_seconds", "gauge",
+			       "How far behind its schedule the workload fell in the last interval.");
+		any = true;
+		workload_labels(out, "soakd_lag_seconds", s->run, s->workloads[w].name);
+		fputs("} ", out);
+		put_double(out, s->workloads[w].lag_s);
+		fputc('\n', out);
+	}
+
+	counters(out, s, true, OPS, "soakd_target_ops_total",
+		 "Ops completed on each target since the run started.");
+	counters(out, s, true, ERRORS, "soakd_target_errors_total",
+		 "Ops that failed on each target since the run started.");
+	counters(out, s, true, BYTES, "soakd_target_bytes_total",
+		 "Bytes moved by successful ops on each target since the run started.");
+	return ferror(out) ? -EIO : 0;
+}
+
+int export_prom_write(const char *path, const struct export_snapshot *s, char *why,
+		      size_t whylen)
+{
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 8);
+	FILE *f = NULL;
+	int fd, r;
+
+	if (!tmp) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	/* Not *.prom: node_exporter must not read it half-written. */
+	memcpy(tmp, path, n);
+	memcpy(tmp + n, ".XXXXXX", 8);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(why, whylen, "cannot create a file beside %s: %s", path, strerror(errno));
+		free(tmp);
+		return r;
+	}
+	/* node_exporter usually runs as another user; soakd's UMask is 0077. */
+	if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
+		r = -errno;
+		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	errno = 0;
+	r = export_prom_format(s, f);
+	if (fflush(f) != 0 || r < 0) {
+		r = errno ? -errno : -EIO;
+		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(-r));
+		fclose(f);
+		goto fail;
+	}
+	if (fclose(f) != 0) {
+		r = -errno;
+		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		snprintf(why, whylen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		goto fail;
+	}
+	free(tmp);
+	return 0;
+fail:
+	unlink(tmp);
+	free(tmp);
+	return r;
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * StatsD over UDP, with aisloader's names so its Graphite/Grafana
+ * dashboards read soakd too: <prefix>.<workload>.<op>.<metric>, where
+ * aisloader writes <prefix>.<op>.<metric>:
+ *
+ *   count:N|c          ops completed since the last send (aisloader: get.count)
+ *   error:N|c          ops failed since the last send (get.error)
+ *   throughput:B|g     bytes per second in the last interval (get.throughput)
+ *   latency:MS|ms      mean latency of the ops that succeeded since the last send
+ *                      (get.latency)
+ *   maxlatency:MS|ms   the interval's maximum (get.maxlatency)
+ *   latency.p50:MS|ms  and p90, p99, p999: the interval's exact quantiles
+ *   rate:R|g           ops per second completed in the last interval
+ *   rate_target:R|g    ops per second the schedule asked for
+ * and per workload <prefix>.<workload>.lag:MS|g.
+ *
+ * Counters carry differences of the run's totals, so what a StatsD server
+ * adds up equals soakd's own totals even when a tick was skipped.  Lines
+ * are packed into datagrams of at most STATSD_MAX_DATAGRAM bytes (the size
+ * StatsD recommends inside one network), sent without blocking; a failed
+ * send is counted and the run goes on.
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "config_trace.h"
+#include "log.h"
+
+#define STATSD_MAX_DATAGRAM 1432
+#define STATSD_RECOVERED 10
+
+struct statsd_sender {
+	char *address;
+	int fd;
+	char buf[STATSD_MAX_DATAGRAM];
+	size_t used;
+	uint64_t datagrams, send_errors;
+	bool failing;
+	unsigned sent_since_error;
+	char error[256];
+};
+
+void export_statsd_name(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *in && n + 1 < len; in++) {
+		char ch = *in;
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
+			ch = '_';   /* '.' would add a level, ':' '|' '@' break the line */
+		out[n++] = ch;
+	}
+	out[n] = '\0';
+}
+
+/* snprintf that keeps counting past the end of buf. */
+static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(*off < len ? buf + *off : NULL, *off < len ? len - *off : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*off += (size_t)n;
+}
+
+size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
+			       const struct export_op *op, const struct export_delta *delta)
+{
+	char w[CONFIG_MAX_NAME * 2], o[CONFIG_MAX_NAME * 2];
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	export_statsd_name(op->workload, w, sizeof(w));
+	export_statsd_name(op->op, o, sizeof(o));
+	append(buf, len, &off, "%s.%s.%s.count:%" PRIu64 "|c\n", prefix, w, o, delta->ops);
+	append(buf, len, &off, "%s.%s.%s.error:%" PRIu64 "|c\n", prefix, w, o, delta->errors);
+	if (!op->has_interval)
+		return off;
+	append(buf, len, &off, "%s.%s.%s.throughput:%.0f|g\n", prefix, w, o,
+	       op->interval_s > 0 ? op->bytes / op->interval_s : 0.0);
+	append(buf, len, &off, "%s.%s.%s.rate:%.3f|g\n", prefix, w, o, op->rate);
+	append(buf, len, &off, "%s.%s.%s.rate_target:%.3f|g\n", prefix, w, o, op->rate_target);
+	if (delta->latency_count > 0)
+		append(buf, len, &off, "%s.%s.%s.latency:%.3f|ms\n", prefix, w, o,
+		       delta->latency_sum_ns / 1e6 / (double)delta->latency_count);
+	if (op->count == 0)
+		return off;
+	append(buf, len, &off, "%s.%s.%s.maxlatency:%.3f|ms\n", prefix, w, o, op->max_ns / 1e6);
+	append(buf, len, &off, "%s.%s.%s.latency.p50:%.3f|ms\n", prefix, w, o, op->p50_ns / 1e6);
+	append(buf, len, &off, "%s.%s.%s.latency.p90:%.3f|ms\n", prefix, w, o, op->p90_ns / 1e6);
+	append(buf, len, &off, "%s.%s.%s.latency.p99:%.3f|ms\n", prefix, w, o, op->p99_ns / 1e6);
+	append(buf, len, &off, "%s.%s.%s.latency.p999:%.3f|ms\n", prefix, w, o, op->p999_ns / 1e6);
+	return off;
+}
+
+size_t export_statsd_format_workload(char *buf, size_t len, const char *prefix,
+				     const struct export_workload *wl)
+{
+	char w[CONFIG_MAX_NAME * 2];
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	export_statsd_name(wl->name, w, sizeof(w));
+	append(buf, len, &off, "%s.%s.lag:%.3f|g\n", prefix, w, wl->lag_s * 1e3);
+	return off;
+}
+
+int export_statsd_open(const char *address, struct statsd_sender **ret, char *why,
+		       size_t whylen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
+	char host[256], port[16];
+	unsigned portnum;
+	int r, fd;
+
+	if (trace_split_endpoint(address, host, sizeof(host), &portnum, why, whylen) < 0)
+		return -EINVAL;
+	snprintf(port, sizeof(port), "%u", portnum);
+	/* Resolved once, at start: the loop never waits for DNS. */
+	r = getaddrinfo(host, port, &hints, &ai);
+	if (r != 0) {
+		snprintf(why, whylen, "cannot resolve StatsD address %s: %s", address,
+			 gai_strerror(r));
+		return -EHOSTUNREACH;
+	}
+	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		r = -errno;
+		snprintf(why, whylen, "cannot set up a UDP socket to StatsD at %s: %s", address,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return r;
+	}
+	freeaddrinfo(ai);
+
+	struct statsd_sender *s = calloc(1, sizeof(*s));
+	if (!s || !(s->address = strdup(address))) {
+		free(s);
+		close(fd);
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	s->fd = fd;
+	*ret = s;
+	return 0;
+}
+
+void export_statsd_close(struct statsd_sender *s)
+{
+	if (!s)
+		return;
+	export_statsd_flush(s);
+	close(s->fd);
+	free(s->address);
+	free(s);
+}
+
+void export_statsd_flush(struct statsd_sender *s)
+{
+	ssize_t n;
+
+	if (!s || s->used == 0)
+		return;
+	/* Without the last '\n': one metric per line, none empty. */
+	n = send(s->fd, s->buf, s->used - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	s->used = 0;
+	if (n >= 0) {
+		s->datagrams++;
+		/* Nobody listening alternates success and ECONNREFUSED: only a
+		 * run of successes means StatsD is back. */
+		if (s->failing && ++s->sent_since_error >= STATSD_RECOVERED) {
+			log_notice("StatsD at %s: sending again", s->address);
+			s->failing = false;
+		}
+		return;
+	}
+	/* ECONNREFUSED: an earlier datagram found nobody listening (ICMP);
+	 * EAGAIN: the socket buffer is full.  Either way this one is lost. */
+	s->send_errors++;
+	snprintf(s->error, sizeof(s->error), "%s", strerror(errno));
+	if (!s->failing)
+		log_warning("StatsD at %s: cannot send: %s; counting lost datagrams in status",
+			    s->address, s->error);
+	s->failing = true;
+	s->sent_since_error = 0;
+}
+
+void export_statsd_add(struct statsd_sender *s, const char *lines, size_t len)
+{
+	while (len > 0) {
+		const char *nl = memchr(lines, '\n', len);
+		size_t n = nl ? (size_t)(nl - lines) + 1 : len;
+		size_t need = nl ? n : n + 1;
+
+		/* A line longer than a datagram cannot be sent; names are
+		 * bounded well below that. */
+		if (need <= sizeof(s->buf)) {
+			if (s->used + need > sizeof(s->buf))
+				export_statsd_flush(s);
+			memcpy(s->buf + s->used, lines, n);
+			s->used += n;
+			if (!nl)
+				s->buf[s->used++] = '\n';
+		}
+		lines += n;
+		len -= n;
+	}
+}
+
+json_t *export_statsd_status_json(const struct statsd_sender *s)
+{
+	json_t *j = json_pack("{s:s,s:I,s:I}", "address", s->address,
+			      "datagrams", (json_int_t)s->datagrams,
+			      "send_errors", (json_int_t)s->send_errors);
+	if (j && s->failing)
+		json_object_set_new(j, "error", json_string(s->error));
+	return j;
+}

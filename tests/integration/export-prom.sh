@@ -1,0 +1,193 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Prometheus export through Debian's real node_exporter: soakd writes its
+# metrics file into node_exporter's textfile directory at every tick, and
+# node_exporter, scraped with curl on loopback, serves soakd_* metrics with
+# Prometheus' names and labels and the values "soakctl dump" gives, with no
+# textfile scrape error at any time (the file is replaced atomically).  The
+# textfile directory is missing at first: the run goes on, status says why,
+# and the metrics appear once the directory does.
+source "$(dirname "$0")/lib.sh"
+
+need_cmd python3 curl
+NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
+[[ -x $NODE_EXPORTER ]] || skip "needs $NODE_EXPORTER (Debian's prometheus-node-exporter)"
+
+TEXTFILE_DIR="$WORK/textfile"
+PROM="$TEXTFILE_DIR/soakd.prom"
+CFG="$WORK/prom.json"
+cat >"$CFG" <<EOF
+{
+  "run": {"name": "prom", "duration": "4s", "interval": "1s", "on_finish": "idle",
+          "exports": {"prometheus": {"textfile": "$PROM"}}},
+  "workloads": [
+    {"name": "w", "type": "device", "model": "pattern",
+     "targets": ["$WORK/a.dat", "$WORK/b.dat"], "file_size": "16MiB",
+     "read_pct": 70, "block_size": "4KiB", "queue_depth": 8, "rate": 600}
+  ]
+}
+EOF
+
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+URL="http://127.0.0.1:$PORT/metrics"
+
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket" ctl_answers
+
+# No directory yet: the run goes on and says why in status.
+prom_failing() {
+	ctl status --json | python3 -c '
+import json, sys
+p = json.load(sys.stdin).get("exports", {}).get("prometheus", {})
+sys.exit(0 if p.get("failures", 0) > 0 and "error" in p else 1)'
+}
+wait_until 10 "status to report the missing textfile directory" prom_failing
+workload_is w running || fail "the workload stopped although only its export failed"
+mkdir "$TEXTFILE_DIR"
+wait_until 10 "$PROM" test -s "$PROM"
+[[ $(stat -c %a "$PROM") == 644 ]] || fail "$PROM has mode $(stat -c %a "$PROM"), node_exporter may not read it"
+
+spawn "$WORK/node_exporter.log" "$NODE_EXPORTER" --web.listen-address="127.0.0.1:$PORT" \
+	--collector.disable-defaults --collector.textfile \
+	--collector.textfile.directory="$TEXTFILE_DIR"
+scrape() { curl -sf --max-time 5 "$URL" >"$1"; }
+wait_until 15 "node_exporter on $URL" scrape "$WORK/first.txt"
+
+# Scrape while the file is replaced every second: never an error, and the
+# counters never go back.
+n=0
+while workload_is w running; do
+	scrape "$WORK/scrape.$n.txt" || fail "scrape $n of $URL failed"
+	n=$((n + 1))
+	((n < 200)) || fail "the workload ran for too long"
+	sleep 0.05
+done
+note "$n scrapes while the workload ran"
+python3 - "$WORK" "$n" <<'EOF' || fail "scrapes during the run"
+import re, sys
+work, n = sys.argv[1], int(sys.argv[2])
+last = {}
+for i in range(n):
+    text = open(f"{work}/scrape.{i}.txt").read()
+    m = re.search(r"^node_textfile_scrape_error (\S+)$", text, re.M)
+    if not m or float(m.group(1)) != 0:
+        sys.exit(f"scrape {i}: node_textfile_scrape_error is {m.group(1) if m else 'missing'}")
+    for op, v in re.findall(r'^soakd_ops_total\{[^}]*op="(\w+)"[^}]*\} (\S+)$', text, re.M):
+        if float(v) < last.get(op, 0):
+            sys.exit(f"scrape {i}: soakd_ops_total for {op} went back from {last[op]} to {v}")
+        last[op] = float(v)
+if not last:
+    sys.exit("no soakd_ops_total in any scrape")
+EOF
+
+wait_until 15 "the workload to finish" workload_is w finished
+ctl dump --format json >"$WORK/dump.json" || fail "dump failed"
+# The next tick writes the final totals.
+final_written() {
+	scrape "$WORK/final.txt" && python3 - "$WORK/dump.json" "$WORK/final.txt" <<'EOF'
+import json, re, sys
+dump = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+# node_exporter sorts labels by name.
+for op, o in dump["workloads"][0]["ops"].items():
+    m = re.search(r'^soakd_ops_total\{op="%s",run="prom",workload="w"\} (\S+)$' % op, text, re.M)
+    if not m or int(float(m.group(1))) != o["count"]:
+        sys.exit(1)
+EOF
+}
+wait_until 10 "node_exporter to serve the run's final totals" final_written
+
+python3 - "$WORK/dump.json" "$WORK/final.txt" "$PROM" <<'EOF' || fail "metrics served by node_exporter"
+import json, re, sys
+
+dump = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+prom_path = sys.argv[3]
+problems = []
+
+samples = {}   # name -> [(labels dict, value)]
+types = {}
+for line in text.splitlines():
+    if line.startswith("# TYPE "):
+        _, _, name, kind = line.split(" ", 3)
+        types[name] = kind
+        continue
+    if not line or line.startswith("#"):
+        continue
+    m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line)
+    if not m:
+        problems.append(f"unparsable line {line!r}")
+        continue
+    labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+    samples.setdefault(m.group(1), []).append((labels, float(m.group(3))))
+
+def get(name, **want):
+    found = [v for labels, v in samples.get(name, []) if all(labels.get(k) == w for k, w in want.items())]
+    if len(found) != 1:
+        problems.append(f"{name}{want}: {len(found)} samples")
+        return None
+    return found[0]
+
+if get("node_textfile_scrape_error") != 0:
+    problems.append("node_textfile_scrape_error is not 0")
+get("node_textfile_mtime_seconds", file=prom_path)
+
+expected_types = {
+    "soakd_ops_total": "counter", "soakd_errors_total": "counter", "soakd_bytes_total": "counter",
+    "soakd_rate_ops_per_second": "gauge", "soakd_rate_target_ops_per_second": "gauge",
+    "soakd_latency_seconds": "gauge", "soakd_lag_seconds": "gauge",
+    "soakd_workload_state": "gauge", "soakd_run_info": "gauge",
+    "soakd_run_start_time_seconds": "gauge", "soakd_target_ops_total": "counter",
+}
+for name, kind in expected_types.items():
+    if types.get(name) != kind:
+        problems.append(f"{name} has TYPE {types.get(name)}, expected {kind}")
+
+w = dump["workloads"][0]
+for op, o in w["ops"].items():
+    lab = dict(run="prom", workload="w", op=op)
+    for metric, key in (("soakd_ops_total", "count"), ("soakd_errors_total", "errors"),
+                        ("soakd_bytes_total", "bytes")):
+        v = get(metric, **lab)
+        if v is not None and int(v) != o[key]:
+            problems.append(f"{metric}{lab} = {v}, dump says {o[key]}")
+    # The last interval's quantiles: present, in seconds, in order, and
+    # within the run's range (the dump's totals in µs).
+    qs = [get("soakd_latency_seconds", quantile=q, **lab) for q in ("0.5", "0.9", "0.99", "0.999", "1")]
+    if None not in qs:
+        if qs != sorted(qs) or qs[0] <= 0:
+            problems.append(f"latency quantiles of {op} out of order: {qs}")
+        if qs[-1] > o["latency_us"]["max"] / 1e6 * 1.01 or qs[0] < o["latency_us"]["min"] / 1e6 * 0.99:
+            problems.append(f"latency of {op} {qs} outside the run's range {o['latency_us']}")
+    rate = get("soakd_rate_target_ops_per_second", **lab)
+    share = 0.7 if op == "read" else 0.3
+    if rate is not None and abs(rate - 600 * share) > 600 * share * 0.05:
+        problems.append(f"target rate of {op} is {rate}, expected {600 * share}")
+    targets = [v for labels, v in samples.get("soakd_target_ops_total", []) if labels.get("op") == op]
+    if len(targets) != 2 or int(sum(targets)) != o["count"]:
+        problems.append(f"soakd_target_ops_total for {op}: {targets}, expected 2 adding to {o['count']}")
+    paths = sorted(labels["target"] for labels, _ in samples.get("soakd_target_ops_total", [])
+                   if labels.get("op") == op)
+    if not all(p.endswith((".dat")) for p in paths):
+        problems.append(f"target labels {paths}")
+
+if get("soakd_workload_state", run="prom", workload="w", state="finished") != 1:
+    problems.append("soakd_workload_state{state=finished} is not 1")
+if get("soakd_workload_state", run="prom", workload="w", state="running") != 0:
+    problems.append("soakd_workload_state{state=running} is not 0")
+get("soakd_lag_seconds", run="prom", workload="w")
+get("soakd_run_info", run="prom")
+
+print(f"# {sum(len(v) for k, v in samples.items() if k.startswith('soakd_'))} soakd_ samples, "
+      f"reads {int(get('soakd_ops_total', op='read') or 0)}, writes {int(get('soakd_ops_total', op='write') or 0)}")
+if problems:
+    sys.exit("\n".join(problems))
+EOF
+
+# Only the metrics file, no temporary files, in node_exporter's directory.
+leftover=$(ls -A "$TEXTFILE_DIR" | grep -vx soakd.prom || true)
+[[ -z $leftover ]] || fail "files left in the textfile directory: $leftover"
+stop_soakd 15
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+note "ok"

@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# soakctl plot: an SVG of latency and throughput over time, from a running
+# soakd, from the run's directory without soakd, and from a dump's CSV;
+# each is well-formed XML (Python's parser) with a <path> and a legend
+# entry per series, and an SVG renderer draws it when one is installed.
+source "$(dirname "$0")/lib.sh"
+
+need_cmd python3
+
+CFG="$WORK/plot.json"
+write_file_config "$CFG" plot w 4s idle 400
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket" ctl_answers
+wait_until 20 "the workload to finish" workload_is w finished
+
+# From soakd, into the working directory by default (RUN.svg).
+(cd "$WORK" && timeout 20 "$SOAKCTL" --socket "$SOCK" plot) 2>"$WORK/plot.err" ||
+	fail "soakctl plot failed: $(cat "$WORK/plot.err")"
+[[ -s $WORK/plot.svg ]] || fail "soakctl plot wrote no plot.svg: $(cat "$WORK/plot.err")"
+grep -q "wrote plot.svg (10 series)" "$WORK/plot.err" || fail "plot said: $(cat "$WORK/plot.err")"
+ctl plot --op write --output "$WORK/write.svg" 2>/dev/null || fail "plot --op write failed"
+ctl plot --output - >"$WORK/stdout.svg" || fail "plot --output - failed"
+ctl dump --format csv >"$WORK/dump.csv" || fail "dump --format csv failed"
+rc=0
+out=$(ctl plot --workload nope --output "$WORK/nope.svg" 2>&1) || rc=$?
+((rc == 1)) && [[ $out == *"no intervals to plot for workload nope"* ]] ||
+	fail "plot of an unknown workload: exit $rc: $out"
+[[ ! -e $WORK/nope.svg ]] || fail "plot of nothing wrote a file"
+stop_soakd 15
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+# Without soakd: the run's directory, and the CSV saved above.
+timeout 20 "$SOAKCTL" plot --run-dir "$WORK/state/plot" --output "$WORK/rundir.svg" 2>/dev/null ||
+	fail "plot --run-dir failed"
+timeout 20 "$SOAKCTL" plot --output "$WORK/csv.svg" "$WORK/dump.csv" 2>/dev/null ||
+	fail "plot of a CSV file failed"
+rc=0
+out=$(timeout 20 "$SOAKCTL" plot --output "$WORK/bad.svg" "$SRCDIR/README.md" 2>&1) || rc=$?
+((rc == 1)) && [[ $out == *"dump --format csv"* ]] || fail "plot of a non-CSV file: exit $rc: $out"
+
+python3 - "$WORK" <<'EOF' || fail "SVG plots"
+import sys, xml.dom.minidom
+
+work = sys.argv[1]
+problems = []
+def check(name, series):
+    try:
+        doc = xml.dom.minidom.parse(f"{work}/{name}")
+    except Exception as e:
+        problems.append(f"{name}: not well-formed XML: {e}")
+        return
+    root = doc.documentElement
+    if root.tagName != "svg" or root.getAttribute("xmlns") != "http://www.w3.org/2000/svg":
+        problems.append(f"{name}: root is {root.tagName}, not an SVG")
+    paths = {p.getAttribute("data-series"): p for p in doc.getElementsByTagName("path")}
+    legend = {t.getAttribute("data-legend"): t.firstChild.data
+              for t in doc.getElementsByTagName("text") if t.getAttribute("data-legend")}
+    for s in series:
+        d = paths.get(s).getAttribute("d") if s in paths else ""
+        if d.count("L") < 2:
+            problems.append(f"{name}: series {s} missing or without a line ({d[:40]!r})")
+        if s not in legend:
+            problems.append(f"{name}: no legend entry for {s}")
+    extra = set(paths) - set(series)
+    if extra:
+        problems.append(f"{name}: unexpected series {sorted(extra)}")
+    texts = " ".join(t.firstChild.data for t in doc.getElementsByTagName("text") if t.firstChild)
+    for needle in ("workload w", "latency", "ops/s", "time since the run started"):
+        if needle not in texts:
+            problems.append(f"{name}: no text {needle!r}")
+    title = doc.getElementsByTagName("title")[0].firstChild.data
+    return title
+
+every = [f"w/{op}/{m}" for op in ("read", "write")
+         for m in ("p50", "p99", "p999", "ops_per_s", "target_per_s")]
+title = check("plot.svg", every)
+if not title or not title.startswith("soakd run plot"):
+    problems.append(f"plot.svg: title {title!r}")
+check("stdout.svg", every)
+check("rundir.svg", every)
+check("csv.svg", every)
+check("write.svg", [s for s in every if s.startswith("w/write/")])
+print(f"# plots well-formed, {len(every)} series each; title {title!r}")
+if problems:
+    sys.exit("\n".join(problems))
+EOF
+
+if command -v rsvg-convert >/dev/null; then
+	rsvg-convert -o "$WORK/plot.png" "$WORK/plot.svg" || fail "rsvg-convert could not draw plot.svg"
+	[[ -s $WORK/plot.png ]] || fail "rsvg-convert drew nothing"
+	note "rsvg-convert drew plot.svg ($(stat -c %s "$WORK/plot.png") bytes of PNG)"
+fi
+note "ok"

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/config.h"
+#include "daemon/export.h"
+
+static const char *const states[] = { "idle", "running", "stopping", "stopped", "finished",
+				      "failed" };
+
+static const struct export_workload workloads[] = {
+	{ .name = "rand4k", .state = "running", .lag_s = 0.0125, .has_interval = true },
+};
+
+static struct export_op ops[] = {
+	{ .workload = "rand4k", .op = "read", .ops_total = 7000, .errors_total = 2,
+	  .bytes_total = 28672000, .latency_sum_ns = 7000 * UINT64_C(250000),
+	  .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
+	  .count = 700, .errors = 1, .bytes = 2867200, .rate = 700, .rate_target = 700,
+	  .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
+	  .max_ns = 3000000 },
+	{ .workload = "rand4k", .op = "write", .ops_total = 3000, .bytes_total = 12288000,
+	  .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
+	  .count = 0, .rate = 0, .rate_target = 300 },
+	{ .workload = "rand4k", .op = "read", .target = "/dev/loop0 \"a\"\\b\nc",
+	  .ops_total = 3500, .errors_total = 1, .bytes_total = 14336000 },
+};
+
+static struct export_snapshot snapshot(void)
+{
+	return (struct export_snapshot){
+		.run = "demo", .start_time_s = 1748779200.5, .elapsed_s = 10,
+		.workloads = workloads, .n_workloads = 1, .ops = ops, .n_ops = 3,
+		.states = states, .n_states = 6,
+	};
+}
+
+static char *prom_text(const struct export_snapshot *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(export_prom_format(s, f), 0);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+static void expect_line(const char *text, const char *line)
+{
+	char *needle;
+	assert_true(asprintf(&needle, "\n%s\n", line) > 0);
+	if (!strstr(text, needle))
+		fail_msg("missing line: %s\n--- in ---\n%s", line, text);
+	free(needle);
+}
+
+static bool valid_metric_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+		      (i > 0 && c >= '0' && c <= '9')))
+			return false;
+	}
+	return n > 0;
+}
+
+/* The exposition format as node_exporter's parser reads it: each family's
+ * HELP and TYPE once, before its samples; a sample is name{labels} value,
+ * no timestamp; counters end in _total. */
+static void check_exposition(char *text)
+{
+	char typed[64][96], type_of[64][16];
+	size_t n_typed = 0;
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "# HELP ", 7) == 0)
+			continue;
+		if (strncmp(line, "# TYPE ", 7) == 0) {
+			char name[96], type[16];
+			assert_int_equal(sscanf(line, "# TYPE %95s %15s", name, type), 2);
+			for (size_t i = 0; i < n_typed; i++)
+				if (strcmp(typed[i], name) == 0)
+					fail_msg("TYPE of %s given twice", name);
+			assert_true(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0);
+			if (strcmp(type, "counter") == 0 && !strstr(name, "_total"))
+				fail_msg("counter %s does not end in _total", name);
+			assert_true(n_typed < 64);
+			strcpy(typed[n_typed], name);
+			strcpy(type_of[n_typed++], type);
+			continue;
+		}
+		assert_true(line[0] != '#');
+		size_t n = strcspn(line, "{ ");
+		assert_true(valid_metric_name(line, n));
+		assert_true(n_typed > 0);
+		if (strncmp(line, typed[n_typed - 1], n) != 0 || typed[n_typed - 1][n] != '\0')
+			fail_msg("sample %s is not under its TYPE line", line);
+		char *rest = line + n;
+		if (*rest == '{') {
+			/* Skip quoted label values, which may hold '}' or spaces. */
+			bool quoted = false;
+			for (rest++; *rest && (quoted || *rest != '}'); rest++) {
+				if (*rest == '\\' && quoted)
+					rest++;
+				else if (*rest == '"')
+					quoted = !quoted;
+			}
+			assert_int_equal(*rest, '}');
+			rest++;
+		}
+		assert_int_equal(*rest, ' ');
+		char *end;
+		strtod(rest + 1, &end);
+		if (end == rest + 1 || *end)
+			fail_msg("sample value with a timestamp or not a number: %s", line);
+	}
+}
+
+static void test_prom_lines(void **state)
+{
+	(void)state;
+	struct export_snapshot s = snapshot();
+	char *text = prom_text(&s);
+
+	expect_line(text, "# TYPE soakd_ops_total counter");
+	expect_line(text, "soakd_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\"} 7000");
+	expect_line(text, "soakd_errors_total{run=\"demo\",workload=\"rand4k\",op=\"read\"} 2");
+	expect_line(text, "soakd_bytes_total{run=\"demo\",workload=\"rand4k\",op=\"write\"} 12288000");
+	expect_line(text, "# TYPE soakd_rate_ops_per_second gauge");
+	expect_line(text, "soakd_rate_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"read\"} 700");
+	expect_line(text, "soakd_rate_target_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"write\"} 300");
+	expect_line(text, "# TYPE soakd_latency_seconds gauge");
+	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.5\"} 0.00025");
+	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.99\"} 0.0012");
+	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.999\"} 0.0025");
+	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"1\"} 0.003");
+	expect_line(text, "soakd_lag_seconds{run=\"demo\",workload=\"rand4k\"} 0.0125");
+	expect_line(text, "soakd_workload_state{run=\"demo\",workload=\"rand4k\",state=\"running\"} 1");
+	expect_line(text, "soakd_workload_state{run=\"demo\",workload=\"rand4k\",state=\"failed\"} 0");
+	expect_line(text, "soakd_run_start_time_seconds{run=\"demo\"} 1748779200.5");
+	/* Label values escaped as the format says. */
+	expect_line(text, "soakd_target_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\","
+			  "target=\"/dev/loop0 \\\"a\\\"\\\\b\\nc\"} 3500");
+	/* An interval without writes has no write latency. */
+	assert_null(strstr(text, "op=\"write\",quantile"));
+	/* Targets only in their own families, so sums do not count twice. */
+	assert_null(strstr(text, "soakd_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\",target"));
+	check_exposition(text);
+	free(text);
+}
+
+static void test_prom_before_first_interval(void **state)
+{
+	(void)state;
+	struct export_op fresh[] = { { .workload = "w", .op = "read" } };
+	struct export_workload w = { .name = "w", .state = "idle" };
+	struct export_snapshot s = { .run = "r", .workloads = &w, .n_workloads = 1, .ops = fresh,
+				     .n_ops = 1, .states = states, .n_states = 6 };
+	char *text = prom_text(&s);
+	expect_line(text, "soakd_ops_total{run=\"r\",workload=\"w\",op=\"read\"} 0");
+	assert_null(strstr(text, "soakd_rate_ops_per_second"));
+	assert_null(strstr(text, "soakd_latency_seconds"));
+	assert_null(strstr(text, "soakd_lag_seconds"));
+	assert_null(strstr(text, "soakd_target_"));
+	check_exposition(text);
+	free(text);
+}
+
+static size_t files_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void test_prom_write_atomic(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test-export.XXXXXX", path[256], why[512];
+	struct export_snapshot s = snapshot();
+	struct stat st;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/soakd.prom", dir);
+	umask(0077);
+	assert_int_equal(export_prom_write(path, &s, why, sizeof(why)), 0);
+	ops[0].ops_total = 7100;
+	assert_int_equal(export_prom_write(path, &s, why, sizeof(why)), 0);
+	ops[0].ops_total = 7000;
+	assert_int_equal(stat(path, &st), 0);
+	/* node_exporter runs as its own user. */
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(files_in(dir), 1);
+	FILE *f = fopen(path, "r");
+	char buf[1 << 16];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "soakd_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\"} 7100\n"));
+	unlink(path);
+
+	/* A directory that is not there: an error saying where, nothing left. */
+	snprintf(path, sizeof(path), "%s/missing/soakd.prom", dir);
+	assert_int_equal(export_prom_write(path, &s, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, path));
+	assert_int_equal(files_in(dir), 0);
+	rmdir(dir);
+}
+
+static void test_statsd_lines(void **state)
+{
+	(void)state;
+	struct export_delta d = { .ops = 700, .errors = 1, .bytes = 2867200,
+				  .latency_sum_ns = 699 * UINT64_C(300000), .latency_count = 699 };
+	char buf[2048];
+	size_t n = export_statsd_format_op(buf, sizeof(buf), "soakd.host1", &ops[0], &d);
+	assert_int_equal(n, strlen(buf));
+	assert_string_equal(buf,
+		"soakd.host1.rand4k.read.count:700|c\n"
+		"soakd.host1.rand4k.read.error:1|c\n"
+		"soakd.host1.rand4k.read.throughput:2867200|g\n"
+		"soakd.host1.rand4k.read.rate:700.000|g\n"
+		"soakd.host1.rand4k.read.rate_target:700.000|g\n"
+		"soakd.host1.rand4k.read.latency:0.300|ms\n"
+		"soakd.host1.rand4k.read.maxlatency:3.000|ms\n"
+		"soakd.host1.rand4k.read.latency.p50:0.250|ms\n"
+		"soakd.host1.rand4k.read.latency.p90:0.400|ms\n"
+		"soakd.host1.rand4k.read.latency.p99:1.200|ms\n"
+		"soakd.host1.rand4k.read.latency.p999:2.500|ms\n");
+
+	/* No ops in the interval: counters and rates, no latency. */
+	d = (struct export_delta){ 0 };
+	export_statsd_format_op(buf, sizeof(buf), "soakd", &ops[1], &d);
+	assert_string_equal(buf,
+		"soakd.rand4k.write.count:0|c\n"
+		"soakd.rand4k.write.error:0|c\n"
+		"soakd.rand4k.write.throughput:0|g\n"
+		"soakd.rand4k.write.rate:0.000|g\n"
+		"soakd.rand4k.write.rate_target:300.000|g\n");
+
+	/* Too small a buffer: the length needed. */
+	char small[16];
+	d = (struct export_delta){ .ops = 1 };
+	n = export_statsd_format_op(small, sizeof(small), "soakd", &ops[0], &d);
+	assert_true(n > sizeof(small));
+
+	export_statsd_format_workload(buf, sizeof(buf), "soakd", &workloads[0]);
+	assert_string_equal(buf, "soakd.rand4k.lag:12.500|g\n");
+}
+
+static void test_statsd_names(void **state)
+{
+	(void)state;
+	char out[64];
+	export_statsd_name("GET", out, sizeof(out));
+	assert_string_equal(out, "get");
+	export_statsd_name("large_block.read:x|y@z", out, sizeof(out));
+	assert_string_equal(out, "large_block_read_x_y_z");
+	export_statsd_name("a-b", out, 3);
+	assert_string_equal(out, "a-");
+}
+
+/* --- configuration ---------------------------------------------------- */
+
+static int load(const char *run, struct run_config **ret, char **ret_errors)
+{
+	char *text, *errors = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&errors, &len);
+	assert_true(asprintf(&text, "{\"run\": %s,\n\"workloads\": [{\"name\": \"w\", \"type\": "
+				    "\"device\", \"targets\": [\"/tmp/x.dat\"]}]}", run) > 0);
+	int r = config_load_string(text, "t.json", f, ret);
+	fclose(f);
+	free(text);
+	*ret_errors = errors;
+	return r;
+}
+
+static void expect_error(const char *run, const char *where, const char *needle)
+{
+	struct run_config *c = NULL;
+	char *errors;
+	int r = load(run, &c, &errors);
+	if (r == 0 || !strstr(errors, where) || !strstr(errors, needle))
+		fail_msg("expected '%s' ... '%s', got r=%d: %s", where, needle, r, errors);
+	free(errors);
+}
+
+static void test_config(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors;
+
+	assert_int_equal(load("{\"exports\": {\"prometheus\": {\"textfile\": \"/var/lib/prometheus/"
+			      "node-exporter/soakd.prom\"}, \"statsd\": {\"address\": \"127.0.0.1:8125\","
+			      " \"prefix\": \"soakd.{host}\"}}, \"start_at\": \"2030-01-01T00:00:00Z\"}",
+			      &c, &errors), 0);
+	assert_string_equal(errors, "");
+	assert_string_equal(c->exports.prom_textfile, "/var/lib/prometheus/node-exporter/soakd.prom");
+	assert_string_equal(c->exports.statsd_address, "127.0.0.1:8125");
+	assert_string_equal(c->exports.statsd_prefix, "soakd.{host}");
+	assert_int_equal(c->start_at_ns, INT64_C(1893456000) * 1000000000);
+	config_free(c);
+	free(errors);
+
+	assert_int_equal(load("{\"exports\": {}}", &c, &errors), 0);
+	assert_null(c->exports.prom_textfile);
+	assert_null(c->exports.statsd_address);
+	assert_int_equal(c->start_at_ns, 0);
+	config_free(c);
+	free(errors);
+
+	expect_error("{\"exports\": {\"prometheus\": {\"textfile\": \"/tmp/soakd.txt\"}}}",
+		     "t.json:1:49:", "must end in .prom");
+	expect_error("{\"exports\": {\"prometheus\": {}}}", "t.json:1:36:", "needs \"textfile\"");
+	expect_error("{\"exports\": {\"statsd\": {\"address\": \"localhost\"}}}", "t.json:1:44:",
+		     "HOST:PORT");
+	expect_error("{\"exports\": {\"statsd\": {\"address\": \"h:99999\"}}}", "t.json:1:44:",
+		     "port");
+	expect_error("{\"exports\": {\"statsd\": {\"address\": \"h:1\", \"prefix\": \"a..b\"}}}",
+		     "t.json:1:61:", "\"prefix\"");
+	expect_error("{\"exports\": {\"graphite\": {}}}", "t.json:1:", "graphite");
+	expect_error("{\"exports\": []}", "t.json:1:21:", "\"exports\" must be");
+	expect_error("{\n  \"start_at\": \"2030-01-01T00:00:00\"}", "t.json:2:15:", "time zone");
+	expect_error("{\"start_at\": \"2030-02-30T00:00:00Z\"}", "t.json:1:22:", "no such day");
+	expect_error("{\"start_at\": 1893456000}", "t.json:1:22:", "string");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prom_lines),
+		cmocka_unit_test(test_prom_before_first_interval),
+		cmocka_unit_test(test_prom_write_atomic),
+		cmocka_unit_test(test_statsd_lines),
+		cmocka_unit_test(test_statsd_names),
+		cmocka_unit_test(test_config),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
