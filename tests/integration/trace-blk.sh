@@ -1,0 +1,152 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Block-layer probes on RAM-backed loop devices:
+# - a device under load shows issue->complete latency per op (read, write,
+#   and the flushes and discards another process sends it), and an idle
+#   one shows nothing, even when something else reads it: neither the
+#   device of a workload that is not running nor a device of no workload;
+# - the kernel's read count agrees with soakd's within 1%, and its
+#   issue->complete p50 is not above soakd's service-time p50 for the
+#   same reads (the kernel's part of the trip is the shorter);
+# - "all_devices" shows every device; "blk_timestamps": "map" (the
+#   per-request map, the fallback for queues the block layer does not
+#   stamp) gives the same counts.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/trace-lib.sh"
+
+need_loop_devices
+make_loop LOADED 128M
+make_loop IDLE 64M
+make_loop OTHER 64M
+note "loaded $LOADED, idle workload's $IDLE, no workload's $OTHER"
+
+# write_config FILE TRACE: reads and writes on LOADED for 4 s; a workload
+# on IDLE that is never started.
+write_config() {
+	cat >"$1" <<EOF
+{"run": {"name": "trace-blk", "duration": "4s", "interval": "1s", "on_finish": "idle",
+         "trace": $2},
+ "workloads": [
+   {"name": "load", "type": "device", "model": "pattern",
+    "targets": [{"path": "$LOADED", "destroy_data": true}],
+    "read_pct": 70, "block_size": "4KiB", "queue_depth": 16, "rate": 4000,
+    "schedule": [{"scale": 1, "for": "4s"}]},
+   {"name": "idle", "type": "device", "model": "pattern", "targets": ["$IDLE"],
+    "read_pct": 100, "autostart": false}]}
+EOF
+}
+
+# Flushes (fsync of the device) and discards (BLKDISCARD) from another
+# process, on the device under load.
+flush_and_discard() {
+	python3 - "$1" <<'EOF'
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for i in range(5):
+    os.fsync(fd)   # a block device's fsync always sends a flush
+BLKDISCARD = 0x1277
+for i in range(3):
+    fcntl.ioctl(fd, BLKDISCARD, struct.pack("QQ", (64 + i) << 20, 1 << 20))
+os.close(fd)
+EOF
+}
+
+run_phase() {
+	local name=$1 trace=$2
+	rm -rf "$WORK/state"
+	write_config "$WORK/$name.json" "$trace"
+	start_soakd --config "$WORK/$name.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+	wait_until 15 "the control socket" ctl_answers
+	require_probes blk
+	[[ $(probe_state blk) == on ]] || fail "blk probes are $(probe_state blk), expected on"
+	wait_until 10 "the load to start" workload_is load running
+	dd if="$IDLE" of=/dev/null bs=4k count=2000 iflag=direct status=none
+	dd if="$OTHER" of=/dev/null bs=4k count=2000 iflag=direct status=none
+	flush_and_discard "$LOADED" || fail "cannot flush or discard $LOADED"
+	wait_until 30 "the load to finish" workload_is load finished
+	dump_json "$WORK/$name.dump.json"
+	stop_soakd 20
+}
+
+L=$(basename "$LOADED") I=$(basename "$IDLE") O=$(basename "$OTHER")
+
+run_phase targets '{"blk": true}'
+python3 - "$WORK/targets.dump.json" "$L" "$I" "$O" <<'EOF' || fail "block probes: $(cat "$WORK/targets.dump.json")"
+import json, sys
+dump = json.load(open(sys.argv[1]))
+loaded, idle, other = sys.argv[2:5]
+blk = dump["kernel"]["blk"]
+app = next(w for w in dump["workloads"] if w["name"] == "load")["ops"]
+problems = []
+if loaded not in blk:
+    sys.exit(f"no {loaded} in kernel.blk: {sorted(blk)}")
+dev = blk[loaded]
+ops = dev["ops"]
+for op in ("read", "write", "flush", "discard"):
+    o = ops.get(op)
+    if not o or not o["count"]:
+        problems.append(f"no {op} on {loaded}: {sorted(ops)}")
+        continue
+    lat = o["latency_us"]
+    print(f"# {loaded} {op}: {o['count']} requests, p50 {lat['p50']} us, p99 {lat['p99']} us, "
+          f"queue p99 {o['queue_us']['p99']} us, size p50 {o['size_bytes']['p50']}")
+    if not 0 < lat["p50"] <= lat["p99"] <= lat["max"]:
+        problems.append(f"{op}: latency percentiles out of order: {lat}")
+if ops.get("flush", {}).get("count", 0) < 5:
+    problems.append(f"5 fsyncs gave {ops.get('flush', {}).get('count', 0)} flushes")
+if dev["workloads"] != ["load"]:
+    problems.append(f"{loaded} attributed to {dev['workloads']}")
+for op in ("read", "write"):
+    k, a = ops[op]["count"], app[op]["count"]
+    print(f"# {op}: kernel {k}, soakd {a}")
+    if abs(k - a) > 0.01 * a:
+        problems.append(f"{op}: kernel counted {k} requests, soakd {a}: not within 1%")
+    if ops[op]["size_bytes"]["p50"] != 4096:
+        problems.append(f"{op}: request size p50 {ops[op]['size_bytes']['p50']}, expected 4096")
+kp50, sp50 = ops["read"]["latency_us"]["p50"], app["read"]["service_us"]["p50"]
+print(f"# read p50: kernel issue->complete {kp50} us, soakd service {sp50} us")
+if kp50 > sp50:
+    problems.append(f"kernel read p50 {kp50} us is above soakd's service p50 {sp50} us")
+for name in (idle, other):
+    if name in blk and any(o["count"] for o in blk[name]["ops"].values()):
+        problems.append(f"{name} is not under load, yet kernel.blk has {blk[name]}")
+if problems:
+    sys.exit("\n".join(problems))
+EOF
+
+# The interval records carry the kernel's series beside the workload's.
+python3 - "$WORK"/state/*/intervals.log <<'EOF' || fail "interval records lack the kernel series"
+import json, sys
+seen = 0
+for line in open(sys.argv[1]):
+    record = json.loads(line.split(" ", 1)[-1])
+    if isinstance(record, dict) and record.get("type") == "interval" and record.get("workload") == "load":
+        blk = record.get("kernel", {}).get("blk", {})
+        seen += "read" in blk and blk["read"]["count"] > 0 and blk["read"]["latency_us"]["p99"] > 0
+print(f"# {seen} interval records of 'load' carry kernel.blk.read")
+if seen < 3:
+    sys.exit(f"only {seen} interval records carry kernel.blk")
+EOF
+
+run_phase all '{"blk": true, "all_devices": true}'
+for dev in "$L" "$O"; do
+	n=$(kernel_blk "$WORK/all.dump.json" "$dev" read count)
+	((n > 0)) || fail "all_devices: no reads on $dev"
+	note "all_devices: $dev read $n"
+done
+
+run_phase map '{"blk": true, "blk_timestamps": "map"}'
+python3 - "$WORK/map.dump.json" "$L" <<'EOF' || fail "per-request map: $(cat "$WORK/map.dump.json")"
+import json, sys
+dump = json.load(open(sys.argv[1]))
+dev = dump["kernel"]["blk"][sys.argv[2]]
+app = next(w for w in dump["workloads"] if w["name"] == "load")["ops"]
+if not dev["per_request_map"]:
+    sys.exit("per_request_map is false with \"blk_timestamps\": \"map\"")
+k, a = dev["ops"]["read"]["count"], app["read"]["count"]
+print(f"# map: read kernel {k}, soakd {a}, p50 {dev['ops']['read']['latency_us']['p50']} us")
+if abs(k - a) > 0.01 * a or dev["ops"]["read"]["latency_us"]["p50"] <= 0:
+    sys.exit(f"map: kernel {k}, soakd {a}")
+EOF
+note "ok"

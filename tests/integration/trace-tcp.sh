@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# TCP probes against loopback servers:
+# - an HTTP object workload's endpoint (nginx with WebDAV) is watched by
+#   itself: its connections' smoothed RTT and connect latency appear under
+#   kernel.tcp, attributed to the workload, and the kernel counts as many
+#   connects as libcurl made;
+# - a "tcp_endpoints" entry is watched for whatever connects to it (curl
+#   here), IPv4 and IPv6, while another server on another port, with the
+#   same traffic, does not show at all;
+# - connections made while tcp is off are never counted.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/trace-lib.sh"
+source "$(dirname "$0")/objlib.sh"
+
+need_root "BPF"
+need_cmd curl python3
+
+# serve ADDRESS PORTFILE: a plain HTTP server on an ephemeral port.
+serve() {
+	spawn "$WORK/http-$2.log" python3 -c '
+import http.server, os, socket, sys
+class Server(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass
+server = Server((sys.argv[1], 0), Quiet)
+open(sys.argv[2] + ".tmp", "w").write(str(server.server_address[1]))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+server.serve_forever()' "$1" "$WORK/$2"
+	wait_until 10 "an HTTP server on $1" test -s "$WORK/$2"
+}
+
+serve 127.0.0.1 watched.port
+serve 127.0.0.1 other.port
+WATCHED=$(cat "$WORK/watched.port")
+OTHER=$(cat "$WORK/other.port")
+endpoints="\"127.0.0.1:$WATCHED\""
+V6=
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	serve ::1 v6.port
+	V6=$(cat "$WORK/v6.port")
+	endpoints+=", \"[::1]:$V6\""
+fi
+NGINX_PORT=$(free_port)
+start_nginx "$WORK/nginx" "$NGINX_PORT"
+
+cat >"$WORK/tcp.json" <<EOF
+{"run": {"name": "trace-tcp", "duration": "60s", "interval": "500ms", "on_finish": "idle",
+         "trace": {"blk": false, "tcp": true, "tcp_endpoints": [$endpoints]}},
+ "workloads": [
+   {"name": "web", "type": "object", "protocol": "http",
+    "endpoint": "http://127.0.0.1:$NGINX_PORT/soak", "concurrency": 4, "objects": 32,
+    "size": "4KiB", "mix": {"put": 50, "get": 50}, "rate": 400,
+    "schedule": [{"scale": 1, "for": "3s"}]}]}
+EOF
+start_soakd --config "$WORK/tcp.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket" ctl_answers
+require_probes tcp
+
+# get N URL: N requests, each on a connection of its own.
+get() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		curl -gsf -o /dev/null "$2" || fail "curl $2 failed"
+	done
+}
+get 20 "http://127.0.0.1:$WATCHED/"
+get 20 "http://127.0.0.1:$OTHER/"
+[[ -n $V6 ]] && get 5 "http://[::1]:$V6/"
+wait_until 30 "the object workload to finish" workload_is web finished
+
+cat >"$WORK/check.py" <<'PY'
+import json, sys
+dump = json.load(open(sys.argv[1]))
+watched, other, nginx, v6, verbose = sys.argv[2:7]
+tcp = dump["kernel"]["tcp"]
+problems = []
+if verbose:
+    for k, v in tcp.items():
+        print(f"# {k}: {v['connects']} connects, {v['srtt_samples']} srtt samples, srtt p50 "
+              f"{v['srtt_us']['p50']} us, connect p50 {v['connect_us']['p50']} us")
+
+def check(key, connects, workload=None):
+    e = tcp.get(key)
+    if not e:
+        problems.append(f"{key} is not in kernel.tcp: {sorted(tcp)}")
+        return
+    if e["connects"] != connects:
+        problems.append(f"{key}: {e['connects']} connects, expected {connects}")
+    if not e["srtt_samples"] or not 0 < e["srtt_us"]["p50"] <= e["srtt_us"]["max"]:
+        problems.append(f"{key}: no smoothed RTT: {e}")
+    if not 0 < e["connect_us"]["p50"] <= e["connect_us"]["max"]:
+        problems.append(f"{key}: no connect latency: {e}")
+    if e.get("workload") != workload:
+        problems.append(f"{key} attributed to {e.get('workload')}, expected {workload}")
+
+check(f"127.0.0.1:{watched}", 20)
+if v6:
+    check(f"[::1]:{v6}", 5)
+web = next(w for w in dump["workloads"] if w["name"] == "web")
+app_connects = sum(op.get("connections", 0) for op in web["ops"].values())
+check(f"127.0.0.1:{nginx}", app_connects, "web")
+if verbose:
+    print(f"# web: libcurl made {app_connects} connections")
+if any(k.endswith(f":{other}") for k in tcp):
+    problems.append(f"the unwatched server on port {other} shows in kernel.tcp")
+if problems:
+    sys.exit("\n".join(problems))
+PY
+# tcp_checks_pass [VERBOSE]: the kernel has read every request made so far.
+tcp_checks_pass() {
+	dump_json "$WORK/dump.json"
+	python3 "$WORK/check.py" "$WORK/dump.json" "$WATCHED" "$OTHER" "$NGINX_PORT" "$V6" \
+		"${1:-}" >"$WORK/check.out" 2>&1
+}
+# Polled: the last connections are read at the next tick.
+for ((i = 0; i < 50; i++)); do
+	tcp_checks_pass && break
+	sleep 0.1
+done
+tcp_checks_pass verbose || fail "$(cat "$WORK/check.out")"
+cat "$WORK/check.out"
+
+# tcp_connects KEY: from a fresh dump.
+tcp_connects() {
+	dump_json "$WORK/live.json"
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernel"]["tcp"][sys.argv[2]]["connects"])' \
+		"$WORK/live.json" "$1"
+}
+# Connections made while tcp is off are never counted: after 5 with it
+# off and 5 with it on again, the count is 25, not 30.
+ctl trace off tcp >/dev/null || fail "trace off tcp failed"
+get 5 "http://127.0.0.1:$WATCHED/"
+ctl trace on tcp >/dev/null || fail "trace on tcp failed"
+get 5 "http://127.0.0.1:$WATCHED/"
+wait_until 5 "connects with tcp on again" eval '(( $(tcp_connects "127.0.0.1:$WATCHED") >= 25 ))'
+n=$(tcp_connects "127.0.0.1:$WATCHED")
+((n == 25)) || fail "5 connects with tcp off and 5 with it on took the count from 20 to $n"
+note "tcp off then on: connects went from 20 to 25 for 5 + 5 requests"
+
+ctl status --json | python3 -c '
+import json, sys
+status = json.load(sys.stdin)
+assert status["trace"]["tcp"] == {"state": "on"}, status["trace"]
+assert "tcp" in status["kernel"], status["kernel"]' || fail "status --json: $(ctl status --json)"
+
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+note "ok"
