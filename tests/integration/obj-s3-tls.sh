@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# S3 over TLS, against a real MinIO serving HTTPS with a self-signed
+# certificate: verified with "ca_file" (HTTP/2 when MinIO offers it),
+# unverified with "tls_verify": false, and refused at start, with what to
+# set, when the certificate cannot be verified.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/objlib.sh"
+
+ensure_minio
+make_cert "$WORK/certs"
+PORT=$(free_port)
+MINIO_SCHEME=https
+MINIO_ARGS=(--certs-dir "$WORK/certs")
+start_minio "$WORK/minio" "$PORT"
+CREDS="$WORK/s3.credentials"
+write_creds "$CREDS"
+
+common="\"type\": \"object\", \"protocol\": \"s3\", \"credentials\": {\"file\": \"$CREDS\"},
+     \"bucket\": \"tls\", \"create_bucket\": true, \"concurrency\": 2, \"objects\": 8,
+     \"size\": \"16KiB\", \"mix\": {\"put\": 40, \"get\": 40, \"list\": 20}"
+cat >"$WORK/tls.json" <<EOF
+{
+  "run": {"name": "tls", "duration": "3s", "interval": "1s", "on_finish": "idle"},
+  "workloads": [
+    {"name": "verified", $common, "endpoint": "https://localhost:$PORT",
+     "ca_file": "$WORK/certs/public.crt", "prefix": "verified/"},
+    {"name": "unverified", $common, "endpoint": "https://127.0.0.1:$PORT",
+     "tls_verify": false, "prefix": "unverified/"}
+  ]
+}
+EOF
+start_soakd --config "$WORK/tls.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 20 "the control socket" ctl_answers
+for w in verified unverified; do
+	wait_until 30 "workload $w to finish" workload_is "$w" finished
+done
+dump_json "$WORK/dump.json"
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+python3 - "$WORK/dump.json" <<'PY' || fail "dump: $(head -c 3000 "$WORK/dump.json")"
+import json, sys
+w = {x["name"]: x["ops"] for x in json.load(open(sys.argv[1]))["workloads"]}
+for name, ops in w.items():
+    for op in ("put", "get", "list"):
+        o = ops[op]
+        assert o["count"] > 0 and o["errors"] == 0 and o["corrupt"] == 0, f"{name} {op}: {o}"
+    opened = [o for o in ops.values() if o.get("connections", 0) > 0]
+    assert opened and all(o["connect_us"]["p50"] > 0 for o in opened), f"{name}: no TLS setup time"
+    print(f"# {name}: " + ", ".join(f"{op} {ops[op]['count']}" for op in ("put", "get", "list")))
+PY
+version=$(grep -o "verified: https://localhost:$PORT answers over HTTP/[0-9.]*" "$SOAKD_LOG") ||
+	fail "no HTTP version logged for the verified workload"
+note "$version"
+secret_absent "$SOAKD_LOG" "$WORK/dump.json"
+
+cat >"$WORK/untrusted.json" <<EOF
+{
+  "run": {"name": "untrusted", "duration": "3s"},
+  "workloads": [{"name": "untrusted", $common, "endpoint": "https://localhost:$PORT"}]
+}
+EOF
+rc=0
+timeout 30 "$SOAKD" --config "$WORK/untrusted.json" --socket "$SOCK" --state-dir "$WORK/state-u" \
+	--no-table >"$WORK/untrusted.log" 2>&1 || rc=$?
+((rc == 1)) && grep -q "untrusted: https://localhost:$PORT: SSL certificate problem.*ca_file" \
+	"$WORK/untrusted.log" || fail "an unverifiable certificate: exit $rc: $(cat "$WORK/untrusted.log")"
+note "ok"

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Object workload configuration: the issue's example, defaults, refusals. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/config.h"
+#include "daemon/obj_config.h"
+
+#define SECRET "s3cr3t-value-never-printed"
+
+static char creds_path[] = "/tmp/test-obj-config-XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	int fd = mkstemp(creds_path);
+	const char *text = "[default]\naws_access_key_id = AKID\naws_secret_access_key = " SECRET
+			   "\n[other]\naws_access_key_id = B\naws_secret_access_key = C\n";
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(creds_path);
+	return 0;
+}
+
+/* A config with one object workload whose members are `members`. */
+static int load(const char *members, struct run_config **ret, char **ret_errors)
+{
+	char *text = NULL, *errors = NULL;
+	size_t len = 0;
+	assert_true(asprintf(&text, "{\"run\": {\"name\": \"t\"}, \"workloads\": [{\"name\": \"o\", "
+				    "\"type\": \"object\", %s}]}", members) > 0);
+	FILE *f = open_memstream(&errors, &len);
+	int r = config_load_string(text, "t.json", f, ret);
+	fclose(f);
+	free(text);
+	*ret_errors = errors;
+	return r;
+}
+
+static void expect_error(const char *members, const char *needle)
+{
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	int r = load(members, &c, &errors);
+	if (r == 0 || !strstr(errors, needle))
+		fail_msg("expected an error with '%s', got r=%d: %s", needle, r, errors);
+	if (strstr(errors, SECRET))
+		fail_msg("the secret is in the errors: %s", errors);
+	free(errors);
+}
+
+static void test_issue_example(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL, members[2048];
+	snprintf(members, sizeof(members),
+		 "\"protocol\": \"s3\", \"endpoint\": \"http://127.0.0.1:9000/\", "
+		 "\"region\": \"us-east-1\", \"bucket\": \"soak\", \"create_bucket\": true, "
+		 "\"credentials\": {\"file\": \"%s\", \"profile\": \"default\"}, "
+		 "\"concurrency\": 16, \"rate\": 500, \"objects\": 200, "
+		 "\"mix\": {\"get\": 70, \"put\": 20, \"stat\": 10, \"delete\": 0, \"list\": 0}, "
+		 "\"size\": {\"dist\": \"log2\", \"max\": \"1MiB\"}, \"verify\": true, "
+		 "\"cleanup\": true, \"schedule\": [{\"scale\": 1, \"for\": \"1h\"}]", creds_path);
+	int r = load(members, &c, &errors);
+	if (r != 0)
+		fail_msg("%s", errors);
+	const struct workload_config *w = &c->workloads[0];
+	const struct object_config *o = w->object;
+	assert_int_equal(w->type, WORKLOAD_OBJECT);
+	assert_int_equal(o->protocol, OBJ_PROTO_S3);
+	assert_string_equal(o->endpoint, "http://127.0.0.1:9000"); /* trailing '/' dropped */
+	assert_string_equal(o->bucket, "soak");
+	assert_true(o->create_bucket);
+	assert_false(o->virtual_host);
+	assert_int_equal(o->creds_source, OBJ_CREDS_FILE);
+	assert_string_equal(o->creds_file, creds_path);
+	assert_int_equal(o->concurrency, 16);
+	assert_int_equal(o->threads, 1);
+	assert_int_equal(o->objects, 200);
+	assert_int_equal(o->mix[OBJ_OP_GET], 70);
+	assert_int_equal(o->mix_total, 100);
+	assert_int_equal(o->size.dist, OBJ_SIZE_LOG2);
+	assert_int_equal(o->size.max, 1 << 20);
+	assert_int_equal(o->size.min, 4096);
+	assert_true(o->verify && o->cleanup);
+	assert_int_equal(w->rate, 500);
+	/* Lag alone does not stop an object workload unless asked. */
+	assert_int_equal(w->max_lag_ns, 0);
+	assert_string_equal(o->prefix, "soakd-o/");
+
+	/* The plan says where the secret is, never what it is. */
+	char *plan = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&plan, &len);
+	config_print_plan(c, f);
+	fclose(f);
+	assert_non_null(strstr(plan, creds_path));
+	assert_null(strstr(plan, SECRET));
+	assert_null(strstr(plan, "AKID"));
+	free(plan);
+	free(errors);
+	config_free(c);
+}
+
+static void test_defaults_and_http(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	int r = load("\"protocol\": \"http\", \"endpoint\": \"http://127.0.0.1:8080/dav\", "
+		     "\"mix\": {\"put\": 1, \"get\": 1}, \"threads\": 2, \"concurrency\": 5, "
+		     "\"read_range\": \"random\", \"checksum\": \"md5\", \"names\": \"sequential\", "
+		     "\"prefix\": \"a/b-\", \"prefixes\": 8, \"size\": {\"dist\": \"exponential\", "
+		     "\"mean\": \"64KiB\"}",
+		     &c, &errors);
+	if (r != 0)
+		fail_msg("%s", errors);
+	const struct object_config *o = c->workloads[0].object;
+	assert_int_equal(o->protocol, OBJ_PROTO_HTTP);
+	assert_int_equal(o->threads, 2);
+	assert_int_equal(o->objects, 1000);
+	assert_int_equal(o->range, OBJ_RANGE_RANDOM);
+	assert_int_equal(o->checksum, OBJ_CHECKSUM_MD5);
+	assert_int_equal(o->naming, OBJ_NAMES_SEQUENTIAL);
+	assert_string_equal(o->prefix, "a/b-");
+	assert_int_equal(o->prefixes, 8);
+	assert_int_equal(o->size.mean, 65536);
+	assert_string_equal(o->labels[0], "http://127.0.0.1:8080/dav#0");
+	assert_string_equal(o->labels[1], "http://127.0.0.1:8080/dav#1");
+	free(errors);
+	config_free(c);
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	char creds[512];
+	snprintf(creds, sizeof(creds), "\"credentials\": {\"file\": \"%s\"}", creds_path);
+	char base[1024];
+	snprintf(base, sizeof(base), "\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", "
+		 "\"bucket\": \"bkt\", %s", creds);
+	char m[2048];
+
+	expect_error("\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", \"bucket\": \"bkt\", "
+		     "\"mix\": {\"get\": 1}", "needs \"credentials\"");
+	snprintf(m, sizeof(m), "%s, \"mix\": {\"get\": 1}, \"secret_key\": \"" SECRET "\"", base);
+	expect_error(m, "secrets are never read from the configuration");
+	snprintf(m, sizeof(m), "\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", \"bucket\": "
+		 "\"bkt\", \"mix\": {\"get\": 1}, \"credentials\": {\"file\": \"%s\", "
+		 "\"aws_secret_access_key\": \"" SECRET "\"}", creds_path);
+	expect_error(m, "secrets are never read");
+	snprintf(m, sizeof(m), "\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", \"bucket\": "
+		 "\"bkt\", \"mix\": {\"get\": 1}, \"credentials\": {\"file\": \"%s\", "
+		 "\"profile\": \"prod\"}", creds_path);
+	expect_error(m, "no profile \"prod\" (it has: default, other)");
+	expect_error("\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", \"bucket\": \"bkt\", "
+		     "\"mix\": {\"get\": 1}, \"credentials\": {\"file\": \"/nonexistent/creds\"}",
+		     "cannot open credentials file /nonexistent/creds");
+	snprintf(m, sizeof(m), "%s, \"mix\": {\"get\": 1, \"delete\": 2, \"put\": 1}", base);
+	expect_error(m, "\"delete\" (2) outweighs \"put\" (1)");
+	snprintf(m, sizeof(m), "%s, \"mix\": {\"get\": 0}", base);
+	expect_error(m, "at least one op");
+	snprintf(m, sizeof(m), "%s, \"mix\": {\"read\": 1}", base);
+	expect_error(m, "unknown key \"read\"");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h:1\", \"mix\": {\"list\": 1}",
+		     "\"list\" needs \"protocol\": \"s3\"");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h:1\", \"bucket\": \"b\", "
+		     "\"mix\": {\"get\": 1}", "\"bucket\" is for \"protocol\": \"s3\"");
+	expect_error("\"protocol\": \"s3\", \"endpoint\": \"http://127.0.0.1:1\", \"bucket\": \"bkt\","
+		     " \"mix\": {\"get\": 1}, \"addressing\": \"virtual-host\"", "needs a host name");
+	expect_error("\"protocol\": \"ftp\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}",
+		     "\"protocol\" must be \"s3\" or \"http\"");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"ftp://h\", \"mix\": {\"get\": 1}",
+		     "http:// or https://");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://user:pw@h\", \"mix\": {\"get\": 1}",
+		     "must not hold credentials");
+	snprintf(m, sizeof(m), "\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", \"bucket\": "
+		 "\"Bad_Bucket\", \"mix\": {\"get\": 1}, %s", creds);
+	expect_error(m, "bucket name \"Bad_Bucket\"");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"threads\": 4, \"concurrency\": 2", "\"threads\" (4) is more than");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"size\": {\"dist\": \"uniform\", \"min\": 10, \"max\": 5}", "larger than");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"size\": {\"dist\": \"zipf\", \"max\": 5}", "\"dist\" must be");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"read_range\": \"random\", \"read_offset\": 10", "exclude each other");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"checksum\": \"crc32c\"", "\"crc32c\" (x-amz-checksum-crc32c) needs");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"ca_file\": \"/etc/hostname\"", "TLS settings need an https://");
+}
+
+#define SYSTEMD_MEMBERS                                                                   \
+	"\"protocol\": \"s3\", \"endpoint\": \"https://h\", \"bucket\": \"bkt\", "              \
+	"\"mix\": {\"get\": 1}, \"credentials\": {\"systemd\": \"%s\"}"
+
+static void test_systemd_credential(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	char text[512];
+
+	/* Outside the service it cannot be checked: accepted. */
+	unsetenv("CREDENTIALS_DIRECTORY");
+	snprintf(text, sizeof(text), SYSTEMD_MEMBERS, "s3");
+	assert_int_equal(load(text, &c, &errors), 0);
+	assert_int_equal(c->workloads[0].object->creds_source, OBJ_CREDS_SYSTEMD);
+	config_free(c);
+	free(errors);
+	/* Under it, it is. */
+	setenv("CREDENTIALS_DIRECTORY", "/tmp", 1);
+	snprintf(text, sizeof(text), SYSTEMD_MEMBERS, strrchr(creds_path, '/') + 1);
+	assert_int_equal(load(text, &c, &errors), 0);
+	config_free(c);
+	free(errors);
+	snprintf(text, sizeof(text), SYSTEMD_MEMBERS, "absent-credential");
+	expect_error(text, "cannot open credentials file /tmp/absent-credential");
+	snprintf(text, sizeof(text), SYSTEMD_MEMBERS, "../etc/passwd");
+	expect_error(text, "systemd credential name");
+	unsetenv("CREDENTIALS_DIRECTORY");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_issue_example),
+		cmocka_unit_test(test_defaults_and_http),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_systemd_credential),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
