@@ -2,6 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* vasprintf */
 #endif
+#include "parse.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -34,11 +35,11 @@ static const char *const cmd_names[] = {
 #define N_CMDS (sizeof(cmd_names) / sizeof(cmd_names[0]))
 
 /* The keys each command takes besides "cmd"; NULL-terminated. */
-static const char *const cmd_keys[N_CMDS][3] = {
+static const char *const cmd_keys[N_CMDS][9] = {
 	[PROTO_STATUS] = { NULL },
-	[PROTO_START] = { "workloads", NULL },
+	[PROTO_START] = { "workloads", "new_run", NULL },
 	[PROTO_STOP] = { "workloads", NULL },
-	[PROTO_DUMP] = { "format", NULL },
+	[PROTO_DUMP] = { "format", "since", "until", "slice", "workload", "op", "service", NULL },
 	[PROTO_TRACE] = { "state", "probes", NULL },
 	[PROTO_REPORT] = { NULL },
 };
@@ -289,6 +290,84 @@ static int parse_enum(json_t *obj, const char *key, const char *a, const char *b
 	return 0;
 }
 
+static int parse_bool(json_t *obj, const char *key, bool *ret, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return fail(err, errlen, "\"%s\" must be true or false, not %s", key, json_kind(v));
+	*ret = json_is_true(v);
+	return 0;
+}
+
+static int parse_duration_key(json_t *obj, const char *key, uint64_t *ret, char *err,
+			      size_t errlen)
+{
+	json_t *v = json_object_get(obj, key);
+	char ebuf[ECHO_BUF];
+	const char *why = "";
+	if (!v)
+		return 0;
+	if (!json_is_string(v) || parse_duration(json_string_value(v), ret, &why) < 0)
+		return fail(err, errlen, "\"%s\" must be a duration such as \"10m\" or \"1h30m\"%s%s%s",
+			    key, json_is_string(v) ? ", not '" : "",
+			    json_is_string(v) ? echo(ebuf, sizeof(ebuf), json_string_value(v)) : "",
+			    json_is_string(v) ? "'" : "");
+	return 0;
+}
+
+static int parse_name_key(json_t *obj, const char *key, char **ret, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return fail(err, errlen, "\"%s\" must be a name, not %s", key, json_kind(v));
+	int r = check_name(key, 0, json_string_value(v), json_string_length(v), err, errlen);
+	if (r < 0)
+		return r;
+	*ret = strdup(json_string_value(v));
+	return *ret ? 0 : fail(err, errlen, "out of memory");
+}
+
+static int parse_dump(json_t *obj, struct proto_request *req, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, "format");
+	char ebuf[ECHO_BUF];
+	int r;
+
+	if (v) {
+		const char *f = json_is_string(v) ? json_string_value(v) : "";
+		if (strcmp(f, "json") == 0)
+			req->format = PROTO_FORMAT_JSON;
+		else if (strcmp(f, "csv") == 0)
+			req->format = PROTO_FORMAT_CSV;
+		else if (strcmp(f, "hdr") == 0)
+			req->format = PROTO_FORMAT_HDR;
+		else if (json_is_string(v))
+			return fail(err, errlen, "\"format\" must be \"json\", \"csv\" or \"hdr\", not '%s'",
+				    echo(ebuf, sizeof(ebuf), f));
+		else
+			return fail(err, errlen, "\"format\" must be \"json\", \"csv\" or \"hdr\", not %s",
+				    json_kind(v));
+	}
+	if ((r = parse_duration_key(obj, "since", &req->since_ns, err, errlen)) < 0 ||
+	    (r = parse_duration_key(obj, "until", &req->until_ns, err, errlen)) < 0 ||
+	    (r = parse_duration_key(obj, "slice", &req->slice_ns, err, errlen)) < 0 ||
+	    (r = parse_name_key(obj, "workload", &req->workload, err, errlen)) < 0 ||
+	    (r = parse_name_key(obj, "op", &req->op, err, errlen)) < 0 ||
+	    (r = parse_bool(obj, "service", &req->service, err, errlen)) < 0)
+		return r;
+	if (json_object_get(obj, "slice") && req->slice_ns == 0)
+		return fail(err, errlen, "\"slice\" must be longer than 0");
+	if (req->until_ns && req->until_ns <= req->since_ns)
+		return fail(err, errlen, "\"until\" must be after \"since\"");
+	req->has_filters = json_object_get(obj, "since") || json_object_get(obj, "until") ||
+			   json_object_get(obj, "slice") || req->workload || req->op;
+	return 0;
+}
+
 static int parse_object(json_t *obj, struct proto_request *req, char *err, size_t errlen)
 {
 	json_t *cmd = json_object_get(obj, "cmd"), *names;
@@ -315,12 +394,13 @@ static int parse_object(json_t *obj, struct proto_request *req, char *err, size_
 	switch (req->cmd) {
 	case PROTO_START:
 	case PROTO_STOP:
+		r = parse_bool(obj, "new_run", &req->new_run, err, errlen);
+		if (r < 0)
+			return r;
 		names = json_object_get(obj, "workloads");
 		return names ? parse_names(names, "workloads", "workload", false, req, err, errlen) : 0;
 	case PROTO_DUMP:
-		r = parse_enum(obj, "format", "json", "csv", &choice, err, errlen);
-		req->format = choice == 2 ? PROTO_FORMAT_CSV : PROTO_FORMAT_JSON;
-		return r;
+		return parse_dump(obj, req, err, errlen);
 	case PROTO_TRACE:
 		r = parse_enum(obj, "state", "on", "off", &choice, err, errlen);
 		if (r < 0)
@@ -387,6 +467,9 @@ void proto_request_done(struct proto_request *r)
 		r->names[i] = NULL;
 	}
 	r->n_names = 0;
+	free(r->workload);
+	free(r->op);
+	r->workload = r->op = NULL;
 }
 
 json_t *proto_request_new(enum proto_cmd cmd)

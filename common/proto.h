@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -15,7 +16,10 @@
  *   {"cmd":"status"}
  *   {"cmd":"start","workloads":["a","b"]}   (empty or absent: all)
  *   {"cmd":"stop","workloads":["a"]}        (empty or absent: all)
- *   {"cmd":"dump","format":"json"|"csv"}    (csv: the response carries "csv": TEXT)
+ *   {"cmd":"start","workloads":[...],"new_run":true}  (new run: results start afresh)
+ *   {"cmd":"dump","format":"json"|"csv"|"hdr"}  (csv, hdr: the response carries "csv"/"hdr": TEXT)
+ *     with optional "since", "until" (run time, durations), "slice" (duration),
+ *     "workload", "op" (names) and "service": true (hdr of service times)
  *   {"cmd":"trace","state":"on"|"off","probes":["blk","tcp"]}  (no state: query)
  *   {"cmd":"report"}
  */
@@ -35,6 +39,7 @@ enum proto_cmd {
 enum proto_format {
 	PROTO_FORMAT_JSON,
 	PROTO_FORMAT_CSV,
+	PROTO_FORMAT_HDR,
 };
 
 enum proto_trace_state {
@@ -49,6 +54,12 @@ struct proto_request {
 	size_t n_names;
 	enum proto_format format;
 	enum proto_trace_state trace_state;
+	/* dump filters; has_filters when any was given */
+	bool has_filters;
+	uint64_t since_ns, until_ns, slice_ns;
+	char *workload, *op;
+	bool service;
+	bool new_run;                  /* start */
 };
 
 /*

@@ -117,6 +117,11 @@ int rfc3339_parse(const char *text, int64_t *ret_ns, const char **ret_why)
 	int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
 	if (secs < 0)
 		return fail(ret_why, "the time is before 1970");
+	/* The years bound the instant, not the local date it was written in:
+	 * "2200-12-31T23:30:00-01:00" is in 2201, which rfc3339_format would
+	 * write and this function then refuse.  2201-01-01T00:00:00Z: */
+	if (secs >= INT64_C(7289654400))
+		return fail(ret_why, "the time is after 2200");
 	*ret_ns = secs * NS_PER_S + frac_ns;
 	return 0;
 }

@@ -33,19 +33,17 @@ struct runlog_reader {
 	bool pending_bad;    /* a bad line is only corrupt if another follows */
 };
 
-int runlog_open(const char *path, struct runlog_reader **ret)
+/* Takes f over, closing it on failure. */
+static int open_stream(FILE *f, struct runlog_reader **ret)
 {
 	struct runlog_reader *r = calloc(1, sizeof(*r));
 	char header[sizeof(RUNLOG_HEADER)];
 
-	if (!r)
+	if (!r) {
+		fclose(f);
 		return -ENOMEM;
-	r->f = fopen(path, "re");
-	if (!r->f) {
-		int e = -errno;
-		free(r);
-		return e;
 	}
+	r->f = f;
 	size_t n = fread(header, 1, sizeof(RUNLOG_HEADER) - 1, r->f);
 	if (n != sizeof(RUNLOG_HEADER) - 1 ||
 	    memcmp(header, RUNLOG_HEADER, sizeof(RUNLOG_HEADER) - 1) != 0) {
@@ -56,6 +54,28 @@ int runlog_open(const char *path, struct runlog_reader **ret)
 	r->offset = r->good_offset = n;
 	*ret = r;
 	return 0;
+}
+
+int runlog_open(const char *path, struct runlog_reader **ret)
+{
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	return open_stream(f, ret);
+}
+
+int runlog_open_memory(const void *buf, size_t len, struct runlog_reader **ret)
+{
+	FILE *f;
+
+	/* fmemopen() refuses an empty buffer; an empty log has no header. */
+	if (len < sizeof(RUNLOG_HEADER) - 1)
+		return -EPROTO;
+	f = fmemopen((void *)buf, len, "r");
+	if (!f)
+		return -errno;
+	return open_stream(f, ret);
 }
 
 /* Checks one line (without '\n'); returns the record or NULL. */

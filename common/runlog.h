@@ -39,6 +39,8 @@ struct runlog_reader;
 
 /* Opens a log for reading; -errno, or -EPROTO if the header is wrong. */
 int runlog_open(const char *path, struct runlog_reader **ret);
+/* The same over len bytes in memory, which must outlive the reader. */
+int runlog_open_memory(const void *buf, size_t len, struct runlog_reader **ret);
 /* The next good record (a new reference) in *ret: returns 1, 0 at the
  * end, or -errno on a read error. */
 int runlog_next(struct runlog_reader *r, json_t **ret);

@@ -22,6 +22,9 @@
 #include "parse.h"
 #include "proto.h"
 #include "report.h"
+#include "view.h"
+#include "rundump.h"
+#include "offline.h"
 
 #ifndef SOAK_VERSION
 #define SOAK_VERSION "unknown"
@@ -45,16 +48,35 @@ static const char help_text[] =
 	"Commands:\n"
 	"  status [--json]             run state and per-workload rates and latencies\n"
 	"  start [NAME...]             start the named workloads (default: all)\n"
+	"  start --new-run             end the run and start a new one\n"
 	"  stop [NAME...]              stop the named workloads (default: all)\n"
 	"  trace [on|off] [blk|tcp]... switch kernel probes, or show their state\n"
-	"  dump [--format json|csv]    the run's results so far\n"
+	"  dump [--format json|csv|hdr] [--since D] [--until D] [--slice D]\n"
+	"       [--workload NAME] [--op OP] [--service] [--run-dir DIR]\n"
+	"                              the run's results: totals (json), one row per\n"
+	"                              interval or slice and op (csv), or an\n"
+	"                              HdrHistogram interval log (hdr); --since and\n"
+	"                              --until are run time; --run-dir reads a\n"
+	"                              recorded run without soakd\n"
+	"  merge [--format json|csv|hdr] RUN_DIR_OR_LOG...\n"
+	"                              runs of several hosts as one: histograms\n"
+	"                              merged, counts added, over the time all of\n"
+	"                              them ran\n"
 	"  report [--slice D] [--thresholds LIST] [--limits LIST] [--workload NAME]\n"
-	"         [--op OP] [--service]\n"
+	"         [--op OP] [--service] [--run-dir DIR]\n"
 	"                              ACT-style table: per slice (default: as recorded,\n"
 	"                              1h) and op, the %% of ops over each threshold\n"
 	"                              (default 1,8,64 ms), avg and max lines, and a\n"
 	"                              verdict against limits (default 5,1,0.1 %%);\n"
 	"                              reads are judged (or --op); exit 3 on FAIL\n"
+	"  watch [--interval S]        the status table again after every interval\n"
+	"                              (or every S seconds) until Ctrl-C; exit 2 when\n"
+	"                              soakd goes away\n"
+	"  plot [--output FILE.svg] [--workload NAME] [--op OP] [--since D] [--until D]\n"
+	"       [--slice D] [--run-dir DIR | CSV_FILE...]\n"
+	"                              an SVG of p50/p99/p99.9 latency and ops/s over\n"
+	"                              time per workload and op (default RUN.svg), from\n"
+	"                              soakd, a recorded run, or dump/merge CSV files\n"
 	"\n"
 	"Options:\n"
 	"  --socket PATH      soakd's socket (default: $SOAKD_SOCKET, else\n"
@@ -71,6 +93,11 @@ struct options {
 	const char *format;
 	bool json;
 	bool report_options_given;
+	bool window_given, new_run;
+	uint64_t since_ns, until_ns;
+	const char *run_dir;          /* dump/report a recorded run, without soakd */
+	const char *output;           /* plot */
+	double watch_interval_s;      /* watch; 0: the run's interval */
 	const char *thresholds, *limits;  /* parsed once all options are read */
 	struct report_options report;
 	const char *args[MAX_ARGS];   /* args[0] is the command */
@@ -113,7 +140,9 @@ static const char *option_value(const char *name, int argc, char **argv, int *i,
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const char *const valued[] = { "--socket", "--timeout", "--format", "--slice",
-					      "--thresholds", "--limits", "--workload", "--op" };
+					      "--thresholds", "--limits", "--workload", "--op",
+					      "--since", "--until", "--run-dir", "--output",
+					      "--interval" };
 	enum { N_VALUED = sizeof(valued) / sizeof(valued[0]) };
 	bool options_done = false;
 	int i;
@@ -142,6 +171,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else if (strcmp(a, "--service") == 0) {
 			o->report.service = true;
 			o->report_options_given = true;
+		} else if (strcmp(a, "--new-run") == 0) {
+			o->new_run = true;
 		} else {
 			for (k = 0; k < N_VALUED; k++) {
 				value = option_value(valued[k], argc, argv, &i, &matched);
@@ -167,6 +198,29 @@ static int parse_args(int argc, char **argv, struct options *o)
 							   value);
 			} else if (k == 2) {
 				o->format = value;
+			} else if (k == 11) {
+				o->output = value;
+			} else if (k == 12) {
+				char *end;
+
+				errno = 0;
+				o->watch_interval_s = strtod(value, &end);
+				if (end != value && *end == 's')
+					end++;
+				if (errno || end == value || *end || !(o->watch_interval_s >= 0.1) ||
+				    o->watch_interval_s > 3600)
+					return usage_error("--interval wants seconds between 0.1 and 3600, "
+							   "not '%s'", value);
+			} else if (k >= 8) {
+				const char *why = "";
+				if (k == 10) {
+					o->run_dir = value;
+				} else if (parse_duration(value, k == 8 ? &o->since_ns : &o->until_ns,
+							  &why) < 0) {
+					return usage_error("bad %s '%s': %s", valued[k], value, why);
+				} else {
+					o->window_given = true;
+				}
 			} else {
 				const char *why = "";
 				int r = 0;
@@ -227,21 +281,57 @@ static int build_request(const struct options *o, json_t **ret)
 		return usage_error("--json is only for 'status' (use 'dump --format json')");
 	if (o->format && strcmp(cmd, "dump") != 0)
 		return usage_error("--format is only for 'dump'");
-	if (o->report_options_given && strcmp(cmd, "report") != 0)
-		return usage_error("--slice, --thresholds, --limits, --workload, --op and --service "
-				   "are for 'report'");
-	if (o->format && strcmp(o->format, "json") != 0 && strcmp(o->format, "csv") != 0)
-		return usage_error("--format must be json or csv, not '%s'", o->format);
+	bool is_dump = strcmp(cmd, "dump") == 0, is_report = strcmp(cmd, "report") == 0;
+	if ((o->thresholds || o->limits) && !is_report)
+		return usage_error("--thresholds and --limits are for 'report'");
+	if (o->report_options_given && !is_report && !is_dump && strcmp(cmd, "merge") != 0)
+		return usage_error("--slice, --workload, --op and --service are for 'dump', 'report' "
+				   "and 'merge'");
+	if (o->window_given && !is_dump && strcmp(cmd, "merge") != 0)
+		return usage_error("--since and --until are for 'dump' and 'merge'");
+	if (o->run_dir && !is_dump && !is_report)
+		return usage_error("--run-dir is for 'dump' and 'report'");
+	if (o->new_run && strcmp(cmd, "start") != 0)
+		return usage_error("--new-run is for 'start'");
+	if (o->new_run && o->n_args > 1)
+		return usage_error("start --new-run starts every workload anew; it takes no names");
+	if (o->until_ns && o->until_ns <= o->since_ns)
+		return usage_error("--until must be after --since");
+	if (o->format && strcmp(o->format, "json") != 0 && strcmp(o->format, "csv") != 0 &&
+	    strcmp(o->format, "hdr") != 0)
+		return usage_error("--format must be json, csv or hdr, not '%s'", o->format);
 
 	if (strcmp(cmd, "status") == 0 || strcmp(cmd, "report") == 0 || strcmp(cmd, "dump") == 0) {
 		if (o->n_args > 1)
 			return usage_error("'%s' takes no arguments", cmd);
 		req = proto_request_new(cmd[0] == 's' ? PROTO_STATUS :
 					cmd[0] == 'r' ? PROTO_REPORT : PROTO_DUMP);
-		if (req && cmd[0] == 'd')
+		if (req && cmd[0] == 'd') {
+			char buf[64];
 			json_object_set_new(req, "format", json_string(o->format ? o->format : "json"));
+			if (o->since_ns) {
+				format_duration(o->since_ns, buf, sizeof(buf));
+				json_object_set_new(req, "since", json_string(buf));
+			}
+			if (o->until_ns) {
+				format_duration(o->until_ns, buf, sizeof(buf));
+				json_object_set_new(req, "until", json_string(buf));
+			}
+			if (o->report.slice_ns) {
+				format_duration(o->report.slice_ns, buf, sizeof(buf));
+				json_object_set_new(req, "slice", json_string(buf));
+			}
+			if (o->report.workload)
+				json_object_set_new(req, "workload", json_string(o->report.workload));
+			if (o->report.op)
+				json_object_set_new(req, "op", json_string(o->report.op));
+			if (o->report.service)
+				json_object_set_new(req, "service", json_true());
+		}
 	} else if (strcmp(cmd, "start") == 0 || strcmp(cmd, "stop") == 0) {
 		req = proto_request_new(cmd[2] == 'a' ? PROTO_START : PROTO_STOP);
+		if (req && o->new_run)
+			json_object_set_new(req, "new_run", json_true());
 		if (req && o->n_args > 1)
 			json_object_set_new(req, "workloads", names = json_array());
 	} else if (strcmp(cmd, "trace") == 0) {
@@ -254,7 +344,8 @@ static int build_request(const struct options *o, json_t **ret)
 		if (req && o->n_args > first)
 			json_object_set_new(req, "probes", names = json_array());
 	} else {
-		return usage_error("unknown command '%s' (expected status, start, stop, trace, dump, report)",
+		return usage_error("unknown command '%s' (expected status, start, stop, trace, dump, "
+				   "merge, report, watch, plot)",
 				   cmd);
 	}
 	if (!req) {
@@ -522,8 +613,13 @@ static void print_status(json_t *reply)
 
 	format_elapsed(json_number_value(json_object_get(reply, "elapsed_s")), elapsed,
 		       sizeof(elapsed));
-	printf("run %s: %s, elapsed %s\n", field_str(reply, "run", "?"),
-	       field_str(reply, "state", "?"), elapsed);
+	if (field_str(reply, "start_at", NULL))
+		printf("run %s: waiting for start_at %s (in %.0fs)\n", field_str(reply, "run", "?"),
+		       field_str(reply, "start_at", "?"),
+		       ceil(json_number_value(json_object_get(reply, "starts_in_s"))));
+	else
+		printf("run %s: %s, elapsed %s\n", field_str(reply, "run", "?"),
+		       field_str(reply, "state", "?"), elapsed);
 	if (json_is_object(json_object_get(reply, "trace")))
 		print_trace_summary(json_object_get(reply, "trace"));
 	if (json_array_size(workloads) == 0) {
@@ -594,7 +690,7 @@ static int print_reply(const struct options *o, json_t *reply)
 	} else if (strcmp(cmd, "status") == 0) {
 		print_status(reply);
 	} else if (strcmp(cmd, "dump") == 0) {
-		return print_text(reply, "csv", false);
+		return print_text(reply, strcmp(o->format, "hdr") == 0 ? "hdr" : "csv", false);
 	} else if (strcmp(cmd, "report") == 0) {
 		int r = report_print(reply, &o->report, stdout);
 		if (r == -EDOM || r == -ENOENT)
@@ -606,6 +702,115 @@ static int print_reply(const struct options *o, json_t *reply)
 		print_states(json_object_get(reply, "workloads"), "");
 	}
 	return 0;
+}
+
+/* dump/report --run-dir and merge: from run directories, no soakd. */
+static int run_offline(struct options *o)
+{
+	const char *cmd = o->args[0];
+	bool merge = strcmp(cmd, "merge") == 0;
+	json_t *reply = NULL;
+	char err[512] = "";
+	int r;
+
+	if (!merge && strcmp(cmd, "dump") != 0 && strcmp(cmd, "report") != 0)
+		return usage_error("--run-dir is for 'dump' and 'report'");
+	if (o->json)
+		return usage_error("--json is only for 'status'");
+	if ((o->thresholds || o->limits) && strcmp(cmd, "report") != 0)
+		return usage_error("--thresholds and --limits are for 'report'");
+	if (merge && o->n_args < 2)
+		return usage_error("merge needs run directories or interval logs to merge");
+	if (!merge && o->n_args > 1)
+		return usage_error("'%s' takes no arguments", cmd);
+	if (o->format && strcmp(cmd, "report") == 0)
+		return usage_error("--format is for 'dump' and 'merge'");
+	struct rundump_filter f = {
+		.since_ns = o->since_ns, .until_ns = o->until_ns, .slice_ns = o->report.slice_ns,
+		.workload = o->report.workload, .op = o->report.op, .service = o->report.service,
+	};
+	enum rundump_format format = strcmp(cmd, "report") == 0 ? RUNDUMP_REPORT
+				     : !o->format || strcmp(o->format, "json") == 0 ? RUNDUMP_JSON
+				     : strcmp(o->format, "csv") == 0 ? RUNDUMP_CSV : RUNDUMP_HDR;
+	if (format == RUNDUMP_REPORT) {
+		/* The report merges slices itself; read them at its length. */
+		f.slice_ns = o->report.slice_ns ? o->report.slice_ns : UINT64_C(3600) * 1000000000;
+		o->report.slice_ns = 0;
+		f.workload = NULL;
+		f.op = NULL;
+	}
+	if (merge)
+		r = offline_merge(o->args + 1, (size_t)(o->n_args - 1), format, &f, &reply, err,
+				  sizeof(err));
+	else
+		r = offline_dump(o->run_dir, format, &f, &reply, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "soakctl: %s\n", err);
+		return EXIT_REFUSED;
+	}
+	const char *notes = json_string_value(json_object_get(reply, "notes"));
+	if (notes)
+		fprintf(stderr, "soakctl: %s\n", notes);
+	if (merge && !o->format)
+		o->format = "json";
+	struct options as_dump = *o;
+	if (merge)
+		as_dump.args[0] = "dump";
+	r = print_reply(&as_dump, reply);
+	json_decref(reply);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "soakctl: cannot write output: %s\n", strerror(errno));
+		return r ? r : EXIT_REFUSED;
+	}
+	return r;
+}
+
+/* view.h's way to soakd: one request, one reply. */
+static int request_soakd(void *userdata, json_t *request, json_t **ret_reply)
+{
+	const struct options *o = userdata;
+	char pathbuf[4096], *line = proto_encode_line(request);
+	int r;
+
+	if (!line) {
+		fprintf(stderr, "soakctl: out of memory\n");
+		return EXIT_FAILURE;
+	}
+	r = transact(socket_path(o, pathbuf, sizeof(pathbuf)), o->timeout_s, line, ret_reply);
+	free(line);
+	return r;
+}
+
+/* watch and plot: options checked here, the work in view.c. */
+static int run_view(struct options *o)
+{
+	const char *cmd = o->args[0];
+	struct view_client client = { .request = request_soakd, .print_status = print_status,
+				      .userdata = o };
+
+	if (o->json || o->format || o->thresholds || o->limits || o->report.service || o->new_run)
+		return usage_error("'%s' takes none of --json, --format, --thresholds, --limits, "
+				   "--service, --new-run", cmd);
+	if (strcmp(cmd, "watch") == 0) {
+		if (o->n_args > 1 || o->output || o->run_dir || o->window_given || o->report.slice_ns ||
+		    o->report.workload || o->report.op)
+			return usage_error("'watch' takes only --interval");
+		return view_watch(&client, o->watch_interval_s);
+	}
+	if (o->watch_interval_s)
+		return usage_error("--interval is for 'watch'");
+	if (o->run_dir && o->n_args > 1)
+		return usage_error("plot reads --run-dir or CSV files, not both");
+	struct view_plot_options po = {
+		.output = o->output, .run_dir = o->run_dir,
+		.csv_files = o->args + 1, .n_csv_files = o->n_args - 1,
+		.workload = o->report.workload, .op = o->report.op,
+		.since_ns = o->since_ns, .until_ns = o->until_ns, .slice_ns = o->report.slice_ns,
+	};
+	if (po.n_csv_files > 0 && (o->window_given || o->report.slice_ns))
+		return usage_error("--since, --until and --slice are for plots from soakd or "
+				   "--run-dir; cut CSV files with dump or merge");
+	return view_plot(&client, &po);
 }
 
 int main(int argc, char **argv)
@@ -622,6 +827,12 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r)
 		return r;
+	if (strcmp(o.args[0], "watch") == 0 || strcmp(o.args[0], "plot") == 0)
+		return run_view(&o);
+	if (o.output || o.watch_interval_s)
+		return usage_error("--output is for 'plot', --interval for 'watch'");
+	if (strcmp(o.args[0], "merge") == 0 || o.run_dir)
+		return run_offline(&o);
 	r = build_request(&o, &req);
 	if (r)
 		return r;

@@ -19,12 +19,18 @@
 #include <jansson.h>
 
 #include "config_act.h"
+#include "config_export.h"
 #include "config_json.h"
+#include "config_limits.h"
+#include "config_trace.h"
 #include "jsonpos.h"
 #include "obj_config.h"
 #include "parse.h"
+#include "rfc3339.h"
 
 #define FOREVER_NS (UINT64_C(1) << 62)
+/* sizeof(struct sockaddr_un.sun_path) */
+#define SOCKET_PATH_MAX 108
 #define DEFAULT_INTERVAL_NS UINT64_C(1000000000)
 #define DEFAULT_MAX_LAG_NS (UINT64_C(10) * 1000000000) /* ACT's max-lag-sec */
 
@@ -101,8 +107,9 @@ static void parse_block_sizes(struct cfg_ctx *c, json_t *obj, struct workload_co
 		if (json_array_size(v) == 0 || json_array_size(v) > CONFIG_MAX_BLOCK_SIZES)
 			cfg_report(c, "\"block_size\" list must hold 1 to %d entries",
 			       CONFIG_MAX_BLOCK_SIZES);
-		else
-			w->n_block_sizes = 0;
+		/* Always from 0, past the default: a list too long is read up
+		 * to the limit (for its errors), never beyond block_sizes[]. */
+		w->n_block_sizes = 0;
 		json_array_foreach(v, i, e) {
 			if (i >= CONFIG_MAX_BLOCK_SIZES)
 				break;
@@ -340,10 +347,24 @@ static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_confi
 	}
 }
 
+static void parse_ctl(struct cfg_ctx *c, json_t *v, struct ctl_config *ctl)
+{
+	static const char *const keys[] = { "read_only_for_all", NULL };
+
+	cfg_push_key(c, "ctl");
+	if (!json_is_object(v))
+		cfg_report(c, "\"ctl\" must be {\"read_only_for_all\": true|false}");
+	else {
+		cfg_check_keys(c, v, "\"ctl\"", keys);
+		cfg_get_bool(c, v, "read_only_for_all", &ctl->read_only_for_all);
+	}
+	cfg_pop(c);
+}
+
 static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 {
 	static const char *const keys[] = { "name", "duration", "interval", "slice", "on_finish",
-					    "socket", NULL };
+					    "socket", "trace", "exports", "start_at", "ctl", NULL };
 	const char *s;
 
 	cfg_push_key(c, "run");
@@ -364,10 +385,12 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 	}
 	cfg_get_duration(c, obj, "duration", &run->duration_ns);
 	if (cfg_get_duration(c, obj, "interval", &run->interval_ns) &&
-	    (run->interval_ns < 10000000 || run->interval_ns > UINT64_C(3600) * 1000000000)) {
+	    (run->interval_ns < 1000000 || run->interval_ns > UINT64_C(3600) * 1000000000)) {
 		cfg_push_key(c, "interval");
-		cfg_report(c, "\"interval\" must be between 10ms and 1h");
+		cfg_report(c, "\"interval\" must be between 1ms and 1h");
 		cfg_pop(c);
+		/* The slice checks below divide by it. */
+		run->interval_ns = DEFAULT_INTERVAL_NS;
 	}
 	if (cfg_get_duration(c, obj, "slice", &run->slice_ns) &&
 	    (run->slice_ns < run->interval_ns || run->slice_ns % run->interval_ns)) {
@@ -387,8 +410,30 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 			cfg_report(c, "\"on_finish\" must be \"exit\" or \"idle\", not \"%s\"", s);
 		cfg_pop(c);
 	}
-	if (cfg_get_string(c, obj, "socket", &s))
-		run->socket_path = strdup(s);
+	if (cfg_get_string(c, obj, "socket", &s)) {
+		if (!*s || strlen(s) >= SOCKET_PATH_MAX) {
+			cfg_push_key(c, "socket");
+			cfg_report(c, "\"socket\" must be a path of 1 to %d bytes (the limit of a "
+				      "Unix socket's address)", SOCKET_PATH_MAX - 1);
+			cfg_pop(c);
+		} else {
+			run->socket_path = strdup(s);
+		}
+	}
+	if (json_object_get(obj, "trace"))
+		trace_config_parse(c, json_object_get(obj, "trace"), &run->trace);
+	if (json_object_get(obj, "exports"))
+		export_config_parse(c, json_object_get(obj, "exports"), &run->exports);
+	if (json_object_get(obj, "ctl"))
+		parse_ctl(c, json_object_get(obj, "ctl"), &run->ctl);
+	if (cfg_get_string(c, obj, "start_at", &s)) {
+		const char *why = "";
+		cfg_push_key(c, "start_at");
+		if (rfc3339_parse(s, &run->start_at_ns, &why) < 0)
+			cfg_report(c, "\"start_at\" must be an RFC 3339 time such as "
+				      "\"2025-06-01T12:00:00Z\": %s", why);
+		cfg_pop(c);
+	}
 	cfg_pop(c);
 }
 
@@ -411,6 +456,8 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 	run->interval_ns = DEFAULT_INTERVAL_NS;
 	run->slice_ns = UINT64_C(3600) * 1000000000;
 	run->exit_on_finish = true;
+	trace_config_defaults(&run->trace);
+	run->ctl.read_only_for_all = true;
 	run->path = cfg_absolute_path(c->name);
 
 	if (!json_is_object(root)) {
@@ -442,7 +489,11 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 		}
 		for (size_t i = 0; i < run->n_workloads; i++) {
 			cfg_push_index(c, i);
+			unsigned errors_before = c->errors;
 			parse_workload(c, json_array_get(arr, i), &run->workloads[i], run);
+			if (c->errors == errors_before)
+				config_check_workload_limits(c, json_array_get(arr, i),
+							     &run->workloads[i], run);
 			for (size_t j = 0; j < i; j++)
 				if (run->workloads[i].name[0] &&
 				    strcmp(run->workloads[i].name, run->workloads[j].name) == 0) {
@@ -455,6 +506,8 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 		}
 	}
 	cfg_pop(c);
+	if (!c->errors && run->n_workloads)
+		config_check_run_limits(c, run);
 out:
 	json_decref(root);
 	if (c->errors) {
@@ -519,6 +572,8 @@ void config_free(struct run_config *c)
 	}
 	free(c->workloads);
 	free(c->socket_path);
+	trace_config_free(&c->trace);
+	export_config_free(&c->exports);
 	free(c->path);
 	free(c);
 }
@@ -569,8 +624,8 @@ static void print_device_plan(const struct workload_config *w, FILE *out)
 		fprintf(out, "%s{\"size\": \"%s\", \"weight\": %u}", b ? ", " : "", buf,
 			w->block_sizes[b].weight);
 	}
-	fprintf(out, "], \"access\": \"%s\", \"queue_depth\": %u,\n", access_name(w->access),
-		w->queue_depth);
+	fprintf(out, "], \"access\": \"%s\", \"queue_depth\": %u, \"prep\": %s,\n",
+		access_name(w->access), w->queue_depth, w->prep ? "true" : "false");
 }
 
 void config_print_plan(const struct run_config *c, FILE *out)
@@ -579,8 +634,14 @@ void config_print_plan(const struct run_config *c, FILE *out)
 	print_duration(out, "duration", c->duration_ns ? c->duration_ns : FOREVER_NS, ", ");
 	print_duration(out, "interval", c->interval_ns, ", ");
 	print_duration(out, "slice", c->slice_ns, ", ");
-	fprintf(out, "\"on_finish\": \"%s\"},\n  \"workloads\": [\n",
-		c->exit_on_finish ? "exit" : "idle");
+	fprintf(out, "\"on_finish\": \"%s\",\n   ", c->exit_on_finish ? "exit" : "idle");
+	if (c->start_at_ns) {
+		char when[64];
+		rfc3339_format(c->start_at_ns, when, sizeof(when));
+		fprintf(out, "\"start_at\": \"%s\", ", when);
+	}
+	trace_config_print(&c->trace, out);
+	fprintf(out, "},\n  \"workloads\": [\n");
 	for (size_t i = 0; i < c->n_workloads; i++) {
 		const struct workload_config *w = &c->workloads[i];
 		fprintf(out, "    {\"name\": \"%s\", \"type\": \"%s\", \"autostart\": %s,\n",

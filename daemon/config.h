@@ -111,6 +111,31 @@ struct workload_config {
 	uint64_t seed;
 };
 
+/* "run": {"trace": ...}; see config_trace.h. */
+struct trace_config {
+	bool blk, tcp;               /* start state of each probe family */
+	bool all_devices;            /* block probes: every device, not just the targets' */
+	bool blk_stash_always;       /* "blk_timestamps": "map" */
+	unsigned max_devices;        /* slots for all_devices */
+	unsigned max_endpoints;
+	char **tcp_endpoints;        /* "HOST:PORT" */
+	size_t n_tcp_endpoints;
+};
+
+/* "run": {"exports": ...}; see config_export.h. */
+struct export_config {
+	char *prom_textfile;         /* absolute; NULL: no Prometheus textfile */
+	char *statsd_address;        /* "HOST:PORT"; NULL: no StatsD */
+	char *statsd_prefix;         /* NULL: "soakd" */
+};
+
+/* "run": {"ctl": {"read_only_for_all": BOOL}}: whether peers that may not
+ * change state (neither root nor in group soakd) may still read status,
+ * dumps and reports over the control socket (default true). */
+struct ctl_config {
+	bool read_only_for_all;
+};
+
 struct run_config {
 	char *path;                  /* the config file, absolute */
 	char name[CONFIG_MAX_NAME];
@@ -119,6 +144,10 @@ struct run_config {
 	uint64_t slice_ns;            /* intervals fold into slices of this (default 1h) */
 	bool exit_on_finish;         /* "on_finish": "exit" (default) | "idle" */
 	char *socket_path;           /* NULL: default */
+	struct trace_config trace;
+	struct export_config exports;
+	struct ctl_config ctl;
+	int64_t start_at_ns;         /* "start_at": CLOCK_REALTIME ns since the epoch; 0: at once */
 	struct workload_config *workloads;
 	size_t n_workloads;
 };

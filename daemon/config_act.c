@@ -193,9 +193,10 @@ void act_config_print(const struct workload_config *w, FILE *out)
 	else
 		fprintf(out, "     ");
 	fprintf(out, "\"read_reqs_per_sec\": %g, \"write_reqs_per_sec\": %g, "
-		     "\"replication_factor\": %u, \"defrag_lwm_pct\": %u, \"service_threads\": %u,\n",
+		     "\"replication_factor\": %u, \"defrag_lwm_pct\": %u, \"service_threads\": %u, "
+		     "\"prep\": %s,\n",
 		a->read_reqs_per_sec, a->write_reqs_per_sec, a->replication_factor,
-		a->defrag_lwm_pct, a->service_threads);
+		a->defrag_lwm_pct, a->service_threads, w->prep ? "true" : "false");
 	if (w->model == MODEL_ACT_INDEX) {
 		fprintf(out, "     \"cache_threads\": %u,\n", a->cache_threads);
 		fprintf(out, "     \"derived_per_device\": {\"read\": %.3f, \"cache_read\": %.3f, "

@@ -2,6 +2,7 @@
 #ifndef SOAK_CTL_SERVER_H
 #define SOAK_CTL_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "loop.h"
@@ -11,20 +12,59 @@
  * The control socket: taken from systemd (socket activation) or bound
  * here, one JSON request line per response line, non-blocking throughout
  * so no client can stall the loop.
+ *
+ * Access: the socket is mode 0660, group soakd (soakd.socket's SocketGroup=,
+ * or chowned here when soakd binds it); each connection's peer credentials
+ * decide what it may ask (ctl_peer.h).
+ *
+ * Limits, so that neither a flood of connections nor slow, half-open or
+ * garbage-sending clients can hold up the loop (and with it the interval
+ * ticks) or take all of soakd's memory:
+ *   - CTL_MAX_CLIENTS connections; peers that may not change state share
+ *     at most CTL_MAX_CLIENTS_UNPRIVILEGED, CTL_MAX_CLIENTS_PER_UID per uid,
+ *     so operators always find a free slot; over the limit a connection
+ *     gets one error line and is closed;
+ *   - one request in progress per client: the next line is not read until
+ *     the last response has been sent, and at most CTL_REQUESTS_PER_WAKEUP
+ *     requests of one client are answered per turn of the loop; a client
+ *     is closed after CTL_MAX_BAD_REQUESTS requests that are not valid;
+ *   - a request line of at most PROTO_MAX_LINE bytes, which must arrive
+ *     whole within CTL_REQUEST_TIMEOUT_NS of its first byte; a response of
+ *     at most CTL_MAX_RESPONSE bytes, which must be taken within
+ *     CTL_SEND_TIMEOUT_NS, and at most CTL_MAX_OUTPUT_TOTAL bytes of
+ *     responses queued over all clients; a client idle for
+ *     CTL_IDLE_TIMEOUT_NS is closed;
+ *   - at most CTL_ACCEPTS_PER_WAKEUP connections accepted per turn; when
+ *     soakd runs out of file descriptors, accepting pauses for a second
+ *     rather than spinning.
  */
 
 #define CTL_MAX_CLIENTS 64
+#define CTL_MAX_CLIENTS_UNPRIVILEGED 32
+#define CTL_MAX_CLIENTS_PER_UID 8
+#define CTL_REQUESTS_PER_WAKEUP 4
+#define CTL_MAX_BAD_REQUESTS 16
+#define CTL_ACCEPTS_PER_WAKEUP 64
 #define CTL_IDLE_TIMEOUT_NS (UINT64_C(30) * 1000000000)
+#define CTL_REQUEST_TIMEOUT_NS (UINT64_C(10) * 1000000000)
+#define CTL_SEND_TIMEOUT_NS (UINT64_C(60) * 1000000000)
 #define CTL_MAX_RESPONSE (UINT64_C(256) << 20)
+#define CTL_MAX_OUTPUT_TOTAL (UINT64_C(512) << 20)
 
 /* Returns a malloc'd response line ending in '\n'. */
 typedef char *(*ctl_handler)(void *userdata, const struct proto_request *req);
 
+/* From the run's "ctl" configuration. */
+struct ctl_policy {
+	bool read_only_for_all;  /* status, dump, report, trace (query) for any peer */
+};
+
 struct ctl_server;
 
-int ctl_server_open(struct loop *l, const char *path, ctl_handler handler, void *userdata,
-		    struct ctl_server **ret);
-/* Closes clients that have been idle too long. */
+int ctl_server_open(struct loop *l, const char *path, const struct ctl_policy *policy,
+		    ctl_handler handler, void *userdata, struct ctl_server **ret);
+/* Closes clients that have been idle or slow too long (the server also
+ * does this by itself, every second while it has clients). */
 void ctl_server_expire(struct ctl_server *s, uint64_t now_ns);
 void ctl_server_free(struct ctl_server *s);
 const char *ctl_server_path(const struct ctl_server *s);

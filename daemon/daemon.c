@@ -6,6 +6,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,17 @@
 #include <systemd/sd-daemon.h>
 
 #include "ctl_server.h"
+#include "dev_facts.h"
+#include "export.h"
 #include "log.h"
 #include "loop.h"
 #include "parse.h"
+#include "probes.h"
 #include "results.h"
+#include "rfc3339.h"
+#include "rundir.h"
+#include "rundump.h"
+#include "runlog.h"
 #include "workload.h"
 
 #define EXIT_WORKLOAD_FAILED 3
@@ -38,6 +46,11 @@ struct daemon {
 	struct loop *loop;
 	struct ctl_server *ctl;
 	struct results *results;
+	struct rundir *rundir;
+	bool resuming;                /* the run directory holds this run: go on with it */
+	char *plan;                   /* the resolved configuration, as recorded */
+	struct probes *probes;        /* NULL: kernel tracing unavailable */
+	struct exports *exports;      /* NULL: none configured */
 	struct workload **workloads;
 	size_t n_workloads;
 	uint64_t *pending_start_ns;   /* 0: none */
@@ -58,6 +71,13 @@ static const char *run_state_name(enum run_state s)
 	return s == RUN_RUNNING ? "running" : s == RUN_FINISHED ? "finished" : "stopping";
 }
 
+/* A run with "start_at" begins at that wall-clock time: until then its
+ * start lies ahead on the monotonic clock. */
+static bool waiting_for_start_at(const struct daemon *d, uint64_t now)
+{
+	return d->state == RUN_RUNNING && d->results && now < d->run_start_ns;
+}
+
 static struct workload *find_workload(struct daemon *d, const char *name, size_t *ret_index)
 {
 	for (size_t i = 0; i < d->n_workloads; i++)
@@ -76,6 +96,8 @@ static int start_workload(struct daemon *d, size_t i, char *err, size_t errlen)
 	if (r == 0) {
 		d->pending_start_ns[i] = 0;
 		d->ever_started = true;
+		probes_workload_active(d->probes, i, true);
+		results_record_state(d->results, i);
 		log_info("workload %s started", w->cfg->name);
 		if (d->state == RUN_FINISHED)
 			d->state = RUN_RUNNING;
@@ -114,6 +136,8 @@ static void tick(struct daemon *d, uint64_t now)
 {
 	char status[1024];
 
+	/* The kernel's interval first, so the workloads' records can carry it. */
+	probes_tick(d->probes, now);
 	for (size_t i = 0; i < d->n_workloads; i++) {
 		struct workload *w = d->workloads[i];
 		if (d->pending_start_ns[i] && now >= d->pending_start_ns[i]) {
@@ -121,11 +145,15 @@ static void tick(struct daemon *d, uint64_t now)
 			if (start_workload(d, i, err, sizeof(err)) < 0)
 				log_error("cannot start workload %s: %s", w->cfg->name, err);
 		}
-		if (results_reap(d->results, i) && !workload_is_active(w))
+		if (results_reap(d->results, i) && !workload_is_active(w)) {
 			log_info("workload %s %s%s%s", w->cfg->name, workload_state_name(w->state),
 				 w->reason[0] ? ": " : "", w->reason);
+			results_record_state(d->results, i);
+		}
+		probes_workload_active(d->probes, i, workload_is_active(w));
 	}
 	results_tick(d->results, now);
+	exports_publish(d->exports, d->results, now);
 
 	if (d->run_end_ns && now >= d->run_end_ns && d->state == RUN_RUNNING) {
 		/* Workloads whose schedule ends with the run finish by
@@ -185,6 +213,22 @@ static void shutdown_run(struct daemon *d, const char *why)
 	d->quit = true;
 }
 
+/* SIGHUP, as aisloader's: every available probe family off if any is on,
+ * else all on. */
+static void toggle_tracing(struct daemon *d)
+{
+	bool on = false;
+
+	if (probes_toggle_all(d->probes, &on) == 0) {
+		log_notice("SIGHUP received: kernel tracing is unavailable (blk: %s; tcp: %s)",
+			   probes_reason(d->probes, PROBE_BLK), probes_reason(d->probes, PROBE_TCP));
+		return;
+	}
+	log_notice("SIGHUP received: kernel tracing %s (blk %s, tcp %s)", on ? "on" : "off",
+		   probe_state_name(probes_state(d->probes, PROBE_BLK)),
+		   probe_state_name(probes_state(d->probes, PROBE_TCP)));
+}
+
 static void signal_event(struct loop *l, int fd, uint32_t events, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -200,9 +244,7 @@ static void signal_event(struct loop *l, int fd, uint32_t events, void *userdata
 		shutdown_run(d, si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	case SIGHUP:
-		/* Reserved for toggling kernel tracing, which this build does
-		 * not have; say so rather than die as SIGHUP's default would. */
-		log_notice("SIGHUP received: kernel tracing is not available in this build");
+		toggle_tracing(d);
 		break;
 	}
 }
@@ -233,6 +275,12 @@ static char *handle_start_stop(struct daemon *d, const struct proto_request *req
 	}
 	if (start && d->state == RUN_STOPPING)
 		return proto_error_line("soakd is shutting down");
+	if (start && waiting_for_start_at(d, mono_ns())) {
+		char when[64];
+		rfc3339_format(d->cfg->start_at_ns, when, sizeof(when));
+		return proto_error_line("run %s waits for its start_at, %s: its workloads start "
+					"then", d->cfg->name, when);
+	}
 
 	json_t *arr = json_array();
 	for (size_t k = 0; k < n; k++) {
@@ -256,28 +304,117 @@ static char *handle_start_stop(struct daemon *d, const struct proto_request *req
 	return reply(json_pack("{s:b,s:o}", "ok", 1, "workloads", arr));
 }
 
+/* soakctl trace [on|off] [blk|tcp]...: without names, every family; a
+ * family named explicitly must be available. */
+static char *handle_trace(struct daemon *d, const struct proto_request *req)
+{
+	bool chosen[PROBE_FAMILIES] = { false };
+	char err[PROBE_REASON_LEN] = "";
+	int switched = 0;
+
+	for (size_t k = 0; k < req->n_names; k++) {
+		int f = probe_family_from_name(req->names[k]);
+		if (f < 0)
+			return proto_error_line("no probe named \"%s\" (expected blk or tcp)",
+						req->names[k]);
+		chosen[f] = true;
+	}
+	for (int f = 0; f < PROBE_FAMILIES && req->trace_state != PROTO_TRACE_QUERY; f++) {
+		bool on = req->trace_state == PROTO_TRACE_ON;
+		if (req->n_names ? !chosen[f]
+				 : probes_state(d->probes, (enum probe_family)f) == PROBE_UNAVAILABLE)
+			continue;
+		if (probes_set(d->probes, (enum probe_family)f, on, err, sizeof(err)) < 0)
+			return proto_error_line("%s", err);
+		log_info("kernel tracing of %s switched %s by soakctl",
+			 probe_family_name((enum probe_family)f), on ? "on" : "off");
+		switched++;
+	}
+	if (req->trace_state != PROTO_TRACE_QUERY && !switched)
+		return proto_error_line("kernel tracing is unavailable: blk: %s; tcp: %s",
+					probes_reason(d->probes, PROBE_BLK),
+					probes_reason(d->probes, PROBE_TCP));
+	return reply(json_pack("{s:b,s:o}", "ok", 1, "probes", probes_trace_json(d->probes)));
+}
+
+static char *handle_new_run(struct daemon *d);
+
+/* Per-interval, per-slice and filtered results come from the run's log,
+ * written out first, so live and finished runs are dumped by one code. */
+static char *handle_dump_from_log(struct daemon *d, const struct proto_request *req)
+{
+	struct rundump_filter f = {
+		.since_ns = req->since_ns, .until_ns = req->until_ns, .slice_ns = req->slice_ns,
+		.workload = req->workload, .op = req->op, .service = req->service,
+	};
+	enum rundump_format format = req->format == PROTO_FORMAT_CSV ? RUNDUMP_CSV
+				     : req->format == PROTO_FORMAT_HDR ? RUNDUMP_HDR : RUNDUMP_JSON;
+	int r;
+
+	if (!d->rundir)
+		return proto_error_line("this run is not being recorded, so only its totals can "
+					"be dumped");
+	r = rundir_sync(d->rundir);
+	if (r < 0)
+		log_warning_errno(r, "dump: the newest records are not on disk yet");
+	struct rundump *rd = rundump_new(format, &f);
+	if (!rd)
+		return proto_error_line("out of memory");
+	char *notes = NULL;
+	r = rundump_add_log(rd, rundir_log_path(d->rundir), &notes);
+	if (r < 0) {
+		rundump_free(rd);
+		free(notes);
+		return proto_error_line("cannot read the run's log %s: %s", rundir_log_path(d->rundir),
+					strerror(-r));
+	}
+	json_t *v = rundump_finish(rd);
+	rundump_free(rd);
+	if (v && notes)
+		json_object_set_new(v, "notes", json_string(notes));
+	free(notes);
+	return v ? reply(v) : proto_error_line("out of memory");
+}
+
+/* The results' status, and what only the run knows: start_at, exports. */
+static json_t *status_json(struct daemon *d)
+{
+	uint64_t now = mono_ns();
+	bool waiting = waiting_for_start_at(d, now);
+	json_t *v = results_status_json(d->results, now,
+					waiting ? "waiting" : run_state_name(d->state));
+
+	if (v && waiting) {
+		char when[64];
+		rfc3339_format(d->cfg->start_at_ns, when, sizeof(when));
+		json_object_set_new(v, "elapsed_s", json_real(0));
+		json_object_set_new(v, "start_at", json_string(when));
+		json_object_set_new(v, "starts_in_s", json_real((d->run_start_ns - now) / 1e9));
+	}
+	if (v && d->exports)
+		json_object_set_new(v, "exports", exports_status_json(d->exports));
+	return v;
+}
+
 static char *ctl_handle(void *userdata, const struct proto_request *req)
 {
 	struct daemon *d = userdata;
 
 	switch (req->cmd) {
 	case PROTO_STATUS:
-		return reply(results_status_json(d->results, mono_ns(), run_state_name(d->state)));
+		return reply(status_json(d));
 	case PROTO_START:
+		if (req->new_run)
+			return handle_new_run(d);
+		return handle_start_stop(d, req);
 	case PROTO_STOP:
 		return handle_start_stop(d, req);
 	case PROTO_DUMP:
-		if (req->format == PROTO_FORMAT_CSV) {
-			char *csv = results_dump_csv(d->results);
-			if (!csv)
-				return proto_error_line("out of memory");
-			json_t *v = json_pack("{s:b,s:s}", "ok", 1, "csv", csv);
-			free(csv);
-			return reply(v);
-		}
-		return reply(results_dump_json(d->results));
+		if (req->format == PROTO_FORMAT_JSON && !req->has_filters)
+			return reply(results_dump_json(d->results));
+		return handle_dump_from_log(d, req);
 	case PROTO_TRACE:
-		return proto_error_line("kernel tracing (eBPF probes) is not available in this build");
+		return handle_trace(d, req);
 	case PROTO_REPORT:
 		return reply(results_report_json(d->results));
 	}
@@ -314,21 +451,293 @@ static int setup_signals(struct daemon *d)
 	return loop_add(d->loop, d->signal_fd, EPOLLIN, signal_event, d);
 }
 
-static int setup_timer(struct daemon *d)
+/* Ticks a little after each interval boundary of the run. */
+static int arm_timer(struct daemon *d)
 {
-	uint64_t first = d->run_start_ns + d->cfg->interval_ns + TICK_GRACE_NS;
+	uint64_t now = mono_ns();
+	uint64_t k = now > d->run_start_ns ? (now - d->run_start_ns) / d->cfg->interval_ns + 1 : 1;
+	/* Short intervals get a proportionally short grace, so the tick
+	 * still falls inside the interval after the boundary. */
+	uint64_t grace = d->cfg->interval_ns / 4 < TICK_GRACE_NS ? d->cfg->interval_ns / 4
+								   : TICK_GRACE_NS;
+	uint64_t first = d->run_start_ns + k * d->cfg->interval_ns + grace;
 	struct itimerspec its = {
 		.it_value = { (time_t)(first / 1000000000u), (long)(first % 1000000000u) },
 		.it_interval = { (time_t)(d->cfg->interval_ns / 1000000000u),
 				 (long)(d->cfg->interval_ns % 1000000000u) },
 	};
 
+	if (timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return log_error_errno(-errno, "cannot arm timerfd");
+	return 0;
+}
+
+static int setup_timer(struct daemon *d)
+{
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (d->timer_fd < 0)
 		return log_error_errno(-errno, "cannot create timerfd");
-	if (timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
-		return log_error_errno(-errno, "cannot arm timerfd");
 	return loop_add(d->loop, d->timer_fd, EPOLLIN, timer_event, d);
+}
+
+static const char *state_directory(const struct daemon_options *opts, char *buf, size_t len)
+{
+	const char *dir = getenv("STATE_DIRECTORY");
+	if (opts->state_dir)
+		return opts->state_dir;
+	if (dir && *dir) {
+		snprintf(buf, len, "%.*s", (int)strcspn(dir, ":"), dir);
+		return buf;
+	}
+	return "/var/lib/soakd";
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Replays a resumed run's log into the results. */
+static void replay(struct daemon *d)
+{
+	struct runlog_reader *rd;
+	json_t *rec;
+	uint64_t n = 0, bad = 0;
+	int r = runlog_open(rundir_log_path(d->rundir), &rd);
+
+	if (r < 0) {
+		log_warning_errno(r, "cannot read %s to resume the run", rundir_log_path(d->rundir));
+		return;
+	}
+	while ((r = runlog_next(rd, &rec)) > 0) {
+		if (results_replay(d->results, rec) < 0)
+			bad++;
+		n++;
+		json_decref(rec);
+	}
+	if (runlog_torn(rd))
+		log_notice("the last record of %s was cut short by the crash and is dropped",
+			   rundir_log_path(d->rundir));
+	if (runlog_corrupt(rd) || bad)
+		log_warning("%s: %" PRIu64 " damaged and %" PRIu64 " unusable record(s) skipped",
+			    rundir_log_path(d->rundir), runlog_corrupt(rd), bad);
+	runlog_close(rd);
+	log_info("resumed run %s from %" PRIu64 " records", d->cfg->name, n);
+}
+
+static enum workload_state state_from_name(const char *name)
+{
+	static const enum workload_state states[] = { WORKLOAD_STOPPED, WORKLOAD_FINISHED,
+						      WORKLOAD_FAILED };
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcmp(name, workload_state_name(states[i])) == 0)
+			return states[i];
+	return WORKLOAD_RUNNING;
+}
+
+/*
+ * "start_at": the run's time 0 is that wall-clock instant, so a fleet
+ * started by an orchestrator at slightly different moments runs its
+ * schedules and intervals in step.  The instant becomes a CLOCK_MONOTONIC
+ * deadline once, here: a wall clock stepped later (NTP) does not move it,
+ * so hosts should have synchronised clocks before soakd starts.
+ */
+static void apply_start_at(struct daemon *d, uint64_t now)
+{
+	int64_t ahead = d->cfg->start_at_ns - (int64_t)wall_ns();
+	char when[64];
+
+	rfc3339_format(d->cfg->start_at_ns, when, sizeof(when));
+	if (ahead <= 0) {
+		log_notice("run %s: start_at %s passed %.1f s ago; starting now", d->cfg->name, when,
+			   -ahead / 1e9);
+		return;
+	}
+	d->run_start_ns = now + (uint64_t)ahead;
+	d->results->run_start_ns = d->run_start_ns;
+	log_info("run %s waits for start_at %s (in %.1f s)", d->cfg->name, when, ahead / 1e9);
+}
+
+/*
+ * Starts (or resumes) the run: its directory and log, the results, the
+ * timer, and the workloads: at their start, or where a resumed run left
+ * them.
+ */
+static int open_run_dir(struct daemon *d, bool new_run)
+{
+	char dirbuf[4096];
+	int r = rundir_open(state_directory(d->opts, dirbuf, sizeof(dirbuf)), d->cfg->name, d->plan,
+			    new_run, &d->rundir, &d->resuming);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up the run directory");
+	return 0;
+}
+
+/* The devices' facts, recorded with the run. */
+static void record_devices(struct daemon *d)
+{
+	json_t *devices = json_array();
+	for (size_t i = 0; i < d->n_workloads; i++)
+		for (size_t s = 0; s < d->workloads[i]->n_streams; s++) {
+			const struct workload_stream *st = &d->workloads[i]->streams[s];
+			if (st->facts)
+				json_array_append_new(devices, json_pack("{s:s,s:s,s:o}", "workload",
+					d->workloads[i]->cfg->name, "path", st->label,
+					"device", dev_facts_json(st->facts)));
+		}
+	char *text = json_dumps(devices, JSON_INDENT(2));
+	if (text) {
+		size_t len = strlen(text);
+		char *with_nl = malloc(len + 2);
+		if (with_nl) {
+			memcpy(with_nl, text, len);
+			strcpy(with_nl + len, "\n");
+			int r = rundir_write_file(d->rundir, "devices.json", with_nl);
+			if (r < 0)
+				log_warning_errno(r, "cannot record the devices' facts in %s",
+						  rundir_path(d->rundir));
+			free(with_nl);
+		}
+		free(text);
+	}
+	json_decref(devices);
+}
+
+static int begin_run(struct daemon *d)
+{
+	bool resume = d->resuming;
+	int r;
+
+	record_devices(d);
+	uint64_t now = mono_ns();
+	d->run_start_ns = now;
+	d->results = results_new(d->cfg, d->workloads, d->n_workloads, now, d->opts->live_table);
+	if (!d->results)
+		return log_error_errno(-ENOMEM, "cannot set up results");
+	d->results->rundir = d->rundir;
+	d->results->wall_offset_ns = (int64_t)(wall_ns() - now);
+	d->results->probes = d->probes;
+	d->results->record_extra = probes_record_extra;
+	d->results->record_extra_userdata = d->probes;
+
+	uint64_t elapsed = 0;
+	if (resume) {
+		replay(d);
+		elapsed = d->results->recorded_end_ns;
+		d->run_start_ns = now - elapsed;
+		d->results->run_start_ns = d->run_start_ns;
+		uint64_t down = d->results->recorded_wall_ns && wall_ns() > d->results->recorded_wall_ns
+					? wall_ns() - d->results->recorded_wall_ns : 0;
+		char at[32], gap[32];
+		format_duration(elapsed, at, sizeof(at));
+		format_duration(down, gap, sizeof(gap));
+		log_notice("resuming run %s at %s of run time, after %s down", d->cfg->name, at, gap);
+		json_t *rec = json_pack("{s:s,s:I,s:I,s:I}", "type", "gap", "run_ns",
+					(json_int_t)elapsed, "down_ns", (json_int_t)down,
+					"wall_ns", (json_int_t)wall_ns());
+		rundir_append(d->rundir, rec);
+		json_decref(rec);
+	}
+	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:b}", "type", "start", "run", d->cfg->name,
+				"wall_ns", (json_int_t)wall_ns(), "run_ns", (json_int_t)elapsed,
+				"pid", (json_int_t)getpid(), "resumed", resume);
+	rundir_append(d->rundir, rec);
+	json_decref(rec);
+
+	if (elapsed == 0 && d->cfg->start_at_ns)
+		apply_start_at(d, now);
+	d->run_end_ns = d->cfg->duration_ns ? d->run_start_ns + d->cfg->duration_ns : 0;
+	for (size_t i = 0; i < d->n_workloads; i++)
+		d->workloads[i]->run_start_ns = d->run_start_ns;
+	r = arm_timer(d);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < d->n_workloads; i++) {
+		const struct workload_config *wc = &d->cfg->workloads[i];
+		struct workload_results *wr = &d->results->w[i];
+		struct workload *w = d->workloads[i];
+		char err[256];
+		if (resume && wr->recorded) {
+			enum workload_state state = state_from_name(wr->recorded_state);
+			d->ever_started = true;
+			if (state != WORKLOAD_RUNNING) {
+				/* Ended before the restart: it stays ended. */
+				w->state = state;
+				snprintf(w->reason, sizeof(w->reason), "%s", wr->recorded_reason);
+				continue;
+			}
+			r = workload_resume(w, mono_ns(), wr->recorded_sched_ns, err, sizeof(err));
+			if (r == 0) {
+				probes_workload_active(d->probes, i, true);
+				results_record_state(d->results, i);
+				continue;
+			}
+			log_error("cannot resume workload %s: %s", wc->name, err);
+			return r;
+		}
+		if (!wc->autostart)
+			continue;
+		if (d->run_start_ns + wc->start_offset_ns > mono_ns()) {
+			d->pending_start_ns[i] = d->run_start_ns + wc->start_offset_ns;
+			continue;
+		}
+		if (start_workload(d, i, err, sizeof(err)) < 0) {
+			log_error("cannot start workload %s: %s", wc->name, err);
+			stop_all(d, "another workload failed to start");
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Stops what still runs, counts every op it completes, and writes the
+ * run's last records. */
+static void end_run(struct daemon *d, const char *why)
+{
+	stop_all(d, why);
+	/* No "stopped" record: a workload cut short by soakd stopping (a
+	 * reboot, systemctl stop) is still running as far as its run goes,
+	 * and resumes when soakd comes back. */
+	for (size_t i = 0; i < d->n_workloads; i++)
+		results_wait(d->results, i, STOP_TIMEOUT_NS);
+	probes_tick(d->probes, mono_ns());
+	results_tick(d->results, mono_ns());
+	exports_publish(d->exports, d->results, mono_ns());
+	print_summary(d);
+	rundir_close(d->rundir);
+	d->rundir = NULL;
+	d->results->rundir = NULL;
+}
+
+/* soakctl start --new-run: the current run ends and a new one starts. */
+static char *handle_new_run(struct daemon *d)
+{
+	if (d->state == RUN_STOPPING)
+		return proto_error_line("soakd is shutting down");
+	log_notice("a new run was asked for: ending run %s", d->cfg->name);
+	end_run(d, "a new run was started");
+	results_free(d->results);
+	d->results = NULL;
+	for (size_t i = 0; i < d->n_workloads; i++) {
+		d->workloads[i]->state = WORKLOAD_IDLE;
+		d->workloads[i]->reason[0] = '\0';
+		d->pending_start_ns[i] = 0;
+	}
+	d->summary_printed = false;
+	d->ever_started = false;
+	d->state = RUN_RUNNING;
+	if (open_run_dir(d, true) < 0 || begin_run(d) < 0) {
+		shutdown_run(d, "the new run could not start");
+		return proto_error_line("the new run could not start; see soakd's log");
+	}
+	json_t *arr = json_array();
+	for (size_t i = 0; i < d->n_workloads; i++)
+		json_array_append_new(arr, json_pack("{s:s,s:s}", "name", d->workloads[i]->cfg->name,
+						     "state", workload_state_name(d->workloads[i]->state)));
+	return reply(json_pack("{s:b,s:s,s:o}", "ok", 1, "run", rundir_path(d->rundir),
+			       "workloads", arr));
 }
 
 static int prepare_workloads(struct daemon *d)
@@ -343,8 +752,10 @@ static int prepare_workloads(struct daemon *d)
 	for (size_t i = 0; i < d->n_workloads; i++) {
 		const struct workload_config *wc = &d->cfg->workloads[i];
 		int r = workload_new(wc, 0, d->cfg->interval_ns, &d->workloads[i], err, sizeof(err));
-		if (r == 0)
+		if (r == 0) {
+			d->workloads[i]->resuming = d->resuming;
 			r = workload_prepare(d->workloads[i], err, sizeof(err));
+		}
 		if (r < 0) {
 			log_error("workload %s: %s", wc->name, err);
 			return r;
@@ -353,10 +764,29 @@ static int prepare_workloads(struct daemon *d)
 	return 0;
 }
 
+static char *plan_text(const struct run_config *cfg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	config_print_plan(cfg, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 static void free_daemon(struct daemon *d)
 {
+	rundir_close(d->rundir);
+	free(d->plan);
 	ctl_server_free(d->ctl);
 	results_free(d->results);
+	probes_free(d->probes);
+	exports_free(d->exports);
 	for (size_t i = 0; d->workloads && i < d->n_workloads; i++)
 		workload_free(d->workloads[i]);
 	free(d->workloads);
@@ -383,42 +813,35 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 	socket_path = opts->socket_path ? opts->socket_path
 		      : cfg->socket_path ? cfg->socket_path
 		      : default_socket_path(pathbuf, sizeof(pathbuf));
-	if (ctl_server_open(d.loop, socket_path, ctl_handle, &d, &d.ctl) < 0)
+	struct ctl_policy policy = { .read_only_for_all = cfg->ctl.read_only_for_all };
+	if (ctl_server_open(d.loop, socket_path, &policy, ctl_handle, &d, &d.ctl) < 0)
 		goto out;
-	if (prepare_workloads(&d) < 0)
+	d.plan = plan_text(cfg);
+	if (!d.plan || open_run_dir(&d, opts->new_run) < 0 || prepare_workloads(&d) < 0)
+		goto out;
+	/* Never fatal: without BPF the run goes on, reporting tracing
+	 * unavailable and why. */
+	r = probes_new(cfg, &d.probes);
+	if (r < 0)
+		log_warning_errno(r, "kernel tracing is unavailable");
+
+	if (exports_new(&cfg->exports, &d.exports) < 0)
 		goto out;
 
-	d.run_start_ns = mono_ns();
-	d.run_end_ns = cfg->duration_ns ? d.run_start_ns + cfg->duration_ns : 0;
-	for (size_t i = 0; i < d.n_workloads; i++)
-		d.workloads[i]->run_start_ns = d.run_start_ns;
-	d.results = results_new(cfg, d.workloads, d.n_workloads, d.run_start_ns, opts->live_table);
-	if (!d.results) {
-		log_error("out of memory for results");
+	if (setup_timer(&d) < 0 || begin_run(&d) < 0)
 		goto out;
-	}
-	if (setup_timer(&d) < 0)
-		goto out;
-	for (size_t i = 0; i < d.n_workloads; i++) {
-		const struct workload_config *wc = &cfg->workloads[i];
-		char err[256];
-		if (!wc->autostart)
-			continue;
-		if (wc->start_offset_ns) {
-			d.pending_start_ns[i] = d.run_start_ns + wc->start_offset_ns;
-			continue;
-		}
-		if (start_workload(&d, i, err, sizeof(err)) < 0) {
-			log_error("cannot start workload %s: %s", wc->name, err);
-			stop_all(&d, "another workload failed to start");
-			goto out;
-		}
-	}
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
 	log_info("run %s: %zu workload(s), control socket %s", cfg->name, d.n_workloads,
 		 ctl_server_path(d.ctl));
-	sd_notifyf(0, "READY=1\nSTATUS=run %s: %zu workload(s) running", cfg->name, d.n_workloads);
+	if (waiting_for_start_at(&d, mono_ns())) {
+		char when[64];
+		rfc3339_format(cfg->start_at_ns, when, sizeof(when));
+		sd_notifyf(0, "READY=1\nSTATUS=run %s: waiting for start_at %s", cfg->name, when);
+	} else {
+		sd_notifyf(0, "READY=1\nSTATUS=run %s: %zu workload(s) running", cfg->name,
+			   d.n_workloads);
+	}
 
 	while (!d.quit) {
 		int timeout = -1;
@@ -448,14 +871,9 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 			}
 	}
 
-	/* Stop what still runs and count every op it completes. */
 	if (!d.stopping_sent)
 		sd_notify(0, "STOPPING=1");
-	stop_all(&d, "soakd is stopping");
-	for (size_t i = 0; i < d.n_workloads; i++)
-		results_wait(d.results, i, STOP_TIMEOUT_NS);
-	results_tick(d.results, mono_ns());
-	print_summary(&d);
+	end_run(&d, "soakd is stopping");
 	status = EXIT_SUCCESS;
 	for (size_t i = 0; i < d.n_workloads; i++)
 		if (d.workloads[i]->state == WORKLOAD_FAILED)

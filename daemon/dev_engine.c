@@ -19,7 +19,10 @@
 
 #include <liburing.h>
 
+#include "dev_facts.h"
 #include "dev_model.h"
+#include "dev_prep.h"
+#include "dev_safety.h"
 #include "log.h"
 #include "parse.h"
 #include "workload.h"
@@ -139,11 +142,11 @@ static int open_target(const struct workload_config *cfg, const struct target_co
 		flags = O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC;
 	} else if (S_ISBLK(st.st_mode)) {
 		d->is_blockdev = true;
-		if (d->writes && !t->destroy_data) {
-			snprintf(err, errlen, "refusing to write to block device %s: its data would "
-					      "be destroyed; add \"destroy_data\": true to this target "
-					      "if that is intended", t->path);
-			return -EPERM;
+		if (d->writes) {
+			int r = dev_safety_check(t->path, t->destroy_data, DEV_SAFETY_VIA_CONFIG, err,
+						 errlen);
+			if (r < 0)
+				return r;
 		}
 		/* O_EXCL on a block device fails if it is mounted or held. */
 		if (d->writes)
@@ -261,6 +264,12 @@ static int dev_prepare(struct workload *w, char *err, size_t errlen)
 			 model.slots, model.max_len);
 		return -E2BIG;
 	}
+	/* "prep": true zeroes and salts the devices before any is opened. */
+	/* A resumed run's devices were prepped when it began; prepping again
+	 * would wipe the state the run has aged them into. */
+	r = w->resuming ? 0 : dev_prep_workload(cfg, err, errlen);
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < w->n_streams; i++) {
 		struct dev_stream *d = calloc(1, sizeof(*d));
@@ -277,6 +286,7 @@ static int dev_prepare(struct workload *w, char *err, size_t errlen)
 		r = open_target(cfg, &cfg->targets[i], d, err, errlen);
 		if (r < 0)
 			return r;
+		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path);
 		r = dev_model_check_device(&d->model, cfg->targets[i].path, d->align, d->size, err,
 					   errlen);
 		if (r < 0)
@@ -406,6 +416,9 @@ static int start_generators(struct workload_stream *s, struct dev_stream *d)
 				   cfg->seed * 7919 + s->index * DEV_MAX_GENS + i + 1);
 		if (r < 0)
 			return r;
+		/* A resumed run goes on where its schedule was. */
+		if (s->workload->resume_ns)
+			sched_seek(&g->sched, s->workload->resume_ns);
 	}
 	return 0;
 }
@@ -452,10 +465,35 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 			prep_op(d, (unsigned)i, slot, due);
 			prepped[n++] = slot;
 		}
-		/* Due but not issued: every slot of this op is busy, so the
-		 * device is not keeping up with its schedule. */
-		if (open_loop && g->have_due && g->due_ns < now && now - g->due_ns > lag)
+		if (!open_loop || g->finished)
+			continue;
+		/* Every slot busy: look at the next op anyway, to know how
+		 * late it already is. */
+		if (!g->have_due) {
+			uint64_t rel;
+			if (sched_next(&g->sched, &rel)) {
+				g->due_ns = w->started_ns + rel;
+				g->have_due = true;
+			} else {
+				g->finished = true;
+			}
+		}
+		/* Due but not issued: the device is not keeping up. */
+		if (g->have_due && g->due_ns < now && now - g->due_ns > lag)
 			lag = now - g->due_ns;
+		/* The schedule is over: ops still waiting are not issued late
+		 * past its end (max_lag 0 lets a lagging workload run on),
+		 * they are missed, and said so. */
+		if (g->have_due && now >= end_ns + w->interval_ns) {
+			uint64_t missed = 1;
+			while (sched_next(&g->sched, &(uint64_t){ 0 }))
+				missed++;
+			log_warning("%s: the schedule ended with %" PRIu64 " %s ops not issued: the "
+				    "device could not keep up", s->label, missed,
+				    w->op_names[g->op_read >= 0 ? g->op_read : g->op_write]);
+			g->have_due = false;
+			g->finished = true;
+		}
 	}
 	*ret_lag = lag;
 	return n;
@@ -494,7 +532,7 @@ static void *dev_thread(void *arg)
 	const struct workload_config *cfg = w->cfg;
 	struct dev_stream *d = s->engine;
 	uint64_t end_ns = w->started_ns + sched_duration(&s->sched);
-	uint64_t next_boundary = workload_next_boundary(w, w->started_ns);
+	uint64_t next_boundary = workload_next_boundary(w, mono_ns());
 	unsigned *prepped = calloc(d->n_slots, sizeof(*prepped));
 	enum stream_outcome outcome = STREAM_STOPPED;
 	char reason[WORKLOAD_REASON_MAX] = "";

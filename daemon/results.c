@@ -4,12 +4,19 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <systemd/sd-journal.h>
 
+#include "dev_facts.h"
 #include "log.h"
+#include "probes.h"
+#include "rundir.h"
+#include "stats_json.h"
 
 struct consume_arg {
 	struct workload_results *wr;
@@ -24,6 +31,9 @@ static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *u
 	for (size_t op = 0; op < n_ops; op++) {
 		op_stats_merge(&wr->interval[op], &slot->ops[op]);
 		op_stats_merge(&wr->target_totals[a->stream * wr->n_ops + op], &slot->ops[op]);
+		if (wr->target_interval)
+			op_stats_merge(&wr->target_interval[a->stream * wr->n_ops + op],
+				       &slot->ops[op]);
 	}
 	if (!wr->iv_has_data || slot->start_ns < wr->iv_start_ns)
 		wr->iv_start_ns = slot->start_ns;
@@ -64,6 +74,11 @@ struct results *results_new(const struct run_config *cfg, struct workload **work
 		wr->totals = op_stats_array(wr->n_ops);
 		wr->interval = op_stats_array(wr->n_ops);
 		wr->target_totals = op_stats_array(wr->n_ops * wr->n_streams);
+		if (wr->n_streams > 1) {
+			wr->target_interval = op_stats_array(wr->n_ops * wr->n_streams);
+			if (!wr->target_interval)
+				goto fail;
+		}
 		wr->stream_userdata = calloc(wr->n_streams, sizeof(void *));
 		wr->slices = calloc(wr->n_ops, sizeof(*wr->slices));
 		if (!wr->totals || !wr->interval || !wr->target_totals || !wr->stream_userdata ||
@@ -114,7 +129,7 @@ void results_free(struct results *r)
 		free(wr->totals);
 		free(wr->interval);
 		free(wr->target_totals);
-		free(wr->rows);
+		free(wr->target_interval);
 	}
 	free(r->w);
 	free(r);
@@ -133,53 +148,153 @@ static void summarize(const struct op_stats *o, double target_ops, uint64_t span
 		.max = hist_max(&o->latency),
 		.svc_p50 = hist_percentile(&o->service, 50),
 		.svc_p99 = hist_percentile(&o->service, 99),
+		.corrupt = o->corrupt,
+		.ttfb_p50 = hist_percentile(&o->ttfb, 50),
+		.ttfb_p99 = hist_percentile(&o->ttfb, 99),
 	};
 }
 
-static void store_row(struct workload_results *wr, const struct interval_row *row)
+/* The interval as a record of the run's log. */
+static json_t *interval_record(const struct results *r, struct workload_results *wr,
+			       const struct interval_row *row, double target_ops)
 {
-	if (!wr->rows) {
-		wr->rows = malloc(RESULTS_MAX_ROWS * sizeof(*wr->rows));
-		if (!wr->rows)
-			return;
+	const struct workload *w = wr->workload;
+	json_t *ops = json_object();
+
+	for (size_t op = 0; op < wr->n_ops; op++) {
+		json_t *j = op_stats_to_json(&wr->interval[op]);
+		json_object_set_new(j, "share", json_real(w->op_share[op]));
+		json_object_set_new(ops, w->op_names[op], j);
 	}
-	if (wr->n_rows < RESULTS_MAX_ROWS) {
-		wr->rows[wr->n_rows++] = *row;
-	} else {
-		/* Oldest rows go first; the totals keep every op. */
-		wr->rows[wr->first_row] = *row;
-		wr->first_row = (wr->first_row + 1) % RESULTS_MAX_ROWS;
-		wr->rows_dropped++;
+	uint64_t mono_start = r->run_start_ns + row->start_ns, mono_end = r->run_start_ns + row->end_ns;
+	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o}", "type", "interval",
+				"workload", w->cfg->name,
+				"start_ns", (json_int_t)row->start_ns, "end_ns", (json_int_t)row->end_ns,
+				"wall_start_ns", (json_int_t)(mono_start + r->wall_offset_ns),
+				"wall_end_ns", (json_int_t)(mono_end + r->wall_offset_ns),
+				"sched_ns", (json_int_t)(mono_end > w->started_ns ? mono_end - w->started_ns : 0),
+				"lag_max_ns", (json_int_t)row->lag_max_ns, "target_ops", target_ops,
+				"ops", ops);
+	if (rec && wr->target_interval) {
+		json_t *targets = json_array();
+		for (size_t s = 0; s < wr->n_streams; s++) {
+			json_t *tops = json_object();
+			for (size_t op = 0; op < wr->n_ops; op++) {
+				struct op_stats *o = &wr->target_interval[s * wr->n_ops + op];
+				json_object_set_new(tops, w->op_names[op], op_stats_to_json(o));
+			}
+			json_array_append_new(targets, json_pack("{s:s,s:o}", "path",
+								 w->streams[s].label, "ops", tops));
+		}
+		json_object_set_new(rec, "targets", targets);
 	}
+	if (rec && r->record_extra)
+		r->record_extra(r->record_extra_userdata, w, mono_start, mono_end, rec);
+	return rec;
+}
+
+/* A journal entry's fields, built one printf at a time so that some can
+ * be left out (the kernel's, when tracing is off or unavailable). */
+#define JOURNAL_MAX_FIELDS 64
+struct journal_fields {
+	struct iovec iov[JOURNAL_MAX_FIELDS];
+	char *text[JOURNAL_MAX_FIELDS];
+	size_t n;
+};
+
+static void journal_add(struct journal_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void journal_add(struct journal_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+	int n;
+
+	if (f->n == JOURNAL_MAX_FIELDS)
+		return;
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	f->text[f->n] = text;
+	f->iov[f->n++] = (struct iovec){ .iov_base = text, .iov_len = (size_t)n };
+}
+
+static void journal_send(struct journal_fields *f)
+{
+	/* With no journald listening this returns 0 and the entry is lost;
+	 * the live table and the dump still have it. */
+	sd_journal_sendv(f->iov, (int)f->n);
+	for (size_t i = 0; i < f->n; i++)
+		free(f->text[i]);
+	f->n = 0;
 }
 
 static void journal_row(const struct results *r, const struct workload_results *wr,
 			const struct interval_row *row)
 {
 	const struct workload *w = wr->workload;
+	size_t index = (size_t)(wr - r->w);
+	struct kstats_tcp_summary tcp;
+	bool have_tcp = probes_workload_tcp(r->probes, index, &tcp);
 
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		const struct op_summary *s = &row->ops[op];
-		/* With no journald listening this returns 0 and the entry is
-		 * lost; the live table and the dump still have it. */
-		sd_journal_send("MESSAGE=%s %s: %" PRIu64 " ops, %.1f/s (target %.1f/s), p50 %.1f us, "
-				"p99 %.1f us, max %.1f us, %" PRIu64 " errors",
-				w->cfg->name, w->op_names[op], s->count, s->rate_achieved,
-				s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors,
-				"PRIORITY=%d", LOG_INFO, "SYSLOG_IDENTIFIER=soakd",
-				"SOAK_RUN=%s", r->cfg->name, "SOAK_WORKLOAD=%s", w->cfg->name,
-				"SOAK_OP=%s", w->op_names[op],
-				"SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9,
-				"SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9,
-				"SOAK_OPS=%" PRIu64, s->count, "SOAK_ERRORS=%" PRIu64, s->errors,
-				"SOAK_BYTES=%" PRIu64, s->bytes,
-				"SOAK_RATE=%.3f", s->rate_achieved, "SOAK_RATE_TARGET=%.3f", s->rate_target,
-				"SOAK_P50_US=%.3f", s->p50 / 1e3, "SOAK_P90_US=%.3f", s->p90 / 1e3,
-				"SOAK_P99_US=%.3f", s->p99 / 1e3, "SOAK_P999_US=%.3f", s->p999 / 1e3,
-				"SOAK_MAX_US=%.3f", s->max / 1e3,
-				"SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3,
-				"SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3,
-				"SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6, NULL);
+		struct journal_fields f = { .n = 0 };
+		struct kstats_summary blk;
+
+		journal_add(&f, "MESSAGE=%s %s: %" PRIu64 " ops, %.1f/s (target %.1f/s), p50 %.1f us, "
+			    "p99 %.1f us, max %.1f us, %" PRIu64 " errors",
+			    w->cfg->name, w->op_names[op], s->count, s->rate_achieved,
+			    s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors);
+		journal_add(&f, "PRIORITY=%d", LOG_INFO);
+		journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+		journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
+		journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
+		journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
+		journal_add(&f, "SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9);
+		journal_add(&f, "SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9);
+		journal_add(&f, "SOAK_OPS=%" PRIu64, s->count);
+		journal_add(&f, "SOAK_ERRORS=%" PRIu64, s->errors);
+		journal_add(&f, "SOAK_BYTES=%" PRIu64, s->bytes);
+		journal_add(&f, "SOAK_RATE=%.3f", s->rate_achieved);
+		journal_add(&f, "SOAK_RATE_TARGET=%.3f", s->rate_target);
+		journal_add(&f, "SOAK_P50_US=%.3f", s->p50 / 1e3);
+		journal_add(&f, "SOAK_P90_US=%.3f", s->p90 / 1e3);
+		journal_add(&f, "SOAK_P99_US=%.3f", s->p99 / 1e3);
+		journal_add(&f, "SOAK_P999_US=%.3f", s->p999 / 1e3);
+		journal_add(&f, "SOAK_MAX_US=%.3f", s->max / 1e3);
+		journal_add(&f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
+		journal_add(&f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
+		journal_add(&f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+		journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
+		journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
+		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
+		/* The kernel's view of the same interval: the block layer for
+		 * this op on the workload's devices, TCP toward its endpoints. */
+		if (probes_workload_blk(r->probes, index, w->op_names[op], &blk)) {
+			journal_add(&f, "SOAK_BLK_OPS=%" PRIu64, blk.count);
+			journal_add(&f, "SOAK_BLK_ERRORS=%" PRIu64, blk.errors);
+			journal_add(&f, "SOAK_BLK_BYTES=%" PRIu64, blk.bytes);
+			journal_add(&f, "SOAK_BLK_P50_US=%.3f", blk.p50 / 1e3);
+			journal_add(&f, "SOAK_BLK_P90_US=%.3f", blk.p90 / 1e3);
+			journal_add(&f, "SOAK_BLK_P99_US=%.3f", blk.p99 / 1e3);
+			journal_add(&f, "SOAK_BLK_P999_US=%.3f", blk.p999 / 1e3);
+			journal_add(&f, "SOAK_BLK_MAX_US=%.3f", blk.max / 1e3);
+		}
+		if (have_tcp) {
+			journal_add(&f, "SOAK_TCP_SRTT_SAMPLES=%" PRIu64, tcp.srtt_samples);
+			journal_add(&f, "SOAK_TCP_SRTT_P50_US=%.3f", tcp.srtt_p50 / 1e3);
+			journal_add(&f, "SOAK_TCP_SRTT_P99_US=%.3f", tcp.srtt_p99 / 1e3);
+			journal_add(&f, "SOAK_TCP_CONNECTS=%" PRIu64, tcp.connects);
+			journal_add(&f, "SOAK_TCP_CONNECT_P50_US=%.3f", tcp.connect_p50 / 1e3);
+			journal_add(&f, "SOAK_TCP_CONNECT_P99_US=%.3f", tcp.connect_p99 / 1e3);
+			journal_add(&f, "SOAK_TCP_RETRANSMITS=%" PRIu64, tcp.retransmits);
+			journal_add(&f, "SOAK_TCP_RESETS=%" PRIu64,
+				    tcp.resets_sent + tcp.resets_received);
+		}
+		journal_send(&f);
 	}
 }
 
@@ -267,6 +382,15 @@ static void close_interval(struct results *r, struct workload_results *wr)
 	row.end_ns = wr->iv_end_ns - r->run_start_ns;
 	row.lag_max_ns = wr->iv_lag_max_ns;
 	fold_into_slice(r, wr, &row);
+	if (r->rundir) {
+		json_t *rec = interval_record(r, wr, &row, target);
+		if (rec)
+			rundir_append(r->rundir, rec);
+		json_decref(rec);
+	}
+	wr->intervals++;
+	for (size_t i = 0; wr->target_interval && i < wr->n_streams * wr->n_ops; i++)
+		op_stats_init(&wr->target_interval[i]);
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
 		op_stats_merge(&wr->totals[op], &wr->interval[op]);
@@ -281,7 +405,6 @@ static void close_interval(struct results *r, struct workload_results *wr)
 
 	wr->last = row;
 	wr->have_last = true;
-	store_row(wr, &row);
 	journal_row(r, wr, &row);
 	if (r->live_table)
 		table_row(r, wr, &row);
@@ -315,6 +438,121 @@ void results_wait(struct results *r, size_t i, uint64_t timeout_ns)
 	close_interval(r, wr);
 }
 
+static struct workload_results *find(struct results *r, const char *name, size_t *ret_index)
+{
+	for (size_t i = 0; name && i < r->n; i++)
+		if (strcmp(r->w[i].workload->cfg->name, name) == 0) {
+			if (ret_index)
+				*ret_index = i;
+			return &r->w[i];
+		}
+	return NULL;
+}
+
+static uint64_t get_u64(json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* A recorded interval: into the totals, the targets and the slices, as it
+ * went when it was live (journald and the table already had it). */
+static int replay_interval(struct results *r, struct workload_results *wr, json_t *rec)
+{
+	const struct workload *w = wr->workload;
+	json_t *ops = json_object_get(rec, "ops");
+	struct interval_row row = {
+		.start_ns = get_u64(rec, "start_ns"), .end_ns = get_u64(rec, "end_ns"),
+		.lag_max_ns = get_u64(rec, "lag_max_ns"),
+	};
+	int err = 0;
+
+	if (!json_is_object(ops) || row.end_ns < row.start_ns)
+		return -EINVAL;
+	for (size_t op = 0; op < wr->n_ops; op++) {
+		op_stats_init(&wr->interval[op]);
+		json_t *j = json_object_get(ops, w->op_names[op]);
+		if (j && op_stats_merge_json(&wr->interval[op], j) < 0)
+			err = -EINVAL;
+	}
+	json_t *targets = json_object_get(rec, "targets");
+	for (size_t s = 0; s < wr->n_streams && s < json_array_size(targets); s++) {
+		json_t *tops = json_object_get(json_array_get(targets, s), "ops");
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			json_t *j = json_object_get(tops, w->op_names[op]);
+			if (j && op_stats_merge_json(&wr->target_totals[s * wr->n_ops + op], j) < 0)
+				err = -EINVAL;
+		}
+	}
+	if (wr->n_streams == 1)
+		for (size_t op = 0; op < wr->n_ops; op++)
+			op_stats_merge(&wr->target_totals[op], &wr->interval[op]);
+	double target = json_number_value(json_object_get(rec, "target_ops"));
+	uint64_t span = row.end_ns - row.start_ns;
+	fold_into_slice(r, wr, &row);
+	for (size_t op = 0; op < wr->n_ops; op++) {
+		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
+		op_stats_merge(&wr->totals[op], &wr->interval[op]);
+		op_stats_init(&wr->interval[op]);
+	}
+	wr->active_ns += span;
+	wr->target_ops_total += target;
+	if (row.lag_max_ns > wr->lag_max_ns)
+		wr->lag_max_ns = row.lag_max_ns;
+	wr->last = row;
+	wr->have_last = true;
+	wr->intervals++;
+	wr->recorded = true;
+	wr->recorded_sched_ns = get_u64(rec, "sched_ns");
+	if (row.end_ns > r->recorded_end_ns)
+		r->recorded_end_ns = row.end_ns;
+	if (get_u64(rec, "wall_end_ns") > r->recorded_wall_ns)
+		r->recorded_wall_ns = get_u64(rec, "wall_end_ns");
+	return err;
+}
+
+int results_replay(struct results *r, json_t *rec)
+{
+	const char *type = json_string_value(json_object_get(rec, "type"));
+	const char *name = json_string_value(json_object_get(rec, "workload"));
+	struct workload_results *wr = find(r, name, NULL);
+
+	if (!type)
+		return -EINVAL;
+	if (strcmp(type, "interval") == 0)
+		return wr ? replay_interval(r, wr, rec) : -ENOENT;
+	if (strcmp(type, "state") == 0 && wr) {
+		const char *state = json_string_value(json_object_get(rec, "state"));
+		const char *reason = json_string_value(json_object_get(rec, "reason"));
+		snprintf(wr->recorded_state, sizeof(wr->recorded_state), "%s", state ? state : "");
+		snprintf(wr->recorded_reason, sizeof(wr->recorded_reason), "%s", reason ? reason : "");
+		wr->recorded = true;
+	}
+	if ((strcmp(type, "start") == 0 || strcmp(type, "gap") == 0 || strcmp(type, "state") == 0) &&
+	    get_u64(rec, "run_ns") > r->recorded_end_ns)
+		r->recorded_end_ns = get_u64(rec, "run_ns");
+	if (get_u64(rec, "wall_ns") > r->recorded_wall_ns)
+		r->recorded_wall_ns = get_u64(rec, "wall_ns");
+	return 0;
+}
+
+void results_record_state(struct results *r, size_t i)
+{
+	const struct workload *w = r->w[i].workload;
+	if (!r->rundir)
+		return;
+	uint64_t now = mono_ns();
+	json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I}", "type", "state", "workload",
+				w->cfg->name, "state", workload_state_name(w->state),
+				"reason", w->reason, "run_ns", (json_int_t)(now - r->run_start_ns),
+				"wall_ns", (json_int_t)(now + r->wall_offset_ns),
+				"sched_ns", (json_int_t)(w->started_ns && mono_ns() > w->started_ns
+							  ? mono_ns() - w->started_ns : 0));
+	if (rec)
+		rundir_append(r->rundir, rec);
+	json_decref(rec);
+}
+
 void results_status_line(const struct results *r, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -342,7 +580,8 @@ static json_t *latency_json(const struct hist *h)
 			 "max", hist_max(h) / 1e3, "min", hist_min(h) / 1e3, "mean", hist_mean(h) / 1e3);
 }
 
-static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t active_ns)
+static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t active_ns,
+		       bool object)
 {
 	double secs = active_ns / 1e9;
 	char *hist_text = hist_to_base64(&o->latency);
@@ -355,6 +594,21 @@ static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t act
 			      "service_us", latency_json(&o->service),
 			      "latency_hist", hist_text);
 	free(hist_text);
+	if (j)
+		json_object_set_new(j, "corrupt", json_integer((json_int_t)o->corrupt));
+	if (j && object) {
+		/* Errors by cause, time to first byte, and connection setup
+		 * (its count is the number of connections opened). */
+		json_object_set_new(j, "errors_by_class", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+			"connect", (json_int_t)o->error_class[OP_ERR_CONNECT],
+			"timeout", (json_int_t)o->error_class[OP_ERR_TIMEOUT],
+			"http_4xx", (json_int_t)o->error_class[OP_ERR_HTTP_4XX],
+			"http_5xx", (json_int_t)o->error_class[OP_ERR_HTTP_5XX],
+			"transfer", (json_int_t)o->error_class[OP_ERR_TRANSFER]));
+		json_object_set_new(j, "ttfb_us", latency_json(&o->ttfb));
+		json_object_set_new(j, "connect_us", latency_json(&o->connect));
+		json_object_set_new(j, "connections", json_integer((json_int_t)o->connect.count));
+	}
 	return j;
 }
 
@@ -375,6 +629,17 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 				"p50_us", s->p50 / 1e3, "p99_us", s->p99 / 1e3, "max_us", s->max / 1e3,
 				"errors", (json_int_t)s->errors,
 				"count_total", (json_int_t)wr->totals[op].count));
+			json_t *jop = json_object_get(ops, w->op_names[op]);
+			json_object_set_new(jop, "corrupt", json_integer((json_int_t)s->corrupt));
+			json_object_set_new(jop, "corrupt_total",
+					    json_integer((json_int_t)wr->totals[op].corrupt));
+			/* The kernel's view of the same op on the same devices, last interval. */
+			struct kstats_summary blk;
+			if (probes_workload_blk(r->probes, i, w->op_names[op], &blk))
+				json_object_set_new(jop, "blk", json_pack(
+					"{s:I,s:f,s:f,s:f}", "count", (json_int_t)blk.count,
+					"p50_us", blk.p50 / 1e3, "p99_us", blk.p99 / 1e3,
+					"max_us", blk.max / 1e3));
 		}
 		json_t *jw = json_pack("{s:s,s:s,s:s,s:f,s:o}", "name", w->cfg->name,
 				       "type", workload_type_name(w->cfg->type),
@@ -382,11 +647,34 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 				       "lag_ms", workload_lag_ns(w) / 1e6, "ops", ops);
 		if (w->reason[0])
 			json_object_set_new(jw, "reason", json_string(w->reason));
+		struct kstats_tcp_summary tcp;
+		if (probes_workload_tcp(r->probes, i, &tcp))
+			json_object_set_new(jw, "tcp", json_pack(
+				"{s:I,s:f,s:f,s:I,s:f,s:I}", "srtt_samples", (json_int_t)tcp.srtt_samples,
+				"srtt_p50_us", tcp.srtt_p50 / 1e3, "srtt_p99_us", tcp.srtt_p99 / 1e3,
+				"connects", (json_int_t)tcp.connects, "connect_p99_us", tcp.connect_p99 / 1e3,
+				"retransmits", (json_int_t)tcp.retransmits));
 		json_array_append_new(arr, jw);
 	}
-	return json_pack("{s:b,s:s,s:s,s:f,s:f,s:o}", "ok", 1, "run", r->cfg->name,
-			 "state", run_state, "elapsed_s", (now_ns - r->run_start_ns) / 1e9,
-			 "interval_s", r->cfg->interval_ns / 1e9, "workloads", arr);
+	json_t *status = json_pack("{s:b,s:s,s:s,s:f,s:f,s:o}", "ok", 1, "run", r->cfg->name,
+				   "state", run_state, "elapsed_s", (now_ns - r->run_start_ns) / 1e9,
+				   "interval_s", r->cfg->interval_ns / 1e9, "workloads", arr);
+	if (status && r->rundir)
+		json_object_set_new(status, "results", rundir_status_json(r->rundir));
+	if (status) {
+		json_t *trace = json_object();
+		for (int f = 0; f < PROBE_FAMILIES; f++) {
+			enum probe_state ps = probes_state(r->probes, (enum probe_family)f);
+			json_t *jf = json_pack("{s:s}", "state", probe_state_name(ps));
+			if (ps == PROBE_UNAVAILABLE)
+				json_object_set_new(jf, "reason", json_string(
+					probes_reason(r->probes, (enum probe_family)f)));
+			json_object_set_new(trace, probe_family_name((enum probe_family)f), jf);
+		}
+		json_object_set_new(status, "trace", trace);
+		json_object_set_new(status, "kernel", probes_status_json(r->probes));
+	}
+	return status;
 }
 
 json_t *results_dump_json(const struct results *r)
@@ -402,65 +690,36 @@ json_t *results_dump_json(const struct results *r)
 			json_object_set_new(ops, w->op_names[op],
 					    op_json(&wr->totals[op],
 						    wr->target_ops_total * w->op_share[op],
-						    wr->active_ns));
+						    wr->active_ns, w->cfg->type == WORKLOAD_OBJECT));
 		for (size_t s = 0; s < wr->n_streams; s++) {
 			json_t *tops = json_object();
 			for (size_t op = 0; op < wr->n_ops; op++)
 				json_object_set_new(tops, w->op_names[op],
 					op_json(&wr->target_totals[s * wr->n_ops + op],
 						wr->target_ops_total * w->op_share[op] / wr->n_streams,
-						wr->active_ns));
-			json_array_append_new(targets, json_pack("{s:s,s:o}", "path",
-						w->streams[s].label, "ops", tops));
+						wr->active_ns, w->cfg->type == WORKLOAD_OBJECT));
+			json_t *target = json_pack("{s:s,s:o}", "path", w->streams[s].label, "ops",
+						   tops);
+			if (target && w->streams[s].facts)
+				json_object_set_new(target, "device",
+						    dev_facts_json(w->streams[s].facts));
+			json_array_append_new(targets, target);
 		}
 		json_t *jw = json_pack("{s:s,s:s,s:s,s:f,s:f,s:I,s:o,s:o}", "name", w->cfg->name,
 				       "type", workload_type_name(w->cfg->type),
 				       "state", workload_state_name(w->state),
 				       "active_s", wr->active_ns / 1e9, "lag_max_ms", wr->lag_max_ns / 1e6,
-				       "intervals", (json_int_t)(wr->n_rows + wr->rows_dropped),
+				       "intervals", (json_int_t)wr->intervals,
 				       "ops", ops, "targets", targets);
 		if (w->reason[0])
 			json_object_set_new(jw, "reason", json_string(w->reason));
 		json_array_append_new(arr, jw);
 	}
-	return json_pack("{s:b,s:s,s:f,s:o,s:{s:{},s:{}}}", "ok", 1, "run", r->cfg->name,
+	return json_pack("{s:b,s:s,s:f,s:o,s:o}", "ok", 1, "run", r->cfg->name,
 			 "interval_s", r->cfg->interval_ns / 1e9, "workloads", arr,
-			 "kernel", "blk", "tcp");
+			 "kernel", probes_dump_json(r->probes));
 }
 
-char *results_dump_csv(const struct results *r)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	fprintf(f, "workload,op,start_s,end_s,count,errors,bytes,rate_target,rate_achieved,"
-		   "latency_p50_us,latency_p90_us,latency_p99_us,latency_p999_us,latency_max_us,"
-		   "service_p50_us,service_p99_us,lag_max_ms\n");
-	for (size_t i = 0; i < r->n; i++) {
-		const struct workload_results *wr = &r->w[i];
-		for (size_t k = 0; k < wr->n_rows; k++) {
-			const struct interval_row *row = &wr->rows[(wr->first_row + k) % RESULTS_MAX_ROWS];
-			for (size_t op = 0; op < wr->n_ops; op++) {
-				const struct op_summary *s = &row->ops[op];
-				fprintf(f, "%s,%s,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-					",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
-					wr->workload->cfg->name, wr->workload->op_names[op],
-					row->start_ns / 1e9, row->end_ns / 1e9, s->count, s->errors,
-					s->bytes, s->rate_target, s->rate_achieved, s->p50 / 1e3,
-					s->p90 / 1e3, s->p99 / 1e3, s->p999 / 1e3, s->max / 1e3,
-					s->svc_p50 / 1e3, s->svc_p99 / 1e3, row->lag_max_ns / 1e6);
-			}
-		}
-	}
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
 
 static json_t *slice_json(uint64_t start_ns, uint64_t end_ns, uint64_t count, char *latency,
 			  char *service, bool partial)

@@ -18,14 +18,13 @@
  * systemd's STATUS=) and folded into the run's totals.
  */
 
-/* In-memory interval rows kept per workload for the CSV dump. */
-#define RESULTS_MAX_ROWS 86400
-
 struct op_summary {
 	uint64_t count, errors, bytes;
 	double rate_target, rate_achieved;
 	uint64_t p50, p90, p99, p999, max;  /* latency_us, in ns */
 	uint64_t svc_p50, svc_p99;          /* service_us, in ns */
+	uint64_t corrupt;                   /* object ops: data read back was wrong */
+	uint64_t ttfb_p50, ttfb_p99;        /* object ops: ttfb_us, in ns */
 };
 
 struct interval_row {
@@ -60,6 +59,7 @@ struct workload_results {
 
 	/* The interval being merged at this tick. */
 	struct op_stats *interval;          /* [n_ops] */
+	struct op_stats *target_interval;   /* [n_streams * n_ops], with several targets */
 	uint64_t iv_start_ns, iv_end_ns, iv_lag_max_ns;
 	bool iv_has_data;
 
@@ -68,14 +68,31 @@ struct workload_results {
 
 	struct interval_row last;
 	bool have_last;
-	struct interval_row *rows;
-	size_t n_rows, first_row, rows_dropped; /* ring once full */
+	uint64_t intervals;                 /* recorded so far */
 	void **stream_userdata;             /* consume callback arguments */
+
+	/* What a resumed run's log says of this workload. */
+	bool recorded;
+	uint64_t recorded_sched_ns;         /* its schedule position at its last interval */
+	char recorded_state[16];
+	char recorded_reason[256];
 };
+
+struct rundir;
+struct probes;
 
 struct results {
 	const struct run_config *cfg;
 	uint64_t run_start_ns;
+	int64_t wall_offset_ns;             /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct rundir *rundir;              /* NULL: nothing recorded */
+	uint64_t recorded_end_ns;           /* a resumed run: its run time so far */
+	uint64_t recorded_wall_ns;          /* ... and the wall time of its last record */
+	/* Adds fields to a workload's interval record (kernel series). */
+	void (*record_extra)(void *userdata, const struct workload *w, uint64_t start_ns,
+			     uint64_t end_ns, json_t *record);
+	void *record_extra_userdata;
+	struct probes *probes;              /* kernel series: journal, status, dump; may be NULL */
 	bool live_table;
 	unsigned table_lines;
 	struct workload_results *w;
@@ -85,6 +102,10 @@ struct results {
 struct results *results_new(const struct run_config *cfg, struct workload **workloads,
 			    size_t n, uint64_t run_start_ns, bool live_table);
 void results_free(struct results *r);
+/* Folds a record of the run's log into the results (resuming a run). */
+int results_replay(struct results *r, json_t *record);
+/* Records a workload's change of state in the run's log. */
+void results_record_state(struct results *r, size_t i);
 
 /* Collects what the streams have published; with final, also what the
  * joined threads left.  Reports each closed interval. */
@@ -100,7 +121,6 @@ void results_print_summary(const struct results *r, FILE *out);
 
 json_t *results_status_json(const struct results *r, uint64_t now_ns, const char *run_state);
 json_t *results_dump_json(const struct results *r);
-char *results_dump_csv(const struct results *r);
 /* Every op's slices (the one being filled included) with their
  * histograms, for soakctl report. */
 json_t *results_report_json(const struct results *r);

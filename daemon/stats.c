@@ -7,9 +7,13 @@
 
 void op_stats_init(struct op_stats *o)
 {
-	o->count = o->errors = o->bytes = 0;
+	o->count = o->errors = o->bytes = o->corrupt = 0;
+	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
+		o->error_class[c] = 0;
 	hist_init(&o->latency);
 	hist_init(&o->service);
+	hist_init(&o->ttfb);
+	hist_init(&o->connect);
 }
 
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
@@ -17,8 +21,14 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 	dst->count += src->count;
 	dst->errors += src->errors;
 	dst->bytes += src->bytes;
+	dst->corrupt += src->corrupt;
+	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
+		dst->error_class[c] += src->error_class[c];
 	hist_merge(&dst->latency, &src->latency);
 	hist_merge(&dst->service, &src->service);
+	/* Empty for device ops: hist_merge returns at once. */
+	hist_merge(&dst->ttfb, &src->ttfb);
+	hist_merge(&dst->connect, &src->connect);
 }
 
 void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
@@ -34,6 +44,20 @@ void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_n
 	o->bytes += bytes;
 	hist_record(&o->latency, latency_ns);
 	hist_record(&o->service, service_ns);
+}
+
+void op_stats_record_error(struct op_stats *o, enum op_error_class c)
+{
+	o->count++;
+	o->errors++;
+	if (c < OP_ERR_CLASSES)
+		o->error_class[c]++;
+}
+
+void op_stats_record_corrupt(struct op_stats *o)
+{
+	o->count++;
+	o->corrupt++;
 }
 
 static void slot_reset(struct interval_slot *slot, size_t n_ops, uint64_t start_ns)

@@ -26,12 +26,26 @@
 #define STATS_MAX_OPS 8
 #define STATS_SLOTS 4
 
+/* Why an object op failed, counted per category as wrk does. */
+enum op_error_class {
+	OP_ERR_CONNECT,     /* no connection: refused, unreachable, TLS handshake */
+	OP_ERR_TIMEOUT,
+	OP_ERR_HTTP_4XX,
+	OP_ERR_HTTP_5XX,
+	OP_ERR_TRANSFER,    /* connection lost mid-transfer, malformed response */
+	OP_ERR_CLASSES,
+};
+
 struct op_stats {
 	uint64_t count;     /* completed, successful or not */
 	uint64_t errors;
 	uint64_t bytes;     /* moved by successful ops */
+	uint64_t corrupt;   /* completed, but the data read back is not what was written */
+	uint64_t error_class[OP_ERR_CLASSES]; /* object ops: errors by cause */
 	struct hist latency; /* from the intended issue time */
 	struct hist service; /* from the actual submit */
+	struct hist ttfb;    /* object ops: submit to the first response byte */
+	struct hist connect; /* object ops that opened a connection: its setup time */
 };
 
 struct interval_slot {
@@ -64,6 +78,10 @@ void stream_publish(struct stream_stats *s, uint64_t end_ns);
 
 void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
 		     uint64_t bytes, bool error);
+/* An object op that failed (counted in errors and its class), or that
+ * completed with data other than what was written (corrupt, not an error). */
+void op_stats_record_error(struct op_stats *o, enum op_error_class c);
+void op_stats_record_corrupt(struct op_stats *o);
 
 /* Main side: calls fn for every published, unconsumed slot, then frees them. */
 typedef void (*stream_consume_fn)(const struct interval_slot *slot, size_t n_ops, void *userdata);

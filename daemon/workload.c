@@ -94,7 +94,22 @@ static int stream_sched_init(struct workload *w, struct workload_stream *s)
 			  cfg->arrival == ARRIVAL_POISSON, cfg->seed * 7919 + s->index + 1);
 }
 
+static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen);
+
 int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen)
+{
+	return start_at(w, now_ns, 0, err, errlen);
+}
+
+int workload_resume(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen)
+{
+	return start_at(w, now_ns, pos_ns, err, errlen);
+}
+
+static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen)
 {
 	int r;
 
@@ -104,7 +119,8 @@ int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen
 		return -EBUSY;
 	}
 	atomic_store(&w->stop_requested, false);
-	w->started_ns = now_ns;
+	w->started_ns = now_ns - pos_ns;
+	w->resume_ns = pos_ns;
 	w->reason[0] = '\0';
 	for (size_t i = 0; i < w->n_streams; i++) {
 		struct workload_stream *s = &w->streams[i];
@@ -113,6 +129,10 @@ int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen
 			snprintf(err, errlen, "invalid schedule for \"%s\"", w->cfg->name);
 			return r;
 		}
+		/* A resumed run: engines that draw due times from the stream's
+		 * schedule go on from where it was. */
+		if (pos_ns)
+			sched_seek(&s->sched, pos_ns);
 		s->stats.slots[s->stats.seq % STATS_SLOTS]->start_ns = now_ns;
 		s->reason[0] = '\0';
 		atomic_store(&s->lag_ns, 0);
@@ -246,6 +266,7 @@ void workload_free(struct workload *w)
 			pthread_join(w->streams[i].thread, NULL);
 		}
 		stream_stats_done(&w->streams[i].stats);
+		free(w->streams[i].facts);
 	}
 	if (w->engine->release)
 		w->engine->release(w);

@@ -38,6 +38,7 @@ enum stream_outcome {
 #define WORKLOAD_REASON_MAX 256
 
 struct workload;
+struct dev_facts;           /* dev_facts.h */
 
 struct workload_stream {
 	struct workload *workload;
@@ -48,6 +49,7 @@ struct workload_stream {
 	struct stream_stats stats;
 	struct sched sched;         /* this stream's share of the rate */
 	void *engine;               /* engine's per-stream state */
+	struct dev_facts *facts;    /* its device, read at prepare; NULL if none */
 	_Atomic uint64_t lag_ns;    /* how late the next due op is, now */
 	/* Set by the thread before `outcome` is stored with release order. */
 	char reason[WORKLOAD_REASON_MAX];
@@ -80,6 +82,8 @@ struct workload {
 	char reason[WORKLOAD_REASON_MAX];
 	_Atomic bool stop_requested;
 	uint64_t started_ns;        /* schedule origin, CLOCK_MONOTONIC */
+	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
+	bool resuming;              /* set before prepare: a resumed run does not prep again */
 	uint64_t run_start_ns;      /* interval boundaries: run_start + k * interval */
 	uint64_t interval_ns;
 	void *engine_data;
@@ -94,6 +98,10 @@ int workload_new(const struct workload_config *cfg, uint64_t run_start_ns, uint6
 		 struct workload **ret, char *err, size_t errlen);
 int workload_prepare(struct workload *w, char *err, size_t errlen);
 int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen);
+/* Starts a workload at position pos_ns of its schedule, as if it had been
+ * started pos_ns ago (a resumed run). */
+int workload_resume(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen);
 void workload_request_stop(struct workload *w, const char *reason);
 /* Joins streams that have ended, folding their last slots through fn;
  * updates state.  Returns true when the state changed. */

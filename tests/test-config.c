@@ -181,8 +181,13 @@ static void test_impossible_values(void **state)
 		     "t.json:1:", "must be 1-63 letters");
 	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"tape\",\"targets\":[\"f\"]}]}",
 		     "t.json:1:", "unknown workload type");
-	expect_error("{\"run\":{\"interval\":\"1ms\"},\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
-		     "\"targets\":[\"f\"]}]}", "t.json:1:", "between 10ms and 1h");
+	expect_error("{\"run\":{\"interval\":\"500us\"},\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+		     "\"targets\":[\"f\"]}]}", "t.json:1:", "between 1ms and 1h");
+	/* Found by tests/fuzz/fuzz-config: the slice checks divided by 0. */
+	expect_error("{\"run\":{\"interval\":\"0s\"},\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+		     "\"targets\":[\"f\"]}]}", "t.json:1:", "between 1ms and 1h");
+	expect_error("{\"run\":{\"interval\":\"0s\",\"slice\":\"1h\"},\"workloads\":[{\"name\":\"w\","
+		     "\"type\":\"device\",\"targets\":[\"f\"]}]}", "t.json:1:", "between 1ms and 1h");
 	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"]}],"
 		     "\"workloads\":[]}", "t.json:1:", "duplicate");
 }

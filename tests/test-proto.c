@@ -144,9 +144,9 @@ static void test_reject_keys(void **state __attribute__((unused)))
 	assert_rejected("{\"cmd\":\"report\",\"format\":\"csv\"}",
 			"unknown key \"format\" for command 'report'");
 	assert_rejected("{\"cmd\":\"start\",\"workload\":[\"a\"]}",
-			"unknown key \"workload\" for command 'start' (expected workloads)");
+			"unknown key \"workload\" for command 'start' (expected workloads, new_run)");
 	assert_rejected("{\"cmd\":\"dump\",\"workloads\":[]}",
-			"unknown key \"workloads\" for command 'dump' (expected format)");
+			"unknown key \"workloads\" for command 'dump' (expected format, since, until, slice, workload, op, service)");
 	assert_rejected("{\"cmd\":\"trace\",\"probe\":[\"blk\"]}",
 			"unknown key \"probe\" for command 'trace' (expected state, probes)");
 }
@@ -161,9 +161,9 @@ static void test_reject_types(void **state __attribute__((unused)))
 			"\"workloads\" must be an array of strings (element 2 is a number)");
 	assert_rejected("{\"cmd\":\"start\",\"workloads\":[[\"a\"]]}", "element 1 is an array");
 	assert_rejected("{\"cmd\":\"dump\",\"format\":\"xml\"}",
-			"\"format\" must be \"json\" or \"csv\", not 'xml'");
+			"\"format\" must be \"json\", \"csv\" or \"hdr\", not 'xml'");
 	assert_rejected("{\"cmd\":\"dump\",\"format\":true}",
-			"\"format\" must be \"json\" or \"csv\", not a boolean");
+			"\"format\" must be \"json\", \"csv\" or \"hdr\", not a boolean");
 	assert_rejected("{\"cmd\":\"trace\",\"state\":\"maybe\"}",
 			"\"state\" must be \"on\" or \"off\", not 'maybe'");
 	assert_rejected("{\"cmd\":\"trace\",\"state\":1}", "\"state\" must be \"on\" or \"off\"");

@@ -97,6 +97,9 @@ static void test_refused(void **state)
 	parse_bad("2025-06-01T12:00:00Z ", "trailing");
 	parse_bad("2025-06-01T12:00:00 UTC", "unexpected");
 	parse_bad("1970-01-01T00:00:00+01:00", "before 1970");
+	/* 2201 in UTC, which rfc3339_format would write (tests/fuzz/fuzz-parse). */
+	parse_bad("2200-12-31T23:59:60-23:59", "after 2200");
+	assert_true(parse_ok("2200-12-31T23:59:59Z") > 0);
 	parse_bad("tomorrow", "YYYY-MM-DD");
 }
 

@@ -152,6 +152,36 @@ static void test_wrong_header(void **state)
 	free(path);
 }
 
+/* The same reader over a buffer (what the fuzz target uses). */
+static void test_open_memory(void **state)
+{
+	(void)state;
+	char *path = write_log("mem.log", 2, 100, 1000, "1234abcd {\"type\":\"inter");
+	char text[65536];
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, sizeof(text), f);
+	fclose(f);
+
+	struct runlog_reader *r;
+	json_t *rec;
+	unsigned records = 0;
+	assert_int_equal(runlog_open_memory(text, n, &r), 0);
+	while (runlog_next(r, &rec) > 0) {
+		records++;
+		json_decref(rec);
+	}
+	assert_int_equal(records, 3);
+	assert_true(runlog_torn(r));
+	assert_true(runlog_good_offset(r) < n);
+	runlog_close(r);
+
+	assert_int_equal(runlog_open_memory(text, 0, &r), -EPROTO);
+	assert_int_equal(runlog_open_memory(text, sizeof(RUNLOG_HEADER) - 2, &r), -EPROTO);
+	assert_int_equal(runlog_open_memory("not a log, but long enough\n", 27, &r), -EPROTO);
+	free(path);
+}
+
 static json_t *dump(const char *path, enum rundump_format format, struct rundump_filter *f)
 {
 	struct rundump *d = rundump_new(format, f);
@@ -260,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_torn_last_record),
 		cmocka_unit_test(test_corrupt_middle),
 		cmocka_unit_test(test_wrong_header),
+		cmocka_unit_test(test_open_memory),
 		cmocka_unit_test(test_dump_filters),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_hdr_cookie),

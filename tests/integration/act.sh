@@ -83,12 +83,12 @@ EOF
 
 # The report on the recorded run: a slice row per 4 s, avg, max, verdict.
 # ACT's limits are for a quiet machine; on a busy 2-core test machine the
-# CPU, not the RAM device, sets the tail, so pass/fail is checked with
-# limits no sane run misses and limits no run can meet.
+# CPU, not the RAM device, sets the tail, so pass/fail is checked with a
+# limit no run misses (half the reads over 5 s) and one no run can meet.
 ctl report >"$WORK/report-act.txt" || true
 cat "$WORK/report-act.txt"
 rc=0
-ctl report --limits 60,30,10 >"$WORK/report.txt" || rc=$?
+ctl report --thresholds 1,8,5000 --limits -,-,50 >"$WORK/report.txt" || rc=$?
 ((rc == 0)) || fail "report with loose limits exited $rc, expected a PASS: $(cat "$WORK/report.txt")"
 grep -q '^   avg ' "$WORK/report.txt" && grep -q '^   max ' "$WORK/report.txt" &&
 	grep -q 'storage read: PASS' "$WORK/report.txt" && grep -q '^verdict: PASS' "$WORK/report.txt" ||

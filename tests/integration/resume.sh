@@ -22,6 +22,7 @@ intervals() {
 	echo "${n:-0}"
 }
 four_intervals() { (($(intervals) >= 4)); }
+at_least_two() { (($(intervals) >= 2)); }
 wait_until 15 "4 intervals in the log" four_intervals
 kill -KILL "$SOAKD_PID"
 wait_soakd_exit 5
@@ -86,7 +87,7 @@ if a != b:
     sys.exit(f"offline {a} != live {b}")
 EOF
 rc=0
-"$SOAKCTL" report --run-dir "$STATE/resume" --slice 5s --limits 90,50,10 >"$WORK/report.txt" || rc=$?
+"$SOAKCTL" report --run-dir "$STATE/resume" --slice 5s --thresholds 1,8,5000 --limits -,-,50 >"$WORK/report.txt" || rc=$?
 ((rc == 0)) || fail "report --run-dir exited $rc: $(cat "$WORK/report.txt")"
 grep -q '^verdict: PASS' "$WORK/report.txt" || fail "report --run-dir: $(cat "$WORK/report.txt")"
 "$SOAKCTL" dump --run-dir "$STATE/resume" --format hdr --op read >"$WORK/read.hlog" ||
@@ -112,4 +113,20 @@ EOF
 else
 	note "python3 hdrh (PyPI hdrhistogram) not installed: the hdr log was checked for shape only"
 fi
+
+# A clean stop (systemctl stop, a reboot) is no end of the run either: the
+# workload resumes where it was.
+CFG2="$WORK/resume2.json"
+write_file_config "$CFG2" resume2 w2 6s idle 500
+start_soakd --config "$CFG2" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 15 "the control socket" ctl_answers
+LOG="$STATE/resume2/intervals.log"
+wait_until 15 "2 intervals in the log" at_least_two
+stop_soakd 10
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC on SIGTERM"
+start_soakd --config "$CFG2" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 15 "the control socket" ctl_answers
+grep -q 'resuming run resume2 at' "$SOAKD_LOG" || fail "after SIGTERM, soakd did not resume the run"
+wait_until 20 "the workload resumed after SIGTERM to finish" workload_is w2 finished
+stop_soakd 10
 note "ok"
