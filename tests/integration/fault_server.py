@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""A misbehaving HTTP object server for fault tests.
+
+Serves PUT/GET/HEAD/DELETE from memory; the file named by argv[2] holds
+the current mode: "ok", "503" (every request answered 503 Slow Down),
+"slow" (every request answered after 3 s) or "reset" (the connection
+reset with no answer).  Prints its port on stdout.
+"""
+import socket
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+objects = {}
+lock = threading.Lock()
+mode_file = sys.argv[2]
+
+
+def mode():
+    try:
+        with open(mode_file) as f:
+            return f.read().strip()
+    except OSError:
+        return "ok"
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def misbehave(self):
+        m = mode()
+        if m == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return True
+        if m == "slow":
+            time.sleep(3)
+        if m == "503":
+            body = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+            self.send_response(503)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return True
+        return False
+
+    def do_PUT(self):
+        length = int(self.headers.get("Content-Length", 0))
+        body = self.rfile.read(length)
+        if self.misbehave():
+            return
+        with lock:
+            objects[self.path] = body
+        self.send_response(201)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def reply(self, with_body):
+        if self.misbehave():
+            return
+        with lock:
+            body = objects.get(self.path)
+        if body is None:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if with_body:
+            self.wfile.write(body)
+
+    def do_GET(self):
+        self.reply(True)
+
+    def do_HEAD(self):
+        self.reply(False)
+
+    def do_DELETE(self):
+        if self.misbehave():
+            return
+        with lock:
+            objects.pop(self.path, None)
+        self.send_response(204)
+        self.end_headers()
+
+
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+server.daemon_threads = True
+print(server.server_address[1], flush=True)
+server.serve_forever()
