@@ -455,3 +455,16 @@ int hist_from_base64(struct hist *ret, const char *text)
 	free(bytes);
 	return r;
 }
+
+int hist_merge_base64(struct hist *dst, const char *text)
+{
+	/* 40 KB: not for a thread's stack. */
+	struct hist *h = malloc(sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	int r = hist_from_base64(h, text);
+	if (r == 0)
+		hist_merge(dst, h);
+	free(h);
+	return r;
+}

@@ -75,5 +75,7 @@ int hist_deserialize(struct hist *ret, const uint8_t *buf, size_t len);
  * returns 0, -EINVAL or -ENOMEM. */
 char *hist_to_base64(const struct hist *h);
 int hist_from_base64(struct hist *ret, const char *text);
+/* Merges a base64 histogram into dst; 0, -EINVAL or -ENOMEM (dst unchanged). */
+int hist_merge_base64(struct hist *dst, const char *text);
 
 #endif

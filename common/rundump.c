@@ -113,14 +113,7 @@ static int merge_b64(struct hist *dst, json_t *j, const char *key)
 	json_t *v = json_object_get(j, key);
 	if (!v)
 		return 0;
-	struct hist *h = malloc(sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	int r = json_is_string(v) ? hist_from_base64(h, json_string_value(v)) : -EINVAL;
-	if (r == 0)
-		hist_merge(dst, h);
-	free(h);
-	return r;
+	return json_is_string(v) ? hist_merge_base64(dst, json_string_value(v)) : -EINVAL;
 }
 
 /* Adds a recorded op (count, errors, ..., base64 histograms) to o. */

@@ -603,11 +603,8 @@ static void print_duration(FILE *out, const char *key, uint64_t ns, const char *
 	fprintf(out, "\"%s\": \"%s\"%s", key, buf, sep);
 }
 
-static void print_device_plan(const struct workload_config *w, FILE *out)
+void config_print_targets(const struct workload_config *w, FILE *out)
 {
-	char buf[64];
-
-	fprintf(out, "     \"model\": \"pattern\", \"targets\": [");
 	for (size_t t = 0; t < w->n_targets; t++) {
 		json_t *p = json_string(w->targets[t].path);
 		char *q = json_dumps(p, JSON_ENCODE_ANY);
@@ -616,6 +613,14 @@ static void print_device_plan(const struct workload_config *w, FILE *out)
 		free(q);
 		json_decref(p);
 	}
+}
+
+static void print_device_plan(const struct workload_config *w, FILE *out)
+{
+	char buf[64];
+
+	fprintf(out, "     \"model\": \"pattern\", \"targets\": [");
+	config_print_targets(w, out);
 	format_size(w->file_size, buf, sizeof(buf));
 	fprintf(out, "],\n     \"file_size\": \"%s\", \"read_pct\": %u, \"block_size\": [",
 		w->file_size ? buf : "existing", w->read_pct);

@@ -164,6 +164,8 @@ void config_free(struct run_config *c);
 /* The resolved plan: every workload with defaults filled in and its
  * schedule with absolute offsets; JSON-shaped text for people. */
 void config_print_plan(const struct run_config *c, FILE *out);
+/* A workload's targets as the plan's JSON list items. */
+void config_print_targets(const struct workload_config *w, FILE *out);
 
 const char *workload_type_name(enum workload_type t);
 const char *device_model_name(enum device_model m);

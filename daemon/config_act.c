@@ -179,14 +179,7 @@ void act_config_print(const struct workload_config *w, FILE *out)
 	const struct act_config *a = &w->act;
 
 	fprintf(out, "     \"model\": \"%s\", \"devices\": [", device_model_name(w->model));
-	for (size_t t = 0; t < w->n_targets; t++) {
-		json_t *p = json_string(w->targets[t].path);
-		char *q = json_dumps(p, JSON_ENCODE_ANY);
-		fprintf(out, "%s{\"path\": %s, \"destroy_data\": %s}", t ? ", " : "",
-			q ? q : "\"?\"", w->targets[t].destroy_data ? "true" : "false");
-		free(q);
-		json_decref(p);
-	}
+	config_print_targets(w, out);
 	fprintf(out, "],\n");
 	if (a->load > 0)
 		fprintf(out, "     \"load\": \"%gx\", ", a->load);

@@ -50,14 +50,7 @@ static int merge_hist(struct hist *dst, json_t *j, const char *key)
 	json_t *v = json_object_get(j, key);
 	if (!v)
 		return 0;
-	struct hist *h = malloc(sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	int r = json_is_string(v) ? hist_from_base64(h, json_string_value(v)) : -EINVAL;
-	if (r == 0)
-		hist_merge(dst, h);
-	free(h);
-	return r;
+	return json_is_string(v) ? hist_merge_base64(dst, json_string_value(v)) : -EINVAL;
 }
 
 static uint64_t get_count(json_t *j, const char *key)
