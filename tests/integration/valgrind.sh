@@ -78,7 +78,8 @@ ctl() { timeout 90 "$SOAKCTL" --socket "$SOCK" --timeout 60 "$@"; }
 has_intervals() {
 	(($(grep -c '"type":"interval"' "$WORK/state/vg/intervals.log" 2>/dev/null) >= 2))
 }
-wait_until 60 "two intervals of workload small" has_intervals
+# A loaded machine slows valgrind a lot: wait generously.
+wait_until 180 "two intervals of workload small" has_intervals
 
 # soakctl under valgrind as well, for its own leaks.
 vg_ctl() {
