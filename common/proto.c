@@ -22,7 +22,7 @@
 #define PROTO_MAX_ERROR 4096     /* bytes of message in an error line */
 #define PROTO_ECHO_MAX 40        /* bytes of client text quoted in an error */
 
-#define CMD_LIST "status, start, stop, dump, trace, report"
+#define CMD_LIST "status, start, stop, dump, trace, report, reload"
 
 static const char *const cmd_names[] = {
 	[PROTO_STATUS] = "status",
@@ -31,6 +31,8 @@ static const char *const cmd_names[] = {
 	[PROTO_DUMP] = "dump",
 	[PROTO_TRACE] = "trace",
 	[PROTO_REPORT] = "report",
+	[PROTO_RELOAD] = "reload",
+	[PROTO_DEBUG] = "debug",
 };
 #define N_CMDS (sizeof(cmd_names) / sizeof(cmd_names[0]))
 
@@ -42,6 +44,8 @@ static const char *const cmd_keys[N_CMDS][9] = {
 	[PROTO_DUMP] = { "format", "since", "until", "slice", "workload", "op", "service", NULL },
 	[PROTO_TRACE] = { "state", "probes", NULL },
 	[PROTO_REPORT] = { NULL },
+	[PROTO_RELOAD] = { NULL },
+	[PROTO_DEBUG] = { "stall", NULL },
 };
 
 static const char *const probe_names[] = { "blk", "tcp" };
@@ -58,6 +62,8 @@ bool proto_cmd_changes_state(const struct proto_request *r)
 	switch (r->cmd) {
 	case PROTO_START:
 	case PROTO_STOP:
+	case PROTO_RELOAD:
+	case PROTO_DEBUG:
 		return true;
 	case PROTO_TRACE:
 		return r->trace_state != PROTO_TRACE_QUERY;
@@ -409,6 +415,11 @@ static int parse_object(json_t *obj, struct proto_request *req, char *err, size_
 				   choice == 2 ? PROTO_TRACE_OFF : PROTO_TRACE_QUERY;
 		names = json_object_get(obj, "probes");
 		return names ? parse_names(names, "probes", "probe", true, req, err, errlen) : 0;
+	case PROTO_DEBUG:
+		r = parse_duration_key(obj, "stall", &req->stall_ns, err, errlen);
+		if (r == 0 && req->stall_ns == 0)
+			r = fail(err, errlen, "debug takes \"stall\": a duration longer than 0");
+		return r;
 	default:
 		return 0;
 	}

@@ -22,6 +22,8 @@
  *     "workload", "op" (names) and "service": true (hdr of service times)
  *   {"cmd":"trace","state":"on"|"off","probes":["blk","tcp"]}  (no state: query)
  *   {"cmd":"report"}
+ *   {"cmd":"reload"}                        (re-read the configuration file)
+ *   {"cmd":"debug","stall":"5s"}            (test builds only: block the main loop)
  */
 
 #define PROTO_MAX_LINE (64u * 1024)      /* requests longer than this are refused */
@@ -34,6 +36,8 @@ enum proto_cmd {
 	PROTO_DUMP,
 	PROTO_TRACE,
 	PROTO_REPORT,
+	PROTO_RELOAD,
+	PROTO_DEBUG,
 };
 
 enum proto_format {
@@ -60,6 +64,7 @@ struct proto_request {
 	char *workload, *op;
 	bool service;
 	bool new_run;                  /* start */
+	uint64_t stall_ns;             /* debug */
 };
 
 /*
@@ -75,7 +80,7 @@ void proto_request_done(struct proto_request *r);
 json_t *proto_request_new(enum proto_cmd cmd);
 
 const char *proto_cmd_name(enum proto_cmd cmd);
-/* Commands that change state (start, stop, trace on/off). */
+/* Commands that change state (start, stop, trace on/off, reload, debug). */
 bool proto_cmd_changes_state(const struct proto_request *r);
 
 /*

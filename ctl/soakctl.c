@@ -51,6 +51,10 @@ static const char help_text[] =
 	"  start --new-run             end the run and start a new one\n"
 	"  stop [NAME...]              stop the named workloads (default: all)\n"
 	"  trace [on|off] [blk|tcp]... switch kernel probes, or show their state\n"
+	"  reload                      re-read soakd's configuration file: unchanged\n"
+	"                              workloads run on with their results, changed\n"
+	"                              ones start over, new ones start, removed ones\n"
+	"                              stop; a bad file changes nothing (exit 1)\n"
 	"  dump [--format json|csv|hdr] [--since D] [--until D] [--slice D]\n"
 	"       [--workload NAME] [--op OP] [--service] [--run-dir DIR]\n"
 	"                              the run's results: totals (json), one row per\n"
@@ -343,9 +347,21 @@ static int build_request(const struct options *o, json_t **ret)
 		}
 		if (req && o->n_args > first)
 			json_object_set_new(req, "probes", names = json_array());
+	} else if (strcmp(cmd, "reload") == 0) {
+		if (o->n_args > 1)
+			return usage_error("'reload' takes no arguments: soakd re-reads the file it "
+					   "was started with");
+		req = proto_request_new(PROTO_RELOAD);
+	} else if (strcmp(cmd, "debug") == 0) {
+		/* Not in --help: only soakd built with -Dtest_hooks=true serves it. */
+		if (o->n_args != 3 || strcmp(o->args[1], "stall") != 0)
+			return usage_error("usage: soakctl debug stall DURATION");
+		req = proto_request_new(PROTO_DEBUG);
+		if (req)
+			json_object_set_new(req, "stall", json_string(o->args[2]));
 	} else {
-		return usage_error("unknown command '%s' (expected status, start, stop, trace, dump, "
-				   "merge, report, watch, plot)",
+		return usage_error("unknown command '%s' (expected status, start, stop, trace, reload, "
+				   "dump, merge, report, watch, plot)",
 				   cmd);
 	}
 	if (!req) {
@@ -698,6 +714,8 @@ static int print_reply(const struct options *o, json_t *reply)
 		return r < 0 ? EXIT_NO_REPLY : r ? EXIT_REPORT_FAIL : 0;
 	} else if (strcmp(cmd, "trace") == 0) {
 		print_states(json_object_get(reply, "probes"), "");
+	} else if (strcmp(cmd, "debug") == 0) {
+		printf("soakd's main loop stalled for %s\n", field_str(reply, "stalled", "?"));
 	} else {
 		print_states(json_object_get(reply, "workloads"), "");
 	}

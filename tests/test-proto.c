@@ -52,6 +52,21 @@ static void test_commands(void **state __attribute__((unused)))
 	assert_int_equal(parse("{\"cmd\":\"report\"}", &req), 0);
 	assert_int_equal(req.cmd, PROTO_REPORT);
 
+	/* reload re-reads the file soakd was started with: no arguments,
+	 * and only for peers that may change state. */
+	assert_int_equal(parse("{\"cmd\":\"reload\"}", &req), 0);
+	assert_int_equal(req.cmd, PROTO_RELOAD);
+	assert_true(proto_cmd_changes_state(&req));
+	assert_rejected("{\"cmd\":\"reload\",\"file\":\"/etc/passwd\"}",
+			"unknown key \"file\" for command 'reload' (it takes no arguments)");
+
+	assert_int_equal(parse("{\"cmd\":\"debug\",\"stall\":\"1m30s\"}", &req), 0);
+	assert_int_equal(req.cmd, PROTO_DEBUG);
+	assert_true(req.stall_ns == UINT64_C(90) * 1000000000);
+	assert_true(proto_cmd_changes_state(&req));
+	assert_rejected("{\"cmd\":\"debug\"}", "debug takes \"stall\"");
+	assert_rejected("{\"cmd\":\"debug\",\"stall\":5}", "\"stall\" must be a duration");
+
 	assert_int_equal(parse(" { \"cmd\" : \"start\" } \r", &req), 0);
 	assert_int_equal(req.cmd, PROTO_START);
 	assert_int_equal(req.n_names, 0);
@@ -128,7 +143,7 @@ static void test_reject_cmd(void **state __attribute__((unused)))
 	assert_rejected("{\"cmd\":null}", "\"cmd\" must be a string, not null");
 	assert_rejected("{\"cmd\":[\"status\"]}", "\"cmd\" must be a string, not an array");
 	assert_rejected("{\"cmd\":\"frob\"}",
-			"unknown command 'frob' (expected status, start, stop, dump, trace, report)");
+			"unknown command 'frob' (expected status, start, stop, dump, trace, report, reload)");
 	assert_rejected("{\"cmd\":\"STATUS\"}", "unknown command 'STATUS'");
 	assert_rejected("{\"cmd\":\"\"}", "unknown command ''");
 	/* Client text is echoed shortened and without control characters. */
