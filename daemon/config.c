@@ -633,6 +633,55 @@ static void print_device_plan(const struct workload_config *w, FILE *out)
 		access_name(w->access), w->queue_depth, w->prep ? "true" : "false");
 }
 
+/* One workload's part of the plan: everything that defines it, so two
+ * workloads with the same text are the same workload (reload). */
+static void print_workload(const struct workload_config *w, FILE *out)
+{
+	fprintf(out, "    {\"name\": \"%s\", \"type\": \"%s\", \"autostart\": %s,\n",
+		w->name, workload_type_name(w->type), w->autostart ? "true" : "false");
+	if (w->type == WORKLOAD_OBJECT)
+		obj_config_print(w->object, out);
+	else if (w->model != MODEL_PATTERN)
+		act_config_print(w, out);
+	else
+		print_device_plan(w, out);
+	if (w->rate > 0)
+		fprintf(out, "     \"rate\": %g, \"arrival\": \"%s\", ", w->rate,
+			w->arrival == ARRIVAL_POISSON ? "poisson" : "uniform");
+	else
+		fprintf(out, "     \"rate\": \"closed-loop\", ");
+	print_duration(out, "max_lag", w->max_lag_ns, ", ");
+	fprintf(out, "\"seed\": %" PRIu64 ",\n     \"schedule\": [\n", w->seed);
+	uint64_t at = w->start_offset_ns;
+	for (size_t s = 0; s < w->n_steps; s++) {
+		const struct sched_step *st = &w->steps[s];
+		fprintf(out, "       {");
+		print_duration(out, "at", at, ", ");
+		print_duration(out, "for", st->duration_ns, ", ");
+		fprintf(out, "\"scale\": %g, \"ramp\": %s", st->scale, st->ramp ? "true" : "false");
+		if (w->rate > 0)
+			fprintf(out, ", \"rate\": %g", w->rate * st->scale);
+		fprintf(out, "}%s\n", s + 1 < w->n_steps ? "," : "");
+		at = at + st->duration_ns >= FOREVER_NS ? FOREVER_NS : at + st->duration_ns;
+	}
+	fprintf(out, "     ]}");
+}
+
+char *config_workload_text(const struct workload_config *w)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	print_workload(w, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 void config_print_plan(const struct run_config *c, FILE *out)
 {
 	fprintf(out, "{\n  \"run\": {\"name\": \"%s\", ", c->name);
@@ -648,35 +697,8 @@ void config_print_plan(const struct run_config *c, FILE *out)
 	trace_config_print(&c->trace, out);
 	fprintf(out, "},\n  \"workloads\": [\n");
 	for (size_t i = 0; i < c->n_workloads; i++) {
-		const struct workload_config *w = &c->workloads[i];
-		fprintf(out, "    {\"name\": \"%s\", \"type\": \"%s\", \"autostart\": %s,\n",
-			w->name, workload_type_name(w->type), w->autostart ? "true" : "false");
-		if (w->type == WORKLOAD_OBJECT)
-			obj_config_print(w->object, out);
-		else if (w->model != MODEL_PATTERN)
-			act_config_print(w, out);
-		else
-			print_device_plan(w, out);
-		if (w->rate > 0)
-			fprintf(out, "     \"rate\": %g, \"arrival\": \"%s\", ", w->rate,
-				w->arrival == ARRIVAL_POISSON ? "poisson" : "uniform");
-		else
-			fprintf(out, "     \"rate\": \"closed-loop\", ");
-		print_duration(out, "max_lag", w->max_lag_ns, ", ");
-		fprintf(out, "\"seed\": %" PRIu64 ",\n     \"schedule\": [\n", w->seed);
-		uint64_t at = w->start_offset_ns;
-		for (size_t s = 0; s < w->n_steps; s++) {
-			const struct sched_step *st = &w->steps[s];
-			fprintf(out, "       {");
-			print_duration(out, "at", at, ", ");
-			print_duration(out, "for", st->duration_ns, ", ");
-			fprintf(out, "\"scale\": %g, \"ramp\": %s", st->scale, st->ramp ? "true" : "false");
-			if (w->rate > 0)
-				fprintf(out, ", \"rate\": %g", w->rate * st->scale);
-			fprintf(out, "}%s\n", s + 1 < w->n_steps ? "," : "");
-			at = at + st->duration_ns >= FOREVER_NS ? FOREVER_NS : at + st->duration_ns;
-		}
-		fprintf(out, "     ]}%s\n", i + 1 < c->n_workloads ? "," : "");
+		print_workload(&c->workloads[i], out);
+		fprintf(out, "%s\n", i + 1 < c->n_workloads ? "," : "");
 	}
 	fprintf(out, "  ]\n}\n");
 }

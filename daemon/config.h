@@ -164,6 +164,9 @@ void config_free(struct run_config *c);
 /* The resolved plan: every workload with defaults filled in and its
  * schedule with absolute offsets; JSON-shaped text for people. */
 void config_print_plan(const struct run_config *c, FILE *out);
+/* A workload's part of the plan, malloc'd (NULL: out of memory): equal
+ * texts mean equal definitions. */
+char *config_workload_text(const struct workload_config *w);
 /* A workload's targets as the plan's JSON list items. */
 void config_print_targets(const struct workload_config *w, FILE *out);
 

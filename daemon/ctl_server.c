@@ -527,6 +527,11 @@ static void give_socket_to_group(const struct ctl_server *s, int lookup_error)
 	log_info("control socket %s: mode 0660, group %s", s->path, CTL_GROUP);
 }
 
+void ctl_server_set_policy(struct ctl_server *s, const struct ctl_policy *policy)
+{
+	s->policy = *policy;
+}
+
 int ctl_server_open(struct loop *l, const char *path, const struct ctl_policy *policy,
 		    ctl_handler handler, void *userdata, struct ctl_server **ret)
 {

@@ -63,6 +63,8 @@ struct ctl_server;
 
 int ctl_server_open(struct loop *l, const char *path, const struct ctl_policy *policy,
 		    ctl_handler handler, void *userdata, struct ctl_server **ret);
+/* A reloaded configuration's policy, for the requests that follow. */
+void ctl_server_set_policy(struct ctl_server *s, const struct ctl_policy *policy);
 /* Closes clients that have been idle or slow too long (the server also
  * does this by itself, every second while it has clients). */
 void ctl_server_expire(struct ctl_server *s, uint64_t now_ns);

@@ -19,6 +19,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "config_trace.h"
 #include "ctl_server.h"
 #include "dev_facts.h"
 #include "export.h"
@@ -41,7 +42,12 @@
 enum run_state { RUN_RUNNING, RUN_FINISHED, RUN_STOPPING };
 
 struct daemon {
-	const struct run_config *cfg;
+	const struct run_config *cfg;  /* the configuration in force (reload changes it) */
+	struct run_config **reloaded;  /* configurations reloads read, still in use */
+	size_t n_reloaded;
+	/* The run's settings from cfg, with the workloads by slot: what the
+	 * probes watch.  Its workload entries are copies of the slots' own. */
+	struct run_config *view;
 	const struct daemon_options *opts;
 	struct loop *loop;
 	struct ctl_server *ctl;
@@ -51,8 +57,9 @@ struct daemon {
 	char *plan;                   /* the resolved configuration, as recorded */
 	struct probes *probes;        /* NULL: kernel tracing unavailable */
 	struct exports *exports;      /* NULL: none configured */
-	struct workload **workloads;
+	struct workload **workloads;  /* [CONFIG_MAX_WORKLOADS]: a reload appends */
 	size_t n_workloads;
+	bool removed[CONFIG_MAX_WORKLOADS]; /* a reload took it out of the configuration */
 	uint64_t *pending_start_ns;   /* 0: none */
 	int signal_fd, timer_fd;
 	uint64_t run_start_ns, run_end_ns;
@@ -64,6 +71,7 @@ struct daemon {
 	bool ever_started;
 	bool stopping_sent;
 	bool summary_printed;
+	uint64_t stall_ns;             /* test builds: block the main loop this long */
 };
 
 static const char *run_state_name(enum run_state s)
@@ -81,7 +89,7 @@ static bool waiting_for_start_at(const struct daemon *d, uint64_t now)
 static struct workload *find_workload(struct daemon *d, const char *name, size_t *ret_index)
 {
 	for (size_t i = 0; i < d->n_workloads; i++)
-		if (strcmp(d->workloads[i]->cfg->name, name) == 0) {
+		if (!d->removed[i] && strcmp(d->workloads[i]->cfg->name, name) == 0) {
 			if (ret_index)
 				*ret_index = i;
 			return d->workloads[i];
@@ -264,7 +272,8 @@ static char *handle_start_stop(struct daemon *d, const struct proto_request *req
 
 	if (req->n_names == 0) {
 		for (size_t i = 0; i < d->n_workloads; i++)
-			idx[n++] = i;
+			if (!d->removed[i])
+				idx[n++] = i;
 	} else {
 		for (size_t k = 0; k < req->n_names; k++) {
 			size_t i;
@@ -396,6 +405,455 @@ static json_t *status_json(struct daemon *d)
 	return v;
 }
 
+static uint64_t wall_ns(void);
+static char *plan_text(const struct run_config *cfg);
+
+/* The probes' view of the run: cfg's settings, the workloads by slot. */
+static struct run_config *make_view(const struct daemon *d)
+{
+	struct run_config *v = malloc(sizeof(*v));
+	if (!v)
+		return NULL;
+	*v = *d->cfg;
+	v->n_workloads = d->n_workloads;
+	v->workloads = calloc(d->n_workloads ? d->n_workloads : 1, sizeof(*v->workloads));
+	if (!v->workloads) {
+		free(v);
+		return NULL;
+	}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		v->workloads[i] = *d->workloads[i]->cfg;
+	return v;
+}
+
+static void free_view(struct run_config *v)
+{
+	if (v)
+		free(v->workloads);
+	free(v);
+}
+
+static bool config_owns(const struct run_config *c, const struct workload_config *wc)
+{
+	return wc >= c->workloads && wc < c->workloads + c->n_workloads;
+}
+
+/* Frees the configurations earlier reloads read that nothing uses now. */
+static void drop_unused_configs(struct daemon *d)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < d->n_reloaded; j++) {
+		struct run_config *c = d->reloaded[j];
+		bool used = c == d->cfg;
+		for (size_t i = 0; !used && i < d->n_workloads; i++)
+			used = config_owns(c, d->workloads[i]->cfg);
+		if (used)
+			d->reloaded[k++] = c;
+		else
+			config_free(c);
+	}
+	d->n_reloaded = k;
+}
+
+static bool same_string(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static char *trace_text(const struct trace_config *t)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	trace_config_print(t, f);
+	fclose(f);
+	return text;
+}
+
+/* What a reload cannot change: the run itself.  NULL when nothing of it
+ * changed, else the setting's name. */
+static const char *run_setting_changed(const struct run_config *a, const struct run_config *b)
+{
+	if (strcmp(a->name, b->name) != 0)
+		return "\"run\": \"name\"";
+	if (a->duration_ns != b->duration_ns)
+		return "\"run\": \"duration\"";
+	if (a->interval_ns != b->interval_ns)
+		return "\"run\": \"interval\"";
+	if (a->slice_ns != b->slice_ns)
+		return "\"run\": \"slice\"";
+	if (a->exit_on_finish != b->exit_on_finish)
+		return "\"run\": \"on_finish\"";
+	if (a->start_at_ns != b->start_at_ns)
+		return "\"run\": \"start_at\"";
+	if (!same_string(a->socket_path, b->socket_path))
+		return "\"run\": \"socket\"";
+	return NULL;
+}
+
+enum reload_change { RELOAD_KEPT, RELOAD_REPLACED, RELOAD_ADDED, RELOAD_REMOVED };
+
+static const char *const reload_change_names[] = {
+	[RELOAD_KEPT] = "kept",
+	[RELOAD_REPLACED] = "replaced",
+	[RELOAD_ADDED] = "added",
+	[RELOAD_REMOVED] = "removed",
+};
+
+struct reload_plan {
+	struct run_config *cfg;
+	/* Per new workload j: its slot, and its new workload object unless kept. */
+	size_t slot[CONFIG_MAX_WORKLOADS];
+	enum reload_change change[CONFIG_MAX_WORKLOADS];
+	struct workload *fresh[CONFIG_MAX_WORKLOADS];
+	bool remove[CONFIG_MAX_WORKLOADS];   /* per slot */
+	size_t n_slots;                      /* slots after the reload */
+};
+
+static void reload_plan_free(struct reload_plan *p)
+{
+	for (size_t j = 0; p->cfg && j < p->cfg->n_workloads; j++)
+		workload_free(p->fresh[j]);
+	config_free(p->cfg);
+}
+
+/*
+ * Reads the configuration again and works out what changes, preparing
+ * every new workload (safety checks, files, connections) before anything
+ * runs differently, so a reload either happens whole or not at all.
+ */
+static int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
+{
+	char *errs = NULL;
+	size_t errs_len = 0;
+	FILE *ef = open_memstream(&errs, &errs_len);
+	int r;
+
+	if (!ef)
+		return -ENOMEM;
+	r = config_load(d->cfg->path, ef, &p->cfg);
+	fclose(ef);
+	if (r < 0) {
+		/* One located error per line; the last newline is noise. */
+		if (errs && errs_len && errs[errs_len - 1] == '\n')
+			errs[errs_len - 1] = '\0';
+		*ret_err = errs;
+		return r;
+	}
+	free(errs);
+	const char *fixed = run_setting_changed(d->cfg, p->cfg);
+	if (fixed)
+		return asprintf(ret_err, "%s: %s differs from the running configuration; a reload "
+				"changes workloads, \"trace\", \"exports\" and \"ctl\", while a new "
+				"%s needs a restart (systemctl restart soakd), which starts a new run",
+				d->cfg->path, fixed, fixed + 9) < 0 ? -ENOMEM : -EINVAL;
+
+	bool seen[CONFIG_MAX_WORKLOADS] = { false };
+	p->n_slots = d->n_workloads;
+	for (size_t j = 0; j < p->cfg->n_workloads; j++) {
+		const struct workload_config *wc = &p->cfg->workloads[j];
+		size_t i;
+		for (i = 0; i < d->n_workloads; i++)
+			if (strcmp(d->workloads[i]->cfg->name, wc->name) == 0)
+				break;
+		if (i < d->n_workloads) {
+			seen[i] = true;
+			char *was = config_workload_text(d->workloads[i]->cfg);
+			char *now = config_workload_text(wc);
+			if (!was || !now) {
+				free(was);
+				free(now);
+				return -ENOMEM;
+			}
+			p->change[j] = !d->removed[i] && strcmp(was, now) == 0 ? RELOAD_KEPT
+											: RELOAD_REPLACED;
+			free(was);
+			free(now);
+			p->slot[j] = i;
+		} else if (p->n_slots == CONFIG_MAX_WORKLOADS) {
+			return asprintf(ret_err, "%s: workload \"%s\" would be the %dth this soakd has "
+					"run (removed ones count until it restarts); restart soakd "
+					"to start it", d->cfg->path, wc->name,
+					CONFIG_MAX_WORKLOADS + 1) < 0 ? -ENOMEM : -ENOSPC;
+		} else {
+			p->change[j] = RELOAD_ADDED;
+			p->slot[j] = p->n_slots++;
+		}
+		if (p->change[j] == RELOAD_KEPT)
+			continue;
+		char err[512];
+		r = workload_new(wc, 0, p->cfg->interval_ns, &p->fresh[j], err, sizeof(err));
+		if (r == 0) {
+			p->fresh[j]->slot = p->slot[j];
+			r = workload_prepare(p->fresh[j], err, sizeof(err));
+		}
+		if (r < 0)
+			return asprintf(ret_err, "%s: workload \"%s\": %s", d->cfg->path, wc->name,
+					err) < 0 ? -ENOMEM : r;
+	}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		p->remove[i] = !seen[i] && !d->removed[i];
+	return 0;
+}
+
+/* Starts a new or replacing workload as the configuration says: now, or
+ * at its start offset into the run. */
+static void start_reloaded(struct daemon *d, size_t i, bool was_running)
+{
+	const struct workload_config *wc = d->workloads[i]->cfg;
+	uint64_t at = d->run_start_ns + wc->start_offset_ns;
+	char err[256];
+
+	if (d->state == RUN_STOPPING || (!was_running && !wc->autostart))
+		return;
+	if (!was_running && (at > mono_ns() || waiting_for_start_at(d, mono_ns()))) {
+		d->pending_start_ns[i] = at;
+		return;
+	}
+	if (start_workload(d, i, err, sizeof(err)) < 0)
+		log_error("reload: cannot start workload %s: %s", wc->name, err);
+}
+
+/* soakctl reload (systemctl reload): see soakctl(1). */
+static char *handle_reload(struct daemon *d)
+{
+	struct reload_plan *p = calloc(1, sizeof(*p));
+	char *err = NULL;
+	int r;
+
+	if (!p)
+		return proto_error_line("out of memory");
+	if (d->state == RUN_STOPPING) {
+		free(p);
+		return proto_error_line("soakd is shutting down");
+	}
+	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+	r = plan_reload(d, p, &err);
+	if (r < 0) {
+		char *line;
+		if (!err && r == -ENOMEM)
+			err = strdup("out of memory");
+		/* Every line of it in the journal, where systemctl reload
+		 * points. */
+		for (char *l = err, *next; l && *l; l = next) {
+			next = strchr(l, '\n');
+			if (next)
+				*next++ = '\0';
+			log_error("reload refused: %s", l);
+			if (next)
+				next[-1] = '\n';
+		}
+		log_notice("the configuration was not reloaded; soakd runs on with the one it had");
+		line = proto_error_line("the configuration was not reloaded (soakd runs on with the "
+					"one it had): %s", err ? err : strerror(-r));
+		free(err);
+		reload_plan_free(p);
+		free(p);
+		sd_notify(0, "READY=1");
+		return line;
+	}
+
+	/* Stop what goes away or changes; their last intervals are recorded
+	 * as they end. */
+	bool was_running[CONFIG_MAX_WORKLOADS] = { false };
+	for (size_t j = 0; j < p->cfg->n_workloads; j++)
+		if (p->change[j] == RELOAD_REPLACED) {
+			size_t i = p->slot[j];
+			was_running[i] = !d->removed[i] && (workload_is_active(d->workloads[i]) ||
+							    d->pending_start_ns[i]);
+			d->pending_start_ns[i] = 0;
+			workload_request_stop(d->workloads[i], "replaced by a reload");
+		}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (p->remove[i]) {
+			d->pending_start_ns[i] = 0;
+			workload_request_stop(d->workloads[i], "removed from the configuration by a reload");
+		}
+	for (size_t i = 0; i < d->n_workloads; i++) {
+		bool replaced = false;
+		for (size_t j = 0; j < p->cfg->n_workloads; j++)
+			replaced |= p->change[j] == RELOAD_REPLACED && p->slot[j] == i;
+		if (!replaced && !p->remove[i])
+			continue;
+		bool was_active = workload_is_active(d->workloads[i]);
+		results_wait(d->results, i, STOP_TIMEOUT_NS);
+		if (was_active)
+			results_record_state(d->results, i);
+		probes_workload_active(d->probes, i, false);
+		d->removed[i] = p->remove[i];
+	}
+
+	/* The new definitions take their slots. */
+	json_t *names[4] = { json_array(), json_array(), json_array(), json_array() };
+	json_t *arr = json_array();
+	for (size_t j = 0; j < p->cfg->n_workloads; j++) {
+		size_t i = p->slot[j];
+		json_array_append_new(names[p->change[j]], json_string(p->cfg->workloads[j].name));
+		if (p->change[j] == RELOAD_KEPT)
+			continue;
+		struct workload *old = p->change[j] == RELOAD_REPLACED ? d->workloads[i] : NULL;
+		p->fresh[j]->run_start_ns = d->run_start_ns;
+		if (results_set_workload(d->results, i, p->fresh[j]) < 0) {
+			/* Only memory can fail here; the slot keeps what it had. */
+			log_error("reload: out of memory setting up workload %s; it is left out",
+				  p->cfg->workloads[j].name);
+			continue;
+		}
+		d->workloads[i] = p->fresh[j];
+		p->fresh[j] = NULL;
+		d->removed[i] = false;
+		if (i == d->n_workloads)
+			d->n_workloads++;
+		workload_free(old);
+	}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (p->remove[i])
+			json_array_append_new(names[RELOAD_REMOVED],
+					      json_string(d->workloads[i]->cfg->name));
+
+	/* The run goes on under the new configuration. */
+	bool workloads_changed = json_array_size(names[RELOAD_REPLACED]) ||
+				 json_array_size(names[RELOAD_ADDED]) ||
+				 json_array_size(names[RELOAD_REMOVED]);
+	char *was_trace = trace_text(&d->cfg->trace), *now_trace = trace_text(&p->cfg->trace);
+	bool trace_changed = !was_trace || !now_trace || strcmp(was_trace, now_trace) != 0;
+	free(was_trace);
+	free(now_trace);
+	bool exports_changed =
+		!same_string(d->cfg->exports.prom_textfile, p->cfg->exports.prom_textfile) ||
+		!same_string(d->cfg->exports.statsd_address, p->cfg->exports.statsd_address) ||
+		!same_string(d->cfg->exports.statsd_prefix, p->cfg->exports.statsd_prefix);
+
+	struct run_config **grown = realloc(d->reloaded, (d->n_reloaded + 1) * sizeof(*grown));
+	if (grown) {
+		d->reloaded = grown;
+		d->reloaded[d->n_reloaded++] = p->cfg;
+	} else {
+		log_error("reload: out of memory keeping the configuration; it leaks");
+	}
+	d->cfg = p->cfg;
+	p->cfg = NULL;
+	struct ctl_policy policy = { .read_only_for_all = d->cfg->ctl.read_only_for_all };
+	ctl_server_set_policy(d->ctl, &policy);
+
+	struct run_config *view = make_view(d);
+	if (view && (workloads_changed || trace_changed)) {
+		/* New programs watch the new set of devices and endpoints;
+		 * unless "trace" changed, each family keeps its state. */
+		enum probe_state was[PROBE_FAMILIES];
+		for (int f = 0; f < PROBE_FAMILIES; f++)
+			was[f] = probes_state(d->probes, (enum probe_family)f);
+		probes_free(d->probes);
+		d->probes = NULL;
+		if (probes_new(view, &d->probes) < 0)
+			log_warning("reload: kernel tracing is unavailable (out of memory)");
+		for (int f = 0; f < PROBE_FAMILIES && !trace_changed; f++) {
+			char why[PROBE_REASON_LEN];
+			if (was[f] != PROBE_UNAVAILABLE &&
+			    probes_state(d->probes, (enum probe_family)f) != was[f] &&
+			    probes_set(d->probes, (enum probe_family)f, was[f] == PROBE_ON, why,
+				       sizeof(why)) < 0)
+				log_warning("reload: %s", why);
+		}
+		d->results->probes = d->probes;
+		d->results->record_extra_userdata = d->probes;
+		for (size_t i = 0; i < d->n_workloads; i++)
+			probes_workload_active(d->probes, i, workload_is_active(d->workloads[i]));
+	}
+	if (view && d->view && !(workloads_changed || trace_changed)) {
+		/* The probes keep the view they have: the same workloads, and
+		 * the same trace settings, now read from the new configuration
+		 * (the old one may be freed below). */
+		struct workload_config *entries = d->view->workloads;
+		*d->view = *view;
+		free(view->workloads);
+		free(view);
+		d->view->workloads = entries;
+	} else if (view) {
+		free_view(d->view);
+		d->view = view;
+	}
+	if (exports_changed) {
+		exports_free(d->exports);
+		d->exports = NULL;
+		if (exports_new(&d->cfg->exports, &d->exports) < 0)
+			log_error("reload: the new exports could not be set up; none run");
+	}
+
+	/* The log says what changed before plan.json does: a crash between
+	 * the two starts a new run rather than mixing definitions. */
+	uint64_t now = mono_ns();
+	json_t *rec = json_pack("{s:s,s:I,s:I,s:O,s:O,s:O,s:O}", "type", "reload",
+				"run_ns", (json_int_t)(now - d->run_start_ns),
+				"wall_ns", (json_int_t)wall_ns(), "kept", names[RELOAD_KEPT],
+				"replaced", names[RELOAD_REPLACED], "added", names[RELOAD_ADDED],
+				"removed", names[RELOAD_REMOVED]);
+	if (d->rundir && rec) {
+		rundir_append(d->rundir, rec);
+		rundir_sync(d->rundir);
+	}
+	json_decref(rec);
+	char *plan = plan_text(d->cfg);
+	if (plan) {
+		free(d->plan);
+		d->plan = plan;
+		if (d->rundir && (r = rundir_set_plan(d->rundir, plan)) < 0)
+			log_warning_errno(r, "reload: cannot record the new plan in %s; a restart "
+					  "will start a new run", rundir_path(d->rundir));
+	}
+
+	/* Start what the new configuration runs. */
+	for (size_t j = 0; j < d->cfg->n_workloads; j++)
+		if (p->change[j] != RELOAD_KEPT)
+			start_reloaded(d, p->slot[j], was_running[p->slot[j]]);
+	drop_unused_configs(d);
+
+	char *list[4];
+	for (int c = 0; c < 4; c++) {
+		list[c] = json_dumps(names[c], JSON_COMPACT);
+		json_decref(names[c]);
+	}
+	log_notice("configuration reloaded: kept %s, replaced %s, added %s, removed %s",
+		   list[0] ? list[0] : "?", list[1] ? list[1] : "?", list[2] ? list[2] : "?",
+		   list[3] ? list[3] : "?");
+	for (int c = 0; c < 4; c++)
+		free(list[c]);
+	sd_notify(0, "READY=1");
+
+	for (size_t j = 0; j < d->cfg->n_workloads; j++) {
+		struct workload *w = d->workloads[p->slot[j]];
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", w->cfg->name, "state",
+						     workload_state_name(w->state), "reason",
+						     reload_change_names[p->change[j]]));
+	}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (p->remove[i])
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name",
+				d->workloads[i]->cfg->name, "state",
+				workload_state_name(d->workloads[i]->state), "reason", "removed"));
+	reload_plan_free(p);
+	free(p);
+	return reply(json_pack("{s:b,s:o}", "ok", 1, "workloads", arr));
+}
+
+static char *handle_debug(struct daemon *d, const struct proto_request *req)
+{
+#ifdef SOAK_TEST_HOOKS
+	char buf[64];
+	format_duration(req->stall_ns, buf, sizeof(buf));
+	log_warning("debug: the main loop stalls for %s at a client's request", buf);
+	d->stall_ns = req->stall_ns;
+	return reply(json_pack("{s:b,s:s}", "ok", 1, "stalled", buf));
+#else
+	(void)d;
+	(void)req;
+	return proto_error_line("unknown command 'debug': this soakd was built without test hooks "
+				"(meson -Dtest_hooks=true)");
+#endif
+}
+
 static char *ctl_handle(void *userdata, const struct proto_request *req)
 {
 	struct daemon *d = userdata;
@@ -417,6 +875,10 @@ static char *ctl_handle(void *userdata, const struct proto_request *req)
 		return handle_trace(d, req);
 	case PROTO_REPORT:
 		return reply(results_report_json(d->results));
+	case PROTO_RELOAD:
+		return handle_reload(d);
+	case PROTO_DEBUG:
+		return handle_debug(d, req);
 	}
 	return proto_error_line("unhandled command");
 }
@@ -511,8 +973,12 @@ static void replay(struct daemon *d)
 		log_warning_errno(r, "cannot read %s to resume the run", rundir_log_path(d->rundir));
 		return;
 	}
+	uint64_t gone = 0;
 	while ((r = runlog_next(rd, &rec)) > 0) {
-		if (results_replay(d->results, rec) < 0)
+		int rr = results_replay(d->results, rec);
+		if (rr == -ENOENT)
+			gone++;
+		else if (rr < 0)
 			bad++;
 		n++;
 		json_decref(rec);
@@ -523,6 +989,9 @@ static void replay(struct daemon *d)
 	if (runlog_corrupt(rd) || bad)
 		log_warning("%s: %" PRIu64 " damaged and %" PRIu64 " unusable record(s) skipped",
 			    rundir_log_path(d->rundir), runlog_corrupt(rd), bad);
+	if (gone)
+		log_info("%s: %" PRIu64 " interval(s) of workloads a reload removed stay in the log "
+			 "only", rundir_log_path(d->rundir), gone);
 	runlog_close(rd);
 	log_info("resumed run %s from %" PRIu64 " records", d->cfg->name, n);
 }
@@ -655,7 +1124,7 @@ static int begin_run(struct daemon *d)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < d->n_workloads; i++) {
-		const struct workload_config *wc = &d->cfg->workloads[i];
+		const struct workload_config *wc = d->workloads[i]->cfg;
 		struct workload_results *wr = &d->results->w[i];
 		struct workload *w = d->workloads[i];
 		char err[256];
@@ -745,14 +1214,15 @@ static int prepare_workloads(struct daemon *d)
 	char err[512];
 
 	d->n_workloads = d->cfg->n_workloads;
-	d->workloads = calloc(d->n_workloads, sizeof(*d->workloads));
-	d->pending_start_ns = calloc(d->n_workloads, sizeof(*d->pending_start_ns));
+	d->workloads = calloc(CONFIG_MAX_WORKLOADS, sizeof(*d->workloads));
+	d->pending_start_ns = calloc(CONFIG_MAX_WORKLOADS, sizeof(*d->pending_start_ns));
 	if (!d->workloads || !d->pending_start_ns)
 		return log_error_errno(-ENOMEM, "cannot set up workloads");
 	for (size_t i = 0; i < d->n_workloads; i++) {
 		const struct workload_config *wc = &d->cfg->workloads[i];
 		int r = workload_new(wc, 0, d->cfg->interval_ns, &d->workloads[i], err, sizeof(err));
 		if (r == 0) {
+			d->workloads[i]->slot = i;
 			d->workloads[i]->resuming = d->resuming;
 			r = workload_prepare(d->workloads[i], err, sizeof(err));
 		}
@@ -789,6 +1259,10 @@ static void free_daemon(struct daemon *d)
 	exports_free(d->exports);
 	for (size_t i = 0; d->workloads && i < d->n_workloads; i++)
 		workload_free(d->workloads[i]);
+	free_view(d->view);
+	for (size_t j = 0; j < d->n_reloaded; j++)
+		config_free(d->reloaded[j]);
+	free(d->reloaded);
 	free(d->workloads);
 	free(d->pending_start_ns);
 	if (d->signal_fd >= 0)
@@ -821,7 +1295,8 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 		goto out;
 	/* Never fatal: without BPF the run goes on, reporting tracing
 	 * unavailable and why. */
-	r = probes_new(cfg, &d.probes);
+	d.view = make_view(&d);
+	r = d.view ? probes_new(d.view, &d.probes) : -ENOMEM;
 	if (r < 0)
 		log_warning_errno(r, "kernel tracing is unavailable");
 
@@ -860,6 +1335,14 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 		if (r < 0) {
 			log_error_errno(r, "event loop failed");
 			break;
+		}
+		if (d.stall_ns) {
+			/* soakctl debug stall: the watchdog test's hang. */
+			struct timespec ts = { .tv_sec = (time_t)(d.stall_ns / 1000000000),
+					       .tv_nsec = (long)(d.stall_ns % 1000000000) };
+			d.stall_ns = 0;
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
 		}
 		now = mono_ns();
 		for (size_t i = 0; i < d.n_workloads; i++)

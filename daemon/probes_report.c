@@ -131,9 +131,9 @@ void probes_record_extra(void *userdata, const struct workload *w, uint64_t star
 
 	(void)start_ns;
 	(void)end_ns;
-	if (!p || w->cfg < p->cfg->workloads || w->cfg >= p->cfg->workloads + p->n_workloads)
+	if (!p || w->slot >= p->n_workloads)
 		return;
-	index = (size_t)(w->cfg - p->cfg->workloads);
+	index = w->slot;
 	blk = json_object();
 	for (int op = 0; op < SOAK_BLK_OPS; op++) {
 		struct kstats_blk *owned;

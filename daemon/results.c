@@ -53,6 +53,70 @@ static struct op_stats *op_stats_array(size_t n)
 	return a;
 }
 
+static void free_slot(struct workload_results *wr)
+{
+	for (size_t s = 0; wr->stream_userdata && s < wr->n_streams; s++)
+		free(wr->stream_userdata[s]);
+	free(wr->stream_userdata);
+	for (size_t op = 0; wr->slices && op < wr->n_ops; op++) {
+		struct op_slices *sl = &wr->slices[op];
+		for (size_t k = 0; k < sl->n; k++) {
+			free(sl->stored[k].latency);
+			free(sl->stored[k].service);
+		}
+		free(sl->stored);
+		free(sl->latency);
+		free(sl->service);
+	}
+	free(wr->slices);
+	free(wr->totals);
+	free(wr->interval);
+	free(wr->target_totals);
+	free(wr->target_interval);
+	memset(wr, 0, sizeof(*wr));
+}
+
+/* A slot with nothing measured yet for workload w. */
+static int init_slot(struct workload_results *wr, struct workload *w)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->workload = w;
+	wr->n_ops = w->n_ops;
+	wr->n_streams = w->n_streams;
+	wr->totals = op_stats_array(wr->n_ops);
+	wr->interval = op_stats_array(wr->n_ops);
+	wr->target_totals = op_stats_array(wr->n_ops * wr->n_streams);
+	if (wr->n_streams > 1) {
+		wr->target_interval = op_stats_array(wr->n_ops * wr->n_streams);
+		if (!wr->target_interval)
+			goto fail;
+	}
+	wr->stream_userdata = calloc(wr->n_streams, sizeof(void *));
+	wr->slices = calloc(wr->n_ops, sizeof(*wr->slices));
+	if (!wr->totals || !wr->interval || !wr->target_totals || !wr->stream_userdata ||
+	    !wr->slices)
+		goto fail;
+	for (size_t op = 0; op < wr->n_ops; op++) {
+		wr->slices[op].latency = malloc(sizeof(struct hist));
+		wr->slices[op].service = malloc(sizeof(struct hist));
+		if (!wr->slices[op].latency || !wr->slices[op].service)
+			goto fail;
+		hist_init(wr->slices[op].latency);
+		hist_init(wr->slices[op].service);
+	}
+	for (size_t s = 0; s < wr->n_streams; s++) {
+		struct consume_arg *a = malloc(sizeof(*a));
+		if (!a)
+			goto fail;
+		*a = (struct consume_arg){ .wr = wr, .stream = s };
+		wr->stream_userdata[s] = a;
+	}
+	return 0;
+fail:
+	free_slot(wr);
+	return -ENOMEM;
+}
+
 struct results *results_new(const struct run_config *cfg, struct workload **workloads,
 			    size_t n, uint64_t run_start_ns, bool live_table)
 {
@@ -62,75 +126,38 @@ struct results *results_new(const struct run_config *cfg, struct workload **work
 	r->cfg = cfg;
 	r->run_start_ns = run_start_ns;
 	r->live_table = live_table;
-	r->n = n;
-	r->w = calloc(n, sizeof(*r->w));
+	/* Room for every workload a reload may add: the streams' consume
+	 * arguments point into this array, so it never moves. */
+	r->w = calloc(CONFIG_MAX_WORKLOADS, sizeof(*r->w));
 	if (!r->w)
 		goto fail;
-	for (size_t i = 0; i < n; i++) {
-		struct workload_results *wr = &r->w[i];
-		wr->workload = workloads[i];
-		wr->n_ops = workloads[i]->n_ops;
-		wr->n_streams = workloads[i]->n_streams;
-		wr->totals = op_stats_array(wr->n_ops);
-		wr->interval = op_stats_array(wr->n_ops);
-		wr->target_totals = op_stats_array(wr->n_ops * wr->n_streams);
-		if (wr->n_streams > 1) {
-			wr->target_interval = op_stats_array(wr->n_ops * wr->n_streams);
-			if (!wr->target_interval)
-				goto fail;
-		}
-		wr->stream_userdata = calloc(wr->n_streams, sizeof(void *));
-		wr->slices = calloc(wr->n_ops, sizeof(*wr->slices));
-		if (!wr->totals || !wr->interval || !wr->target_totals || !wr->stream_userdata ||
-		    !wr->slices)
+	for (; r->n < n; r->n++)
+		if (init_slot(&r->w[r->n], workloads[r->n]) < 0)
 			goto fail;
-		for (size_t op = 0; op < wr->n_ops; op++) {
-			wr->slices[op].latency = malloc(sizeof(struct hist));
-			wr->slices[op].service = malloc(sizeof(struct hist));
-			if (!wr->slices[op].latency || !wr->slices[op].service)
-				goto fail;
-			hist_init(wr->slices[op].latency);
-			hist_init(wr->slices[op].service);
-		}
-		for (size_t s = 0; s < wr->n_streams; s++) {
-			struct consume_arg *a = malloc(sizeof(*a));
-			if (!a)
-				goto fail;
-			*a = (struct consume_arg){ .wr = wr, .stream = s };
-			wr->stream_userdata[s] = a;
-		}
-	}
 	return r;
 fail:
 	results_free(r);
 	return NULL;
 }
 
+int results_set_workload(struct results *r, size_t i, struct workload *w)
+{
+	if (i > r->n || i >= CONFIG_MAX_WORKLOADS)
+		return -ENOSPC;
+	if (i < r->n)
+		free_slot(&r->w[i]);
+	int ret = init_slot(&r->w[i], w);
+	if (i == r->n && ret == 0)
+		r->n++;
+	return ret;
+}
+
 void results_free(struct results *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; r->w && i < r->n; i++) {
-		struct workload_results *wr = &r->w[i];
-		for (size_t s = 0; wr->stream_userdata && s < wr->n_streams; s++)
-			free(wr->stream_userdata[s]);
-		free(wr->stream_userdata);
-		for (size_t op = 0; wr->slices && op < wr->n_ops; op++) {
-			struct op_slices *sl = &wr->slices[op];
-			for (size_t k = 0; k < sl->n; k++) {
-				free(sl->stored[k].latency);
-				free(sl->stored[k].service);
-			}
-			free(sl->stored);
-			free(sl->latency);
-			free(sl->service);
-		}
-		free(wr->slices);
-		free(wr->totals);
-		free(wr->interval);
-		free(wr->target_totals);
-		free(wr->target_interval);
-	}
+	for (size_t i = 0; r->w && i < r->n; i++)
+		free_slot(&r->w[i]);
 	free(r->w);
 	free(r);
 }
@@ -521,6 +548,16 @@ int results_replay(struct results *r, json_t *rec)
 		return -EINVAL;
 	if (strcmp(type, "interval") == 0)
 		return wr ? replay_interval(r, wr, rec) : -ENOENT;
+	if (strcmp(type, "reload") == 0) {
+		/* A workload whose definition a reload changed started over
+		 * there: what it measured before belongs to the old one. */
+		size_t k, i;
+		json_t *v;
+		json_array_foreach(json_object_get(rec, "replaced"), k, v)
+			if (find(r, json_string_value(v), &i) &&
+			    results_set_workload(r, i, r->w[i].workload) < 0)
+				return -ENOMEM;
+	}
 	if (strcmp(type, "state") == 0 && wr) {
 		const char *state = json_string_value(json_object_get(rec, "state"));
 		const char *reason = json_string_value(json_object_get(rec, "reason"));
@@ -528,7 +565,8 @@ int results_replay(struct results *r, json_t *rec)
 		snprintf(wr->recorded_reason, sizeof(wr->recorded_reason), "%s", reason ? reason : "");
 		wr->recorded = true;
 	}
-	if ((strcmp(type, "start") == 0 || strcmp(type, "gap") == 0 || strcmp(type, "state") == 0) &&
+	if ((strcmp(type, "start") == 0 || strcmp(type, "gap") == 0 || strcmp(type, "state") == 0 ||
+	     strcmp(type, "reload") == 0) &&
 	    get_u64(rec, "run_ns") > r->recorded_end_ns)
 		r->recorded_end_ns = get_u64(rec, "run_ns");
 	if (get_u64(rec, "wall_ns") > r->recorded_wall_ns)

@@ -102,7 +102,13 @@ struct results {
 struct results *results_new(const struct run_config *cfg, struct workload **workloads,
 			    size_t n, uint64_t run_start_ns, bool live_table);
 void results_free(struct results *r);
-/* Folds a record of the run's log into the results (resuming a run). */
+/* Slot i measures workload w from now on, with nothing measured yet: a
+ * new slot when i is the next one (a reload added a workload), else in
+ * place of what slot i held (a reload replaced its definition).  Returns
+ * 0, -ENOMEM, or -ENOSPC past CONFIG_MAX_WORKLOADS. */
+int results_set_workload(struct results *r, size_t i, struct workload *w);
+/* Folds a record of the run's log into the results (resuming a run).
+ * -ENOENT: an interval of a workload the configuration no longer has. */
 int results_replay(struct results *r, json_t *record);
 /* Records a workload's change of state in the run's log. */
 void results_record_state(struct results *r, size_t i);

@@ -137,14 +137,18 @@ static int open_log(struct rundir *d)
 		}
 		d->good_size = (uint64_t)n;
 	}
-	if (d->plan) {
+	pthread_mutex_lock(&d->lock);
+	char *plan = d->plan ? strdup(d->plan) : NULL;
+	pthread_mutex_unlock(&d->lock);
+	if (plan) {
 		char *name = NULL;
 		if (asprintf(&name, "%s/plan.json", d->path) >= 0) {
 			struct stat pst;
 			if (stat(name, &pst) < 0)
-				rundir_write_file(d, "plan.json", d->plan);
+				rundir_write_file(d, "plan.json", plan);
 			free(name);
 		}
+		free(plan);
 	}
 	d->fd = fd;
 	return 0;
@@ -361,6 +365,18 @@ int rundir_open(const char *state_dir, const char *run_name, const char *plan, b
 	}
 	*ret = d;
 	return 0;
+}
+
+int rundir_set_plan(struct rundir *d, const char *plan)
+{
+	char *copy = strdup(plan);
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&d->lock);
+	free(d->plan);
+	d->plan = copy;
+	pthread_mutex_unlock(&d->lock);
+	return rundir_write_file(d, "plan.json", plan);
 }
 
 const char *rundir_path(const struct rundir *d)

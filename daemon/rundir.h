@@ -45,6 +45,9 @@ void rundir_append(struct rundir *d, const json_t *record);
 int rundir_sync(struct rundir *d);
 /* Writes a whole file in the run directory atomically (tmp + rename). */
 int rundir_write_file(struct rundir *d, const char *name, const char *text);
+/* The run goes on under a new plan (a reload): plan.json says so, and a
+ * restart with the same configuration resumes it. */
+int rundir_set_plan(struct rundir *d, const char *plan);
 
 /* {"path", "bytes_written", "pending_bytes", "records_dropped", "error"?} */
 json_t *rundir_status_json(struct rundir *d);

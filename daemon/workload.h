@@ -71,6 +71,7 @@ struct workload_engine {
 
 struct workload {
 	const struct workload_config *cfg;
+	size_t slot;                /* its index in the daemon's workloads, results and probes */
 	const struct workload_engine *engine;
 	const char *op_names[STATS_MAX_OPS];
 	double op_share[STATS_MAX_OPS]; /* fraction of the target rate per op */
