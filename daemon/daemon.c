@@ -1175,6 +1175,7 @@ static void end_run(struct daemon *d, const char *why)
 	results_tick(d->results, mono_ns());
 	exports_publish(d->exports, d->results, mono_ns());
 	print_summary(d);
+	results_journal_summary(d->results, why);
 	rundir_close(d->rundir);
 	d->rundir = NULL;
 	d->results->rundir = NULL;

@@ -277,6 +277,7 @@ static void journal_row(const struct results *r, const struct workload_results *
 			    s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors);
 		journal_add(&f, "PRIORITY=%d", LOG_INFO);
 		journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+		journal_add(&f, "SOAK_EVENT=interval");
 		journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
 		journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
 		journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
@@ -322,6 +323,49 @@ static void journal_row(const struct results *r, const struct workload_results *
 				    tcp.resets_sent + tcp.resets_received);
 		}
 		journal_send(&f);
+	}
+}
+
+void results_journal_summary(const struct results *r, const char *why)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		const struct workload *w = wr->workload;
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			struct journal_fields f = { .n = 0 };
+			struct op_summary s;
+			summarize(&wr->totals[op], wr->target_ops_total * w->op_share[op], wr->active_ns,
+				  &s);
+			journal_add(&f, "MESSAGE=%s %s over the run: %" PRIu64 " ops, %.1f/s (target "
+				    "%.1f/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us, %"
+				    PRIu64 " errors (%s)", w->cfg->name, w->op_names[op], s.count,
+				    s.rate_achieved, s.rate_target, s.p50 / 1e3, s.p99 / 1e3,
+				    s.p999 / 1e3, s.max / 1e3, s.errors, why);
+			journal_add(&f, "PRIORITY=%d", LOG_NOTICE);
+			journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+			journal_add(&f, "SOAK_EVENT=summary");
+			journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
+			journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
+			journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
+			journal_add(&f, "SOAK_STATE=%s", workload_state_name(w->state));
+			journal_add(&f, "SOAK_ACTIVE_S=%.3f", wr->active_ns / 1e9);
+			journal_add(&f, "SOAK_INTERVALS=%" PRIu64, wr->intervals);
+			journal_add(&f, "SOAK_OPS=%" PRIu64, s.count);
+			journal_add(&f, "SOAK_ERRORS=%" PRIu64, s.errors);
+			journal_add(&f, "SOAK_BYTES=%" PRIu64, s.bytes);
+			journal_add(&f, "SOAK_RATE=%.3f", s.rate_achieved);
+			journal_add(&f, "SOAK_RATE_TARGET=%.3f", s.rate_target);
+			journal_add(&f, "SOAK_P50_US=%.3f", s.p50 / 1e3);
+			journal_add(&f, "SOAK_P90_US=%.3f", s.p90 / 1e3);
+			journal_add(&f, "SOAK_P99_US=%.3f", s.p99 / 1e3);
+			journal_add(&f, "SOAK_P999_US=%.3f", s.p999 / 1e3);
+			journal_add(&f, "SOAK_MAX_US=%.3f", s.max / 1e3);
+			journal_add(&f, "SOAK_SERVICE_P50_US=%.3f", s.svc_p50 / 1e3);
+			journal_add(&f, "SOAK_SERVICE_P99_US=%.3f", s.svc_p99 / 1e3);
+			journal_add(&f, "SOAK_CORRUPT=%" PRIu64, s.corrupt);
+			journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", wr->lag_max_ns / 1e6);
+			journal_send(&f);
+		}
 	}
 }
 

@@ -122,6 +122,9 @@ void results_wait(struct results *r, size_t i, uint64_t timeout_ns);
 
 /* systemd STATUS= text: one line of rates and p99s. */
 void results_status_line(const struct results *r, char *buf, size_t len);
+/* One journal entry per workload and op over the whole run (resumed
+ * parts included), SOAK_EVENT=summary: soakd is stopping, for why. */
+void results_journal_summary(const struct results *r, const char *why);
 /* The summary printed at the end of a foreground run. */
 void results_print_summary(const struct results *r, FILE *out);
 
