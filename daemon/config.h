@@ -17,6 +17,8 @@
 #define CONFIG_MAX_QUEUE_DEPTH 4096
 #define CONFIG_MAX_NAME 64
 #define CONFIG_MAX_RATE 1e8
+/* A device target's I/O buffers (dev_engine.c allocates them). */
+#define CONFIG_MAX_BUFFER_BYTES_PER_TARGET (UINT64_C(1) << 30)
 
 enum workload_type {
 	WORKLOAD_DEVICE,

@@ -18,10 +18,9 @@
 
 /* Whole-schedule limits: the scheduler counts ops exactly up to 2^53
  * (sched.c) and times in ns up to 2^62 (about 146 years). */
-#define CONFIG_MAX_SCHEDULE_OPS 9007199254740992.0
+#define CONFIG_MAX_SCHEDULE_OPS SCHED_MAX_OPS
 #define CONFIG_MAX_SCHEDULE_NS (UINT64_C(1) << 62)
-/* I/O buffers: per target (as dev_engine.c enforces) and over the run. */
-#define CONFIG_MAX_BUFFER_BYTES_PER_TARGET (UINT64_C(1) << 30)
+/* I/O buffers over the run (per target: CONFIG_MAX_BUFFER_BYTES_PER_TARGET). */
 #define CONFIG_MAX_BUFFER_BYTES_TOTAL (UINT64_C(8) << 30)
 /* Threads: one per device target, one per object workload thread. */
 #define CONFIG_MAX_STREAMS 1024

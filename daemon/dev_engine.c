@@ -27,7 +27,6 @@
 #include "parse.h"
 #include "workload.h"
 
-#define DEV_MAX_BUFFER_BYTES (UINT64_C(1) << 30)
 #define DEV_LAYOUT_CHUNK (1u << 20)
 #define DEV_ERRORS_LOGGED 5
 #define DEV_STAMP_EVERY 4096u
@@ -258,7 +257,7 @@ static int dev_prepare(struct workload *w, char *err, size_t errlen)
 	memcpy(w->op_share, model.op_share, sizeof(w->op_share));
 	/* Record reads may round up to the device's unit: room for that. */
 	uint32_t max_len = model.max_len + 4096;
-	if ((uint64_t)2 * model.slots * max_len > DEV_MAX_BUFFER_BYTES) {
+	if ((uint64_t)2 * model.slots * max_len > CONFIG_MAX_BUFFER_BYTES_PER_TARGET) {
 		snprintf(err, errlen, "%u ops in flight of up to %u bytes need more than 1GiB of "
 				      "buffers per device; lower the queue depth or the sizes",
 			 model.slots, model.max_len);

@@ -11,7 +11,6 @@
  * Past 2^53 a double no longer holds every integer, so constant spacing
  * (op n at Λ = n - 1) could not name each op exactly.
  */
-#define SCHED_MAX_OPS 9007199254740992.0
 
 static void step_rates(const struct sched *s, size_t i, double *ret_from, double *ret_to)
 {

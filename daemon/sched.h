@@ -31,6 +31,8 @@ struct sched_step {
 	bool ramp;
 };
 
+/* Ops a schedule may hold: a double counts every integer up to 2^53. */
+#define SCHED_MAX_OPS 9007199254740992.0
 #define SCHED_MAX_STEPS 256
 
 struct sched {
