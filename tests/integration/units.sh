@@ -16,6 +16,7 @@ EXPOSURE_THRESHOLD=25
 units="$WORK/units"
 mkdir "$units"
 sed -e "s|@bindir@/soakd|$SOAKD|" -e "s|@docdir@|/usr/share/doc/soakd|" \
+	-e "s|@soakd_config@|/etc/soakd/soakd.json|" \
 	"$SRCDIR/units/soakd.service" >"$units/soakd.service"
 cp "$SRCDIR/units/soakd.socket" "$units/soakd.socket"
 grep -q '@[a-z_]*@' "$units/soakd.service" "$units/soakd.socket" &&
@@ -60,9 +61,10 @@ if command -v systemd-sysusers >/dev/null; then
 	note "sysusers: $(grep '^soakd:' "$WORK/root/etc/group")"
 fi
 
-# The copy meson configures for installation points at the installed binary.
+# The copy meson configures for installation points at the installed binary
+# and configuration (sysconfdir: /etc/soakd/soakd.json with --prefix=/usr).
 if [[ -f $BUILDDIR/units/soakd.service ]]; then
-	grep -q '^ExecStart=/.*/soakd --config /etc/soakd/soakd.json$' "$BUILDDIR/units/soakd.service" ||
+	grep -q '^ExecStart=/.*/soakd --config /.*/soakd/soakd.json$' "$BUILDDIR/units/soakd.service" ||
 		fail "build's soakd.service has no absolute ExecStart: $(grep ExecStart "$BUILDDIR/units/soakd.service")"
 fi
 
