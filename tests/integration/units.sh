@@ -15,7 +15,7 @@ EXPOSURE_THRESHOLD=25
 
 units="$WORK/units"
 mkdir "$units"
-sed -e "s|@bindir@/soakd|$SOAKD|" -e "s|@docdir@|/usr/share/doc/soakd|" \
+sed -e "s|@bindir@/soakd|$SOAKD|" -e "s|@bindir@/soakctl|$SOAKCTL|" -e "s|@docdir@|/usr/share/doc/soakd|" \
 	-e "s|@soakd_config@|/etc/soakd/soakd.json|" \
 	"$SRCDIR/units/soakd.service" >"$units/soakd.service"
 cp "$SRCDIR/units/soakd.socket" "$units/soakd.socket"
