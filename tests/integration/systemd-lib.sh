@@ -357,6 +357,9 @@ ct_invocation() { ct_prop InvocationID; }
 ct_main_pid() { ct_prop MainPID; }
 ct_active_is() { [[ $(ct_prop ActiveState 2>/dev/null) == "$1" ]]; }
 
+# ct_cursor: the cursor of the journal's last entry, for --after-cursor=.
+ct_cursor() { ct_journal -n 1 -o export | sed -n 's/^__CURSOR=//p'; }
+
 # ct_journal_json FILE MATCHES...: the container's journal as JSON lines.
 ct_journal_json() {
 	local out=$1
