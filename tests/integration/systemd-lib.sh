@@ -140,6 +140,14 @@ _ct_reap_stale() {
 		sleep 0.2
 		find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done
+	local dev back
+	while read -r dev back; do
+		[[ $back == /dev/shm/soakd-systemd.*.* ]] || continue
+		pid=${back%.*}
+		pid=${pid##*.}
+		[[ -d /proc/$pid ]] && continue
+		losetup -d "$dev" 2>/dev/null && rm -f "$back"
+	done < <(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | sed 's/ (deleted)$//')
 	for dir in /dev/shm/soakd-ct.*.*.*; do
 		[[ -d $dir ]] || continue
 		pid=${dir%.*}
@@ -227,7 +235,7 @@ run_config() {
 # /dev/shm, its path in VAR; ct_boot puts it into the container's /dev.
 ct_loop() {
 	local backing dev
-	backing=$(mktemp /dev/shm/soakd-systemd.XXXXXX)
+	backing=$(mktemp "/dev/shm/soakd-systemd.$$.XXXXXX")
 	on_exit rm -f "$backing"
 	truncate -s "$2" "$backing"
 	dev=$(losetup --direct-io=on -f --show "$backing" 2>"$WORK/losetup.err") ||
@@ -300,11 +308,14 @@ ct_boot() {
 	CT_BOOT_NS=$(now_ns)
 	# unshare forks PID 1 of the new namespace; --kill-child ends it if
 	# unshare itself is killed.
-	spawn "$WORK/systemd.log" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
+	# Not spawn(): _ct_teardown powers the container off before anything
+	# kills unshare (which, killed, would SIGKILL systemd at once).
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
 		"$CT_CGROUP" unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
 		--propagation private env -i container=unshare PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		bash -c "$_CT_INIT" ct-init "$CT_ROOT" ${CT_NODES[@]+"${CT_NODES[@]}"}
-	CT_UNSHARE=$SPAWNED
+		bash -c "$_CT_INIT" ct-init "$CT_ROOT" ${CT_NODES[@]+"${CT_NODES[@]}"} \
+		>>"$WORK/systemd.log" 2>&1 &
+	CT_UNSHARE=$!
 	wait_until 20 "the container's PID 1 to exec systemd" _ct_find_pid1
 	note "systemd is PID 1 of the container (pid $CT_PID here)"
 }
@@ -386,7 +397,9 @@ ct_debug() {
 # is left through the cgroup.  Logs of the shutdown go to systemd.log.
 _ct_teardown() {
 	local i
-	if [[ -n ${CT_PID:-} ]] && is_alive "$CT_PID"; then
+	# On meson's timeout (SIGTERM, then SIGKILL 0.5 s later) there is no
+	# time for a clean power-off: the cgroup is killed at once.
+	if [[ -z ${_CT_SIGNALLED:-} && -n ${CT_PID:-} ]] && is_alive "$CT_PID"; then
 		kill -RTMIN+4 "$CT_PID" 2>/dev/null
 		for ((i = 0; i < 300; i++)); do
 			is_alive "$CT_UNSHARE" || break
@@ -406,8 +419,11 @@ _ct_teardown() {
 		find "$CT_CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null
 		[[ -d $CT_CGROUP ]] && echo "# cgroup $CT_CGROUP could not be removed" >&2
 	fi
+	[[ -n ${CT_UNSHARE:-} ]] && wait "$CT_UNSHARE" 2>/dev/null
 	return 0
 }
+trap '_CT_SIGNALLED=1; exit 143' TERM
+trap '_CT_SIGNALLED=1; exit 130' INT
 
 # ct_poweroff SECONDS: power the container off and wait for it; its
 # shutdown log in systemd.log.

@@ -84,7 +84,11 @@ grep -qx 'RUNTIME_DIRECTORY=/run/soakd' "$WORK/environ" || fail "no RUNTIME_DIRE
 [[ $(stat -c %a "$CT_ROOT/var/lib/soakd") == 700 ]] ||
 	fail "/var/lib/soakd has mode $(stat -c %a "$CT_ROOT/var/lib/soakd"), expected 0700"
 INTERVALS="$CT_ROOT/var/lib/soakd/units/intervals.log"
-interval_records() { grep -c '"type":"interval"' "$INTERVALS" 2>/dev/null || echo 0; }
+interval_records() {
+	local n
+	n=$(grep -c '"type":"interval"' "$INTERVALS" 2>/dev/null) || true
+	echo "${n:-0}"
+}
 three_records() { (($(interval_records) >= 3)); }
 wait_until 15 "interval records in /var/lib/soakd/units/intervals.log" three_records
 in_ct ls -l "/proc/$MAIN/fd" >"$WORK/fds" 2>&1
