@@ -86,7 +86,7 @@ ensure_rootfs() {
 	(
 		exec 9>"$cache/rootfs.lock"
 		flock -w 900 9 || exit 3
-		[[ -s $CT_TARBALL ]] && exit 0
+		[[ -s $CT_TARBALL ]] && exit 10
 		tmp=$(mktemp -d "$cache/rootfs-build.XXXXXX")
 		trap 'remove_tree "$tmp"; rm -f "$CT_TARBALL.tmp.$$"' EXIT
 		# debootstrap wants a clean environment (meson's may hold
@@ -105,6 +105,7 @@ ensure_rootfs() {
 	) >"$WORK/debootstrap.log" 2>&1 || rc=$?
 	case $rc in
 	0) note "rootfs built in $((SECONDS - started)) s: $CT_TARBALL" ;;
+	10) note "rootfs built by another run meanwhile ($((SECONDS - started)) s): $CT_TARBALL" ;;
 	2) skip "debootstrap cannot build the rootfs here (no Debian mirror?):" \
 		"$(grep -E '^[EW]:' "$WORK/debootstrap.log" | tail -n 3 | tr '\n' ' ')" \
 		"$(tail -n 2 "$WORK/debootstrap.log" | tr '\n' ' ')" ;;

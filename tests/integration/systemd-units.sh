@@ -3,7 +3,8 @@
 #
 # soakd as a user runs it (issue 8, point 3): installed with meson into a
 # Debian rootfs booted with a real systemd as PID 1, soakd.socket enabled.
-# The first "soakctl status" starts soakd.service; "systemctl show" has the
+# The first "soakctl status" starts soakd.service (and the socket admits
+# group soakd, no one else unprivileged); "systemctl show" has the
 # live STATUS= line; the journal has soakd's interval entries with
 # _SYSTEMD_UNIT=soakd.service and the SOAK_* fields; the run lives in
 # StateDirectory and the socket in RuntimeDirectory; the BPF probes load
@@ -63,6 +64,14 @@ grep -q dev "$WORK/status.txt" || fail "status does not list workload dev: $(cat
 INVOCATION=$(ct_invocation)
 MAIN=$(ct_main_pid)
 note "soakd.service active, main pid $MAIN, invocation $INVOCATION"
+# The socket's group: a member reads status, anyone else cannot connect.
+ct_run User=nobody SupplementaryGroups=soakd -- soakctl status >"$WORK/member.txt" 2>&1 ||
+	fail "a member of group soakd cannot read status: $(cat "$WORK/member.txt")"
+rc=0
+ct_run User=nobody -- soakctl status >"$WORK/nobody.txt" 2>&1 || rc=$?
+((rc != 0)) && grep -qi 'permission denied' "$WORK/nobody.txt" ||
+	fail "a user outside group soakd reached soakd (exit $rc): $(cat "$WORK/nobody.txt")"
+note "outside group soakd: $(head -n1 "$WORK/nobody.txt")"
 
 # 2. The live STATUS= line, as systemctl shows it, and that it moves on.
 status_live() {
