@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The watchdog (issue 8, point 4): with WatchdogSec=3s in a drop-in,
-# "soakctl debug stall 10s" (compiled in with -Dtest_hooks=true) blocks
+# The watchdog (issue 8, point 4): with WatchdogSec=4s in a drop-in,
+# "soakctl debug stall 12s" (compiled in with -Dtest_hooks=true) blocks
 # soakd's main loop, so its WATCHDOG=1 pings stop; systemd kills it with
 # Result=watchdog well before the stall would have ended, restarts it
 # (Restart=on-failure), and the new soakd resumes the run.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/systemd-lib.sh"
 
-WATCHDOG_S=3
-STALL_S=10
+WATCHDOG_S=4
+STALL_S=12
 
 ct_loop LOOP 64M
 ct_prepare
@@ -32,7 +32,7 @@ intervals() {
 }
 at_least() { (($(intervals) >= $1)); }
 # Longer than the watchdog period: soakd pings as it should meanwhile.
-wait_until 20 "5 intervals" at_least 5
+wait_until 20 "$((WATCHDOG_S + 2)) intervals" at_least $((WATCHDOG_S + 2))
 [[ $(ct_main_pid) == "$FIRST_PID" && $(ct_prop NRestarts) == 0 ]] ||
 	fail "soakd was restarted before any stall (NRestarts=$(ct_prop NRestarts))"
 
@@ -81,7 +81,7 @@ note "$(grep -m1 'Watchdog timeout' "$WORK/unit.journal"); $(grep -m1 '^resuming
 
 # The resumed run goes on, and pings the watchdog again.
 n=$(intervals)
-wait_until 20 "intervals after the restart" at_least $((n + 4))
+wait_until 20 "intervals after the restart" at_least $((n + WATCHDOG_S + 2))
 [[ $(ct_main_pid) == "$NEW_PID" && $(ct_prop NRestarts) == 1 ]] ||
 	fail "the restarted soakd did not stay up (NRestarts=$(ct_prop NRestarts))"
 note "ok"
