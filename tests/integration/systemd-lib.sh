@@ -7,7 +7,8 @@
 #     dbus and the libraries soakd links against), built once and cached as
 #     a tarball in $SOAKD_TEST_CACHE (default /var/cache/soakd-test), keyed
 #     by a hash of what goes into it;
-#   - unpacked afresh into the test's work directory, with the plain build
+#   - unpacked afresh for each test (in /dev/shm when there is room: a
+#     tenth of a second), with the plain build
 #     (PLAIN_BUILD, made by tools/test) put in by "meson install --destdir",
 #     as a user installs soakd;
 #   - booted by unshare(1) in new PID, mount, UTS, IPC and cgroup namespaces
@@ -195,7 +196,7 @@ ct_prepare() {
 	od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$CT_ROOT/etc/machine-id"
 	echo >>"$CT_ROOT/etc/machine-id"
 	echo "soakd-test" >"$CT_ROOT/etc/hostname"
-	mkdir -p "$CT_ROOT/etc/systemd/system/soakd.service.d" "$CT_ROOT/.pivot"
+	mkdir -p "$CT_ROOT/etc/systemd/system/soakd.service.d"
 	note "rootfs ready in $((($(now_ns) - t0) / 1000000)) ms (unpack and meson install)"
 }
 
@@ -307,10 +308,11 @@ ct_boot() {
 		_ct_teardown_registered=1
 	fi
 	CT_BOOT_NS=$(now_ns)
+	# Where pivot_root puts the old root (removed again at each boot).
+	mkdir -p "$CT_ROOT/.pivot"
 	# unshare forks PID 1 of the new namespace; --kill-child ends it if
-	# unshare itself is killed.
-	# Not spawn(): _ct_teardown powers the container off before anything
-	# kills unshare (which, killed, would SIGKILL systemd at once).
+	# unshare itself is killed.  Not spawn(): _ct_teardown powers the
+	# container off before anything kills unshare.
 	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
 		"$CT_CGROUP" unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
 		--propagation private env -i container=unshare PATH=/usr/sbin:/usr/bin:/sbin:/bin \
@@ -401,7 +403,7 @@ _ct_teardown() {
 	# On meson's timeout (SIGTERM, then SIGKILL 0.5 s later) there is no
 	# time for a clean power-off: the cgroup is killed at once.
 	if [[ -z ${_CT_SIGNALLED:-} && -n ${CT_PID:-} ]] && is_alive "$CT_PID"; then
-		kill -RTMIN+4 "$CT_PID" 2>/dev/null
+		kill -RTMIN+4 "$CT_PID" 2>/dev/null || true
 		for ((i = 0; i < 300; i++)); do
 			is_alive "$CT_UNSHARE" || break
 			sleep 0.1
@@ -411,16 +413,21 @@ _ct_teardown() {
 		fi
 	fi
 	if [[ -d ${CT_CGROUP:-} ]]; then
-		[[ -e $CT_CGROUP/cgroup.kill ]] && echo 1 >"$CT_CGROUP/cgroup.kill" 2>/dev/null
-		[[ -n ${CT_PID:-} ]] && kill -KILL "$CT_PID" 2>/dev/null
+		# (Also called with set -e on: nothing here may fail the test.)
+		{ [[ -e $CT_CGROUP/cgroup.kill ]] && echo 1 >"$CT_CGROUP/cgroup.kill"; } 2>/dev/null || true
+		{ [[ -n ${CT_PID:-} ]] && kill -KILL "$CT_PID"; } 2>/dev/null || true
 		for ((i = 0; i < 50; i++)); do
 			[[ -z $(find "$CT_CGROUP" -name cgroup.procs -exec cat {} + 2>/dev/null) ]] && break
 			sleep 0.1
 		done
-		find "$CT_CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null
-		[[ -d $CT_CGROUP ]] && echo "# cgroup $CT_CGROUP could not be removed" >&2
+		find "$CT_CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+		if [[ -d $CT_CGROUP ]]; then
+			echo "# cgroup $CT_CGROUP could not be removed" >&2
+		fi
 	fi
-	[[ -n ${CT_UNSHARE:-} ]] && wait "$CT_UNSHARE" 2>/dev/null
+	if [[ -n ${CT_UNSHARE:-} ]]; then
+		wait "$CT_UNSHARE" 2>/dev/null || true
+	fi
 	return 0
 }
 trap '_CT_SIGNALLED=1; exit 143' TERM

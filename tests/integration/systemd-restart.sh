@@ -5,9 +5,10 @@
 # soakd" mid-run; Restart=on-failure starts soakd again (RestartSec=1 in a
 # drop-in, to be quick), it resumes the same run in the same directory,
 # and no recorded interval is lost: every record written before the kill
-# is still there unchanged, one gap record marks the restart, and the
+# is still there unchanged, a gap record marks the restart, and the
 # interval records tile run time with no hole (the interval in progress at
-# the kill is run again).  The dump agrees with the records.
+# the kill is run again).  Then a reboot: the enabled unit starts at boot
+# and resumes the run once more.  The dump agrees with the records.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/systemd-lib.sh"
 
@@ -19,7 +20,9 @@ RestartSec=1"
 ct_boot
 ct_wait_running 60
 
-ct_systemctl start soakd.socket soakd.service || fail "soakd.service does not start"
+# As the README says: enabled, so that it also comes back after a reboot.
+ct_systemctl enable --now soakd.socket soakd.service >"$WORK/enable.log" 2>&1 ||
+	fail "systemctl enable --now: $(cat "$WORK/enable.log")"
 FIRST_PID=$(ct_main_pid)
 FIRST_INVOCATION=$(ct_invocation)
 RUN_DIR="$CT_ROOT/var/lib/soakd/restart"
@@ -66,6 +69,21 @@ grep -q '^resuming run restart at' "$WORK/resumed.journal" ||
 note "$(grep -m1 '^resuming run restart at' "$WORK/resumed.journal")"
 
 wait_until 20 "3 more interval records after the restart" at_least $((before + 3))
+
+# A reboot: poweroff stops soakd cleanly, and at boot the enabled unit
+# starts it again, on the same run.
+t0=$(now_ns)
+ct_poweroff 60
+ct_boot
+ct_wait_running 60
+wait_until 20 "soakd.service to start at boot" ct_active_is active
+note "rebooted: soakd.service active $((($(now_ns) - t0) / 1000000)) ms after the poweroff began"
+ct_journal -o cat "_SYSTEMD_INVOCATION_ID=$(ct_invocation)" >"$WORK/boot.journal"
+grep -q '^resuming run restart at' "$WORK/boot.journal" ||
+	fail "after the reboot soakd did not resume run restart: $(head -n 20 "$WORK/boot.journal")"
+note "$(grep -m1 '^resuming run restart at' "$WORK/boot.journal")"
+n=$(intervals)
+wait_until 20 "2 interval records after the reboot" at_least $((n + 2))
 # Stop the workload so that the dump and the records can be compared.
 ct_soakctl stop dev >/dev/null || fail "soakctl stop dev"
 stopped() {
@@ -92,10 +110,11 @@ before, after = records(sys.argv[1]), records(sys.argv[2])
 if after[:len(before)] != before:
     sys.exit("records written before the kill were lost or changed")
 gaps = [r for r in after if r["type"] == "gap"]
-if len(gaps) != 1:
-    sys.exit(f"{len(gaps)} gap records, expected 1")
+if len(gaps) != 2:
+    sys.exit(f"{len(gaps)} gap records, expected 2 (the kill, the reboot)")
 starts = [r for r in after if r["type"] == "start"]
-if len(starts) != 2 or starts[0]["run"] != starts[1]["run"] or not starts[1].get("resumed"):
+if len(starts) != 3 or {r["run"] for r in starts} != {"restart"} or \
+        not all(r.get("resumed") for r in starts[1:]):
     sys.exit(f"start records: {starts}")
 
 problems, prev_end, after_gap, n = [], None, False, 0
@@ -130,8 +149,9 @@ run_s = prev_end / 1e9
 # stop.
 if not 200 * (run_s - 1) * 0.95 <= dumped <= 200 * run_s * 1.02:
     sys.exit(f"{dumped} ops over {run_s:.1f} s of run time at 200 ops/s")
-print(f"# {n} interval records tile {run_s:.1f} s of run time across the kill"
-      f" ({len([r for r in before if r['type'] == 'interval'])} before it);"
-      f" {gaps[0]['down_ns'] / 1e9:.2f} s down; {dumped} ops, dump and records agree")
+print(f"# {n} interval records tile {run_s:.1f} s of run time across the kill and the reboot"
+      f" ({len([r for r in before if r['type'] == 'interval'])} before the kill);"
+      f" down {gaps[0]['down_ns'] / 1e9:.2f} s, then {gaps[1]['down_ns'] / 1e9:.2f} s;"
+      f" {dumped} ops, dump and records agree")
 PY
 note "ok"
