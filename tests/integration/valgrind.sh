@@ -12,20 +12,25 @@
 # them this test uses SOAKD when that is not sanitized, and skips otherwise.
 #
 # Two things about valgrind 3.19 (Debian 12) shape the run:
-#  - it holds its one lock while a thread blocks in io_uring_enter (later
-#    versions mark the call as blocking), so a rate-paced device thread,
-#    which waits in the kernel for its next due time, starves the event
-#    loop and the control socket for seconds; a closed-loop workload keeps
-#    the thread busy and lets valgrind switch threads;
+#  - it runs one thread at a time under a lock, and it does not count
+#    io_uring_enter as a call that may block (3.23 does: KDE bug 428364), so
+#    a device thread waiting in the kernel for its I/O keeps the lock, and
+#    soakd's event loop waits as long.  The event loop needs the lock back
+#    after each of its blocking calls (epoll_wait, accept, recv, send,
+#    write...), and with the default lock, a pipe, the device thread mostly
+#    takes it back at the end of its time slice before a woken one can: on
+#    the shared disk, under load, soakctl then got no reply for minutes
+#    (native soakd answers in milliseconds there).  So the data file is in
+#    RAM (tmpfs takes O_DIRECT from Linux 6.6), where an I/O waits
+#    microseconds, the workload is closed-loop (a rate-paced one would wait
+#    in io_uring_enter for its next due time), and soakd runs with
+#    --fair-sched=yes, a queue lock that hands the lock to the threads
+#    waiting for it at the end of each time slice;
 #  - it needs about 90 s to parse the kernel's BTF when soakd loads its BPF
 #    probes, so soakd runs without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN
 #    and reports the probes unavailable.  VALGRIND_BPF=1 keeps them (the
 #    probes then load, and their teardown is checked too).
 source "$(dirname "$0")/lib.sh"
-
-# meson test sets MALLOC_PERTURB_; soakd under valgrind then crawls (its
-# first intervals took minutes), so it runs without it here.
-unset MALLOC_PERTURB_
 
 need_cmd valgrind python3 setpriv
 
@@ -53,41 +58,36 @@ if [[ ${VALGRIND_BPF:-0} != 1 ]]; then
 	NO_BPF=(setpriv --inh-caps=-bpf,-perfmon,-sys_admin --bounding-set=-bpf,-perfmon,-sys_admin)
 fi
 
+# The data file in RAM where tmpfs takes O_DIRECT (see above), else in the
+# work directory.
+DATA="$WORK/small.dat"
+if [[ -d /dev/shm ]] && dd if=/dev/zero of="/dev/shm/soakd-valgrind.$$" bs=4096 count=1 \
+	oflag=direct status=none 2>/dev/null; then
+	DATA="/dev/shm/soakd-valgrind.$$"
+	on_exit rm -f "$DATA"
+fi
+rm -f "/dev/shm/soakd-valgrind.$$"
+
 CFG="$WORK/valgrind.json"
 cat >"$CFG" <<EOF
 {
   "run": {"name": "vg", "duration": "10m", "interval": "1s", "on_finish": "idle"},
   "workloads": [
-    {"name": "small", "type": "device", "model": "pattern", "targets": ["$WORK/small.dat"],
+    {"name": "small", "type": "device", "model": "pattern", "targets": ["$DATA"],
      "file_size": "4MiB", "read_pct": 70, "block_size": "4KiB", "access": "random",
      "queue_depth": 2, "rate": 0}
   ]
 }
 EOF
 
-spawn "$SOAKD_LOG" ${NO_BPF[@]+"${NO_BPF[@]}"} "${VALGRIND[@]}" \
+spawn "$SOAKD_LOG" ${NO_BPF[@]+"${NO_BPF[@]}"} "${VALGRIND[@]}" --fair-sched=yes \
 	--log-file="$WORK/valgrind-soakd.txt" \
 	"$soakd_bin" --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 SOAKD_PID=$SPAWNED
 note "soakd under valgrind (pid $SOAKD_PID)"
 # valgrind makes soakd some 20-50 times slower to start (and the BPF
 # probes, when loaded, take about 90 s more).
-# valgrind 3.19 runs one thread at a time and an io_uring wait holds its
-# lock, so on a busy machine soakd under it can stall for minutes.  That
-# is the tool, not soakd: the test then skips and says so.  Memory errors
-# and leaks stay failures.
-too_slow() { skip "valgrind could not keep soakd responsive on this loaded machine ($1); run tests/integration/valgrind.sh alone"; }
-until_or_skip() {
-	local limit=$1 what=$2 deadline
-	shift 2
-	deadline=$(($(now_ns) + limit * 1000000000))
-	until "$@"; do
-		is_alive "$SOAKD_PID" || fail "soakd exited while waiting for $what"
-		(($(now_ns) < deadline)) || too_slow "waited ${limit}s for $what"
-		sleep 0.1
-	done
-}
-until_or_skip 180 "the control socket" ctl_answers
+wait_until 180 "the control socket" ctl_answers
 
 # soakctl, bounded, with time for a slow soakd.
 ctl() { timeout 90 "$SOAKCTL" --socket "$SOCK" --timeout 60 "$@"; }
@@ -98,7 +98,7 @@ has_intervals() {
 	(($(grep -c '"type":"interval"' "$WORK/state/vg/intervals.log" 2>/dev/null) >= 2))
 }
 # A loaded machine slows valgrind a lot: wait generously.
-until_or_skip 180 "two intervals of workload small" has_intervals
+wait_until 180 "two intervals of workload small" has_intervals
 
 # soakctl under valgrind as well, for its own leaks.
 vg_ctl() {
@@ -107,10 +107,6 @@ vg_ctl() {
 	timeout 120 "${VALGRIND[@]}" --log-file="$WORK/valgrind-soakctl-$name.txt" \
 		"$SOAKCTL" --socket "$SOCK" --timeout 60 "$@" >"$WORK/ctl-$name.out" 2>&1 || rc=$?
 	((rc != 99)) || fail "soakctl $* under valgrind: $(cat "$WORK/valgrind-soakctl-$name.txt")"
-	# No reply in time (timeout's 124, soakctl's 2 with "no reply"): too slow.
-	if ((rc == 124)) || grep -q 'no reply\|timed out' "$WORK/ctl-$name.out" 2>/dev/null; then
-		too_slow "soakctl $1 got no reply in time"
-	fi
 	return "$rc"
 }
 vg_ctl status status || fail "soakctl status failed: $(cat "$WORK/ctl-status.out")"
@@ -119,7 +115,7 @@ vg_ctl status-json status --json || fail "soakctl status --json failed"
 # and the dumps stay a few intervals long: under valgrind each row costs
 # a good fraction of a second.
 vg_ctl stop stop small || fail "soakctl stop failed: $(cat "$WORK/ctl-stop.out")"
-until_or_skip 120 "workload small to stop" workload_is small stopped
+wait_until 120 "workload small to stop" workload_is small stopped
 vg_ctl csv dump --format csv || fail "soakctl dump --format csv failed: $(cat "$WORK/ctl-csv.out")"
 grep -q '^small,' "$WORK/ctl-csv.out" || fail "dump csv has no row of workload small"
 vg_ctl json dump --format json || fail "soakctl dump --format json failed"
@@ -128,7 +124,7 @@ vg_ctl hdr dump --format hdr --slice 2s || fail "soakctl dump --format hdr faile
 vg_ctl report report || (($? == 3)) || fail "soakctl report failed: $(cat "$WORK/ctl-report.out")"
 # Running again, so that SIGTERM stops a busy workload.
 vg_ctl start start small || fail "soakctl start failed: $(cat "$WORK/ctl-start.out")"
-until_or_skip 120 "workload small to run again" workload_is small running
+wait_until 120 "workload small to run again" workload_is small running
 # A refused request: the error paths free what they parsed.
 vg_ctl refused dump --format xml && fail "soakctl dump --format xml succeeded"
 
