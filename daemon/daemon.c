@@ -508,6 +508,7 @@ struct reload_plan {
 	size_t slot[CONFIG_MAX_WORKLOADS];
 	enum reload_change change[CONFIG_MAX_WORKLOADS];
 	struct workload *fresh[CONFIG_MAX_WORKLOADS];
+	struct workload *old[CONFIG_MAX_WORKLOADS];  /* replaced, released, freed once swapped */
 	bool remove[CONFIG_MAX_WORKLOADS];   /* per slot */
 	size_t n_slots;                      /* slots after the reload */
 };
@@ -521,8 +522,10 @@ static void reload_plan_free(struct reload_plan *p)
 
 /*
  * Reads the configuration again and works out what changes, preparing
- * every new workload (safety checks, files, connections) before anything
- * runs differently, so a reload either happens whole or not at all.
+ * every added workload (safety checks, files, connections) before anything
+ * runs differently; replacements are built here and prepared by
+ * swap_replaced, which can still undo them, so a reload either happens
+ * whole or not at all.
  */
 static int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 {
@@ -587,7 +590,13 @@ static int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 		r = workload_new(wc, 0, p->cfg->interval_ns, &p->fresh[j], err, sizeof(err));
 		if (r == 0) {
 			p->fresh[j]->slot = p->slot[j];
-			r = workload_prepare(p->fresh[j], err, sizeof(err));
+			/* A replacement opens its devices once the workload it
+			 * replaces has let go of them (swap_replaced); it does
+			 * not prep devices the run has already aged. */
+			if (p->change[j] == RELOAD_REPLACED)
+				p->fresh[j]->resuming = true;
+			else
+				r = workload_prepare(p->fresh[j], err, sizeof(err));
 		}
 		if (r < 0)
 			return asprintf(ret_err, "%s: workload \"%s\": %s", d->cfg->path, wc->name,
@@ -614,6 +623,137 @@ static void start_reloaded(struct daemon *d, size_t i, bool was_running)
 	}
 	if (start_workload(d, i, err, sizeof(err)) < 0)
 		log_error("reload: cannot start workload %s: %s", wc->name, err);
+}
+
+/* What a replaced workload was, to put it back if its replacement
+ * cannot start. */
+struct replaced_state {
+	const struct workload_config *cfg;
+	bool running;
+	uint64_t sched_ns;
+	enum workload_state state;
+	char reason[WORKLOAD_REASON_MAX];
+};
+
+/* Builds the old definition again in slot i, where it left off; old is
+ * the released workload itself. */
+static void restore_replaced(struct daemon *d, size_t i, const struct replaced_state *was,
+			     struct workload *old)
+{
+	struct workload *w = NULL;
+	char err[512];
+	int r = workload_new(was->cfg, 0, d->cfg->interval_ns, &w, err, sizeof(err));
+
+	if (r == 0) {
+		w->slot = i;
+		w->resuming = true;
+		w->run_start_ns = d->run_start_ns;
+		r = workload_prepare(w, err, sizeof(err));
+	}
+	if (r == 0) {
+		results_rebind_workload(d->results, i, w);
+		d->workloads[i] = w;
+		workload_free(old);
+		if (was->running) {
+			r = workload_resume(w, mono_ns(), was->sched_ns, err, sizeof(err));
+			if (r == 0) {
+				probes_workload_active(d->probes, i, true);
+				results_record_state(d->results, i);
+				return;
+			}
+		} else {
+			w->state = was->state;
+			snprintf(w->reason, sizeof(w->reason), "%s", was->reason);
+			return;
+		}
+	}
+	log_error("reload: workload %s cannot go on under its old definition either: %s",
+		  was->cfg->name, err);
+	if (w && d->workloads[i] == w) {
+		/* Built and rebound, but could not resume. */
+		w->state = WORKLOAD_FAILED;
+	} else {
+		/* The old one stays in its slot with its results, ended. */
+		workload_free(w);
+		results_rebind_workload(d->results, i, old);
+		d->workloads[i] = old;
+		old->state = WORKLOAD_FAILED;
+		w = old;
+	}
+	snprintf(w->reason, sizeof(w->reason), "a reload could not replace it nor restore it: "
+		 "%.180s", err);
+	results_record_state(d->results, i);
+}
+
+/*
+ * Stops the workloads a reload replaces (their last intervals are
+ * recorded), lets go of their devices and prepares their replacements.
+ * If one cannot be prepared, every replaced workload goes on under its
+ * old definition where it left off, and the error is returned.
+ */
+static int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
+			 char **ret_err)
+{
+	struct replaced_state *was = calloc(CONFIG_MAX_WORKLOADS, sizeof(*was));
+	bool any = false;
+	int r = 0;
+
+	if (!was)
+		return -ENOMEM;
+	for (size_t j = 0; j < p->cfg->n_workloads; j++) {
+		size_t i = p->slot[j];
+		struct workload *old = d->workloads[i];
+		if (p->change[j] != RELOAD_REPLACED)
+			continue;
+		any = true;
+		was[i].cfg = old->cfg;
+		was[i].running = !d->removed[i] && workload_is_active(old);
+		was_running[i] = was[i].running || (!d->removed[i] && d->pending_start_ns[i]);
+		d->pending_start_ns[i] = 0;
+		workload_request_stop(old, "replaced by a reload");
+	}
+	for (size_t j = 0; j < p->cfg->n_workloads; j++) {
+		size_t i = p->slot[j];
+		struct workload *old = d->workloads[i];
+		if (p->change[j] != RELOAD_REPLACED)
+			continue;
+		results_wait(d->results, i, STOP_TIMEOUT_NS);
+		if (was[i].running) {
+			was[i].sched_ns = mono_ns() - old->started_ns;
+			results_record_state(d->results, i);
+		} else {
+			was[i].state = old->state;
+			snprintf(was[i].reason, sizeof(was[i].reason), "%s", old->reason);
+		}
+		probes_workload_active(d->probes, i, false);
+		/* Closes its devices: the replacement opens them exclusively. */
+		workload_release(old);
+	}
+	for (size_t j = 0; any && j < p->cfg->n_workloads && r == 0; j++) {
+		char err[512];
+		if (p->change[j] != RELOAD_REPLACED)
+			continue;
+		r = workload_prepare(p->fresh[j], err, sizeof(err));
+		if (r < 0 && asprintf(ret_err, "%s: workload \"%s\": %s", d->cfg->path,
+				      p->cfg->workloads[j].name, err) < 0)
+			*ret_err = NULL;
+	}
+	if (r < 0) {
+		for (size_t j = 0; j < p->cfg->n_workloads; j++) {
+			size_t i = p->slot[j];
+			if (p->change[j] != RELOAD_REPLACED)
+				continue;
+			workload_free(p->fresh[j]);
+			p->fresh[j] = NULL;
+			restore_replaced(d, i, &was[i], d->workloads[i]);
+		}
+	} else {
+		for (size_t j = 0; j < p->cfg->n_workloads; j++)
+			if (p->change[j] == RELOAD_REPLACED)
+				p->old[j] = d->workloads[p->slot[j]];
+	}
+	free(was);
+	return r;
 }
 
 /* soakctl reload (systemctl reload): see soakctl(1). */
@@ -655,34 +795,40 @@ static char *handle_reload(struct daemon *d)
 		return line;
 	}
 
-	/* Stop what goes away or changes; their last intervals are recorded
-	 * as they end. */
+	/* Replacements first: they are the part that can still fail. */
 	bool was_running[CONFIG_MAX_WORKLOADS] = { false };
-	for (size_t j = 0; j < p->cfg->n_workloads; j++)
-		if (p->change[j] == RELOAD_REPLACED) {
-			size_t i = p->slot[j];
-			was_running[i] = !d->removed[i] && (workload_is_active(d->workloads[i]) ||
-							    d->pending_start_ns[i]);
-			d->pending_start_ns[i] = 0;
-			workload_request_stop(d->workloads[i], "replaced by a reload");
-		}
+	r = swap_replaced(d, p, was_running, &err);
+	if (r < 0) {
+		log_error("reload refused: %s", err ? err : strerror(-r));
+		log_notice("the configuration was not reloaded; the workloads it would have "
+			   "replaced go on under their old definitions");
+		char *line = proto_error_line("the configuration was not reloaded (the workloads it "
+					      "would have replaced stopped for a moment and go on "
+					      "under their old definitions): %s",
+					      err ? err : strerror(-r));
+		free(err);
+		reload_plan_free(p);
+		free(p);
+		sd_notify(0, "READY=1");
+		return line;
+	}
+
+	/* Removed workloads stop; their last intervals are recorded as they
+	 * end. */
 	for (size_t i = 0; i < d->n_workloads; i++)
 		if (p->remove[i]) {
 			d->pending_start_ns[i] = 0;
 			workload_request_stop(d->workloads[i], "removed from the configuration by a reload");
 		}
 	for (size_t i = 0; i < d->n_workloads; i++) {
-		bool replaced = false;
-		for (size_t j = 0; j < p->cfg->n_workloads; j++)
-			replaced |= p->change[j] == RELOAD_REPLACED && p->slot[j] == i;
-		if (!replaced && !p->remove[i])
+		if (!p->remove[i])
 			continue;
 		bool was_active = workload_is_active(d->workloads[i]);
 		results_wait(d->results, i, STOP_TIMEOUT_NS);
 		if (was_active)
 			results_record_state(d->results, i);
 		probes_workload_active(d->probes, i, false);
-		d->removed[i] = p->remove[i];
+		d->removed[i] = true;
 	}
 
 	/* The new definitions take their slots. */
@@ -693,7 +839,6 @@ static char *handle_reload(struct daemon *d)
 		json_array_append_new(names[p->change[j]], json_string(p->cfg->workloads[j].name));
 		if (p->change[j] == RELOAD_KEPT)
 			continue;
-		struct workload *old = p->change[j] == RELOAD_REPLACED ? d->workloads[i] : NULL;
 		p->fresh[j]->run_start_ns = d->run_start_ns;
 		if (results_set_workload(d->results, i, p->fresh[j]) < 0) {
 			/* Only memory can fail here; the slot keeps what it had. */
@@ -703,10 +848,11 @@ static char *handle_reload(struct daemon *d)
 		}
 		d->workloads[i] = p->fresh[j];
 		p->fresh[j] = NULL;
+		workload_free(p->old[j]);
+		p->old[j] = NULL;
 		d->removed[i] = false;
 		if (i == d->n_workloads)
 			d->n_workloads++;
-		workload_free(old);
 	}
 	for (size_t i = 0; i < d->n_workloads; i++)
 		if (p->remove[i])

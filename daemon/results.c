@@ -152,6 +152,11 @@ int results_set_workload(struct results *r, size_t i, struct workload *w)
 	return ret;
 }
 
+void results_rebind_workload(struct results *r, size_t i, struct workload *w)
+{
+	r->w[i].workload = w;
+}
+
 void results_free(struct results *r)
 {
 	if (!r)

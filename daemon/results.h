@@ -107,6 +107,9 @@ void results_free(struct results *r);
  * place of what slot i held (a reload replaced its definition).  Returns
  * 0, -ENOMEM, or -ENOSPC past CONFIG_MAX_WORKLOADS. */
 int results_set_workload(struct results *r, size_t i, struct workload *w);
+/* Slot i goes on measuring w, built again from the same definition as
+ * the workload it held (a replacement that could not start). */
+void results_rebind_workload(struct results *r, size_t i, struct workload *w);
 /* Folds a record of the run's log into the results (resuming a run).
  * -ENOENT: an interval of a workload the configuration no longer has. */
 int results_replay(struct results *r, json_t *record);

@@ -264,12 +264,25 @@ void workload_free(struct workload *w)
 		if (w->streams[i].thread_started) {
 			atomic_store(&w->stop_requested, true);
 			pthread_join(w->streams[i].thread, NULL);
+			w->streams[i].thread_started = false;
 		}
 		stream_stats_done(&w->streams[i].stats);
 		free(w->streams[i].facts);
 	}
-	if (w->engine->release)
-		w->engine->release(w);
+	workload_release(w);
 	free(w->streams);
 	free(w);
+}
+
+void workload_release(struct workload *w)
+{
+	for (size_t i = 0; i < w->n_streams; i++)
+		if (w->streams[i].thread_started) {
+			atomic_store(&w->stop_requested, true);
+			pthread_join(w->streams[i].thread, NULL);
+			w->streams[i].thread_started = false;
+		}
+	if (w->engine->release && !w->released)
+		w->engine->release(w);
+	w->released = true;
 }

@@ -88,6 +88,7 @@ struct workload {
 	uint64_t run_start_ns;      /* interval boundaries: run_start + k * interval */
 	uint64_t interval_ns;
 	void *engine_data;
+	bool released;              /* targets closed (workload_release) */
 };
 
 uint64_t mono_ns(void);
@@ -111,6 +112,9 @@ bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per
 void workload_wait(struct workload *w, uint64_t timeout_ns, stream_consume_fn fn,
 		   void **userdata_per_stream);
 void workload_free(struct workload *w);
+/* Ends the threads (which must have been reaped) and closes the targets,
+ * keeping what was measured: a reload replacing w opens them anew. */
+void workload_release(struct workload *w);
 
 bool workload_is_active(const struct workload *w);
 const char *workload_state_name(enum workload_state s);

@@ -101,6 +101,33 @@ done
 [[ $(workload_state d) == absent ]] || fail "d exists after a refused reload"
 wait_until 15 "a to go on counting" more_ops_than a $((a_before + 400))
 
+# A replacement that cannot start (its new target cannot be created) is
+# found only once the old b has let go of its file: b goes on under its
+# old definition with its results, and nothing else changes.
+b_before=$(ops b)
+config 1s a=200 b=300 c=100 d=100
+python3 - "$CFG" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["workloads"][1]["targets"] = ["/nonexistent-soakd-dir/b.dat"]
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+out=$(ctl reload 2>&1) && fail "a replacement that cannot start was reloaded: $out"
+note "replacement refused: $out"
+grep -q 'old definitions' <<<"$out" || fail "the refusal does not say b goes on: $out"
+grep -q 'workload "b"' <<<"$out" || fail "the refusal does not name b: $out"
+[[ $(workload_state d) == absent ]] || fail "d was added by a refused reload"
+(($(ops b) >= b_before)) || fail "b's results were lost by a refused replacement"
+wait_until 15 "b to run on under its old definition" more_ops_than b $((b_before + 300))
+ctl status --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+b = next(w for w in s["workloads"] if w["name"] == "b")
+rates = [o.get("rate_target") for o in b["ops"].values()]
+if b["state"] != "running" or abs(sum(rates) - 300) > 1:
+    sys.exit("b is %s at %s, not running at 300/s" % (b["state"], rates))
+' || fail "b does not run under its old definition"
+
 # 3. Remove b: it stops, its results stay; it cannot be started again.
 config 1s a=200 c=100
 out=$(ctl reload) || fail "reload failed: $out"
