@@ -1274,6 +1274,8 @@ static int begin_run(struct daemon *d)
 		struct workload_results *wr = &d->results->w[i];
 		struct workload *w = d->workloads[i];
 		char err[256];
+		if (d->removed[i])
+			continue;     /* a reload took it out (soakctl start --new-run) */
 		if (resume && wr->recorded) {
 			enum workload_state state = state_from_name(wr->recorded_state);
 			d->ever_started = true;
@@ -1337,9 +1339,11 @@ static char *handle_new_run(struct daemon *d)
 	results_free(d->results);
 	d->results = NULL;
 	for (size_t i = 0; i < d->n_workloads; i++) {
+		d->pending_start_ns[i] = 0;
+		if (d->removed[i])
+			continue;
 		d->workloads[i]->state = WORKLOAD_IDLE;
 		d->workloads[i]->reason[0] = '\0';
-		d->pending_start_ns[i] = 0;
 	}
 	d->summary_printed = false;
 	d->ever_started = false;

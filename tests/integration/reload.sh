@@ -170,4 +170,16 @@ if logged != after or abs(logged - int(sys.argv[3])) > 0:
     sys.exit(f"b after its replacement: log {after}, dump {logged}, soakd {sys.argv[3]}")
 print(f"# b's new definition: {logged} ops in the log and in soakd")
 EOF
+# 5. A workload a reload removed stays out of a new run.
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 15 "the control socket" ctl_answers
+config 1s a=200
+out=$(ctl reload) || fail "reload failed: $out"
+grep -qx 'c: stopped (removed)' <<<"$out" || fail "c was not removed: $out"
+ctl start --new-run >/dev/null || fail "start --new-run failed"
+wait_until 10 "a to run in the new run" workload_is a running
+[[ $(workload_state c) == stopped ]] || fail "the new run started removed workload c"
+stop_soakd 15
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
 note "reload: kept, replaced, added, removed, refused and resumed as expected"
