@@ -406,7 +406,23 @@ static json_t *status_json(struct daemon *d)
 }
 
 static uint64_t wall_ns(void);
-static char *plan_text(const struct run_config *cfg);
+
+/* What print writes of cfg, malloc'd; NULL: out of memory. */
+static char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
+			 const struct run_config *cfg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	print(cfg, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
 
 /* The probes' view of the run: cfg's settings, the workloads by slot. */
 static struct run_config *make_view(const struct daemon *d)
@@ -460,16 +476,9 @@ static bool same_string(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-static char *trace_text(const struct trace_config *t)
+static void print_trace(const struct run_config *cfg, FILE *out)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	trace_config_print(t, f);
-	fclose(f);
-	return text;
+	trace_config_print(&cfg->trace, out);
 }
 
 /* What a reload cannot change: the run itself.  NULL when nothing of it
@@ -863,7 +872,7 @@ static char *handle_reload(struct daemon *d)
 	bool workloads_changed = json_array_size(names[RELOAD_REPLACED]) ||
 				 json_array_size(names[RELOAD_ADDED]) ||
 				 json_array_size(names[RELOAD_REMOVED]);
-	char *was_trace = trace_text(&d->cfg->trace), *now_trace = trace_text(&p->cfg->trace);
+	char *was_trace = config_text(print_trace, d->cfg), *now_trace = config_text(print_trace, p->cfg);
 	bool trace_changed = !was_trace || !now_trace || strcmp(was_trace, now_trace) != 0;
 	free(was_trace);
 	free(now_trace);
@@ -941,7 +950,7 @@ static char *handle_reload(struct daemon *d)
 		rundir_sync(d->rundir);
 	}
 	json_decref(rec);
-	char *plan = plan_text(d->cfg);
+	char *plan = config_text(config_print_plan, d->cfg);
 	if (plan) {
 		free(d->plan);
 		d->plan = plan;
@@ -1385,21 +1394,6 @@ static int prepare_workloads(struct daemon *d)
 	return 0;
 }
 
-static char *plan_text(const struct run_config *cfg)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	config_print_plan(cfg, f);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
 static void free_daemon(struct daemon *d)
 {
 	rundir_close(d->rundir);
@@ -1441,7 +1435,7 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 	struct ctl_policy policy = { .read_only_for_all = cfg->ctl.read_only_for_all };
 	if (ctl_server_open(d.loop, socket_path, &policy, ctl_handle, &d, &d.ctl) < 0)
 		goto out;
-	d.plan = plan_text(cfg);
+	d.plan = config_text(config_print_plan, cfg);
 	if (!d.plan || open_run_dir(&d, opts->new_run) < 0 || prepare_workloads(&d) < 0)
 		goto out;
 	/* Never fatal: without BPF the run goes on, reporting tracing
