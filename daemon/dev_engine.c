@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
+
 #include <liburing.h>
 
 #include "dev_facts.h"
@@ -70,6 +72,24 @@ static void fill_random(uint8_t *buf, size_t len, uint64_t *rng)
 	}
 }
 
+/* How long systemd should wait beyond each progress report of a layout,
+ * which may run before READY=1 or inside a reload. */
+#define LAYOUT_EXTEND_USEC (UINT64_C(30) * 1000000)
+
+/* A layout of many GiB takes minutes: tell systemd it progresses (STATUS,
+ * more start or reload time, and the watchdog, since the main loop waits
+ * for it). */
+static void layout_progress(const char *path, uint64_t done, uint64_t from, uint64_t size,
+			    bool watchdog)
+{
+	unsigned pct = size > from ? (unsigned)((done - from) * 100 / (size - from)) : 100;
+
+	sd_notifyf(0, "STATUS=laying out %s: %u%%\nEXTEND_TIMEOUT_USEC=%" PRIu64, path, pct,
+		   LAYOUT_EXTEND_USEC);
+	if (watchdog)
+		sd_notify(0, "WATCHDOG=1");
+}
+
 /* Extends a regular file to `size` with random data, so reads hit the
  * device rather than holes the filesystem answers with zeros. */
 static int lay_out_file(int fd, const char *path, uint64_t from, uint64_t size, uint32_t align,
@@ -85,7 +105,16 @@ static int lay_out_file(int fd, const char *path, uint64_t from, uint64_t size, 
 	}
 	from -= from % align;
 	log_info("laying out %s: %" PRIu64 " MiB of random data", path, (size - from) >> 20);
+	/* Every second, or every half watchdog period if that is shorter. */
+	uint64_t reported_ns = mono_ns(), every_ns = UINT64_C(1000000000), watchdog_usec = 0;
+	bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+	if (watchdog && watchdog_usec * 500 < every_ns)
+		every_ns = watchdog_usec * 500;
 	for (uint64_t off = from; off < size;) {
+		if (mono_ns() - reported_ns >= every_ns) {
+			layout_progress(path, off, from, size, watchdog);
+			reported_ns = mono_ns();
+		}
 		size_t len = size - off < DEV_LAYOUT_CHUNK ? (size_t)(size - off) : DEV_LAYOUT_CHUNK;
 		fill_random(chunk, len, &rng);
 		ssize_t n = pwrite(fd, chunk, len, (off_t)off);
