@@ -366,6 +366,14 @@ ct_wait_running() {
 }
 
 # soakd.service's properties: ct_prop NAME.
+# ct_intervals LOG [WORKLOAD]: how many interval records the run's
+# intervals.log holds (of WORKLOAD); 0 before it exists.
+ct_intervals() {
+	local pattern='"type":"interval"' n
+	[[ -n ${2:-} ]] && pattern+=",\"workload\":\"$2\""
+	n=$(grep -c "$pattern" "$1" 2>/dev/null) || true
+	echo "${n:-0}"
+}
 ct_prop() { ct_systemctl show -p "$1" --value soakd.service; }
 ct_invocation() { ct_prop InvocationID; }
 ct_main_pid() { ct_prop MainPID; }

@@ -24,11 +24,7 @@ ct_systemctl start soakd.socket soakd.service || fail "soakd.service does not st
 MAIN=$(ct_main_pid)
 INVOCATION=$(ct_invocation)
 LOG="$CT_ROOT/var/lib/soakd/reload/intervals.log"
-keep_intervals() {
-	local n
-	n=$(grep -c '"type":"interval","workload":"keep"' "$LOG" 2>/dev/null) || true
-	echo "${n:-0}"
-}
+keep_intervals() { ct_intervals "$LOG" keep; }
 at_least() { (($(keep_intervals) >= $1)); }
 wait_until 20 "3 intervals of workload keep" at_least 3
 

@@ -27,11 +27,7 @@ FIRST_PID=$(ct_main_pid)
 FIRST_INVOCATION=$(ct_invocation)
 RUN_DIR="$CT_ROOT/var/lib/soakd/restart"
 LOG="$RUN_DIR/intervals.log"
-intervals() {
-	local n
-	n=$(grep -c '"type":"interval"' "$LOG" 2>/dev/null) || true
-	echo "${n:-0}"
-}
+intervals() { ct_intervals "$LOG"; }
 at_least() { (($(intervals) >= $1)); }
 wait_until 20 "4 interval records" at_least 4
 # Mid-interval, not on a tick.

@@ -15,11 +15,7 @@ ct_config "$(run_config stop "$(dev_workload dev "$LOOP" 200)")"
 ct_boot
 ct_wait_running 60
 LOG="$CT_ROOT/var/lib/soakd/stop/intervals.log"
-intervals() {
-	local n
-	n=$(grep -c '"type":"interval"' "$LOG" 2>/dev/null) || true
-	echo "${n:-0}"
-}
+intervals() { ct_intervals "$LOG"; }
 at_least() { (($(intervals) >= $1)); }
 
 # stop_and_check NAME: systemctl stop mid-interval, then the checks; the

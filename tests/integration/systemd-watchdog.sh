@@ -25,11 +25,7 @@ ct_systemctl start soakd.socket soakd.service || fail "soakd.service does not st
 [[ $(ct_prop WatchdogUSec) == "${WATCHDOG_S}s" ]] || fail "WatchdogUSec=$(ct_prop WatchdogUSec)"
 FIRST_PID=$(ct_main_pid)
 LOG="$CT_ROOT/var/lib/soakd/watchdog/intervals.log"
-intervals() {
-	local n
-	n=$(grep -c '"type":"interval"' "$LOG" 2>/dev/null) || true
-	echo "${n:-0}"
-}
+intervals() { ct_intervals "$LOG"; }
 at_least() { (($(intervals) >= $1)); }
 # Longer than the watchdog period: soakd pings as it should meanwhile.
 wait_until 20 "$((WATCHDOG_S + 2)) intervals" at_least $((WATCHDOG_S + 2))
