@@ -93,6 +93,7 @@ expect_refused as_nobody stop
 expect_refused as_nobody start small
 expect_refused as_nobody trace on
 expect_refused as_nobody trace off
+expect_refused as_nobody reload
 [[ $(workload_state small) == running ]] || fail "small is no longer running after nobody's attempts"
 grep -q "refused stop from uid $(id -u nobody)" "$SOAKD_LOG" || fail "the refusal was not logged"
 
