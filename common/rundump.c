@@ -463,6 +463,34 @@ static int add_interval(struct rundump *d, json_t *rec)
 	return 0;
 }
 
+/* Forgets what the named workloads measured: ops, targets and all. */
+static void reset_listed(struct rundump *d, json_t *names)
+{
+	size_t k;
+	json_t *v;
+
+	json_array_foreach(names, k, v)
+		for (size_t i = 0; json_is_string(v) && i < d->n; i++) {
+			struct rd_workload *w = d->w[i];
+			if (strcmp(w->name, json_string_value(v)) != 0)
+				continue;
+			for (size_t o = 0; o < w->totals.n; o++)
+				op_free(&w->totals.op[o]);
+			w->totals.n = 0;
+			for (size_t t = 0; t < w->n_targets; t++) {
+				for (size_t o = 0; w->targets && o < w->targets[t].n; o++)
+					op_free(&w->targets[t].op[o]);
+				if (w->targets)
+					w->targets[t].n = 0;
+				free(w->target_path[t]);
+				w->target_path[t] = NULL;
+			}
+			w->n_targets = 0;
+			w->active_ns = w->lag_max_ns = w->intervals = 0;
+			w->wall_first_ns = w->wall_last_ns = 0;
+		}
+}
+
 int rundump_add(struct rundump *d, json_t *rec)
 {
 	const char *type = json_string_value(json_object_get(rec, "type"));
@@ -476,25 +504,16 @@ int rundump_add(struct rundump *d, json_t *rec)
 		const char *run = json_string_value(json_object_get(rec, "run"));
 		if (run && !d->run[0])
 			snprintf(d->run, sizeof(d->run), "%s", run);
-	} else if (strcmp(type, "reload") == 0 && d->format == RUNDUMP_JSON && d->sources <= 1) {
-		/* A workload whose definition a reload changed started over:
-		 * its totals are the new definition's, as soakd's own are.
-		 * (Not when merging hosts: one host's reload is not all's.) */
+	} else if (strcmp(type, "reload") == 0 && d->format == RUNDUMP_JSON && !d->f.wall_to_ns) {
+		/* A workload a reload replaced (or added back after removing
+		 * it) started over: its totals are the new definition's, as
+		 * soakd's own are.  (Not when merging hosts: one host's
+		 * reload is not all's.) */
 		uint64_t at = u64(rec, "run_ns");
-		size_t k;
-		json_t *v;
-		if (at >= d->f.since_ns && (!d->f.until_ns || at < d->f.until_ns))
-			json_array_foreach(json_object_get(rec, "replaced"), k, v)
-				for (size_t i = 0; json_is_string(v) && i < d->n; i++) {
-					struct rd_workload *w = d->w[i];
-					if (strcmp(w->name, json_string_value(v)) != 0)
-						continue;
-					ops_reset(&w->totals);
-					for (size_t t = 0; w->targets && t < w->n_targets; t++)
-						ops_reset(&w->targets[t]);
-					w->active_ns = w->lag_max_ns = w->intervals = 0;
-					w->wall_first_ns = w->wall_last_ns = 0;
-				}
+		if (at >= d->f.since_ns && (!d->f.until_ns || at < d->f.until_ns)) {
+			reset_listed(d, json_object_get(rec, "replaced"));
+			reset_listed(d, json_object_get(rec, "added"));
+		}
 	} else if (strcmp(type, "state") == 0) {
 		const char *name = json_string_value(json_object_get(rec, "workload"));
 		const char *state = json_string_value(json_object_get(rec, "state"));

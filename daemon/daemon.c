@@ -519,6 +519,8 @@ struct reload_plan {
 	struct workload *fresh[CONFIG_MAX_WORKLOADS];
 	struct workload *old[CONFIG_MAX_WORKLOADS];  /* replaced, released, freed once swapped */
 	bool remove[CONFIG_MAX_WORKLOADS];   /* per slot */
+	bool exports_changed;
+	struct exports *exports;             /* the new ones, when changed */
 	size_t n_slots;                      /* slots after the reload */
 };
 
@@ -526,6 +528,7 @@ static void reload_plan_free(struct reload_plan *p)
 {
 	for (size_t j = 0; p->cfg && j < p->cfg->n_workloads; j++)
 		workload_free(p->fresh[j]);
+	exports_free(p->exports);
 	config_free(p->cfg);
 }
 
@@ -613,18 +616,29 @@ static int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 	}
 	for (size_t i = 0; i < d->n_workloads; i++)
 		p->remove[i] = !seen[i] && !d->removed[i];
+
+	/* New exports are set up now, so a bad one refuses the reload. */
+	const struct export_config *a = &d->cfg->exports, *b = &p->cfg->exports;
+	p->exports_changed = !same_string(a->prom_textfile, b->prom_textfile) ||
+			     !same_string(a->statsd_address, b->statsd_address) ||
+			     !same_string(a->statsd_prefix, b->statsd_prefix);
+	if (p->exports_changed && exports_new(b, &p->exports) < 0)
+		return asprintf(ret_err, "%s: \"exports\" cannot be set up (see the log above)",
+				d->cfg->path) < 0 ? -ENOMEM : -EINVAL;
 	return 0;
 }
 
 /* Starts a new or replacing workload as the configuration says: now, or
  * at its start offset into the run. */
-static void start_reloaded(struct daemon *d, size_t i, bool was_running)
+static void start_reloaded(struct daemon *d, size_t i, bool was_running, bool was_pending)
 {
 	const struct workload_config *wc = d->workloads[i]->cfg;
 	uint64_t at = d->run_start_ns + wc->start_offset_ns;
 	char err[256];
 
-	if (d->state == RUN_STOPPING || (!was_running && !wc->autostart))
+	/* A workload waiting for its start (offset, start_at) waits for the
+	 * new definition's; one that ran goes on at once. */
+	if (d->state == RUN_STOPPING || (!was_running && !was_pending && !wc->autostart))
 		return;
 	if (!was_running && (at > mono_ns() || waiting_for_start_at(d, mono_ns()))) {
 		d->pending_start_ns[i] = at;
@@ -639,6 +653,7 @@ static void start_reloaded(struct daemon *d, size_t i, bool was_running)
 struct replaced_state {
 	const struct workload_config *cfg;
 	bool running;
+	uint64_t pending_start_ns;
 	uint64_t sched_ns;
 	enum workload_state state;
 	char reason[WORKLOAD_REASON_MAX];
@@ -651,8 +666,16 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 {
 	struct workload *w = NULL;
 	char err[512];
-	int r = workload_new(was->cfg, 0, d->cfg->interval_ns, &w, err, sizeof(err));
+	int r;
 
+	if (d->removed[i]) {
+		/* An earlier reload removed it; it stays as it was, closed. */
+		results_rebind_workload(d->results, i, old);
+		d->workloads[i] = old;
+		return;
+	}
+	d->pending_start_ns[i] = was->pending_start_ns;
+	r = workload_new(was->cfg, 0, d->cfg->interval_ns, &w, err, sizeof(err));
 	if (r == 0) {
 		w->slot = i;
 		w->resuming = true;
@@ -701,7 +724,7 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
  * old definition where it left off, and the error is returned.
  */
 static int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
-			 char **ret_err)
+			 bool *was_pending, char **ret_err)
 {
 	struct replaced_state *was = calloc(CONFIG_MAX_WORKLOADS, sizeof(*was));
 	bool any = false;
@@ -717,7 +740,9 @@ static int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_runn
 		any = true;
 		was[i].cfg = old->cfg;
 		was[i].running = !d->removed[i] && workload_is_active(old);
-		was_running[i] = was[i].running || (!d->removed[i] && d->pending_start_ns[i]);
+		was[i].pending_start_ns = d->removed[i] ? 0 : d->pending_start_ns[i];
+		was_running[i] = was[i].running;
+		was_pending[i] = was[i].pending_start_ns != 0;
 		d->pending_start_ns[i] = 0;
 		workload_request_stop(old, "replaced by a reload");
 	}
@@ -748,14 +773,16 @@ static int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_runn
 			*ret_err = NULL;
 	}
 	if (r < 0) {
-		for (size_t j = 0; j < p->cfg->n_workloads; j++) {
-			size_t i = p->slot[j];
-			if (p->change[j] != RELOAD_REPLACED)
-				continue;
-			workload_free(p->fresh[j]);
-			p->fresh[j] = NULL;
-			restore_replaced(d, i, &was[i], d->workloads[i]);
-		}
+		/* Every replacement lets go of its targets before any old
+		 * definition opens them again (two may have swapped devices). */
+		for (size_t j = 0; j < p->cfg->n_workloads; j++)
+			if (p->change[j] == RELOAD_REPLACED) {
+				workload_free(p->fresh[j]);
+				p->fresh[j] = NULL;
+			}
+		for (size_t j = 0; j < p->cfg->n_workloads; j++)
+			if (p->change[j] == RELOAD_REPLACED)
+				restore_replaced(d, p->slot[j], &was[p->slot[j]], d->workloads[p->slot[j]]);
 	} else {
 		for (size_t j = 0; j < p->cfg->n_workloads; j++)
 			if (p->change[j] == RELOAD_REPLACED)
@@ -805,8 +832,8 @@ static char *handle_reload(struct daemon *d)
 	}
 
 	/* Replacements first: they are the part that can still fail. */
-	bool was_running[CONFIG_MAX_WORKLOADS] = { false };
-	r = swap_replaced(d, p, was_running, &err);
+	bool was_running[CONFIG_MAX_WORKLOADS] = { false }, was_pending[CONFIG_MAX_WORKLOADS] = { false };
+	r = swap_replaced(d, p, was_running, was_pending, &err);
 	if (r < 0) {
 		log_error("reload refused: %s", err ? err : strerror(-r));
 		log_notice("the configuration was not reloaded; the workloads it would have "
@@ -837,6 +864,9 @@ static char *handle_reload(struct daemon *d)
 		if (was_active)
 			results_record_state(d->results, i);
 		probes_workload_active(d->probes, i, false);
+		/* Its devices are free for a later reload's workloads; its
+		 * results stay. */
+		workload_release(d->workloads[i]);
 		d->removed[i] = true;
 	}
 
@@ -857,6 +887,7 @@ static char *handle_reload(struct daemon *d)
 		}
 		d->workloads[i] = p->fresh[j];
 		p->fresh[j] = NULL;
+		exports_forget(d->exports, i);
 		workload_free(p->old[j]);
 		p->old[j] = NULL;
 		d->removed[i] = false;
@@ -876,10 +907,6 @@ static char *handle_reload(struct daemon *d)
 	bool trace_changed = !was_trace || !now_trace || strcmp(was_trace, now_trace) != 0;
 	free(was_trace);
 	free(now_trace);
-	bool exports_changed =
-		!same_string(d->cfg->exports.prom_textfile, p->cfg->exports.prom_textfile) ||
-		!same_string(d->cfg->exports.statsd_address, p->cfg->exports.statsd_address) ||
-		!same_string(d->cfg->exports.statsd_prefix, p->cfg->exports.statsd_prefix);
 
 	struct run_config **grown = realloc(d->reloaded, (d->n_reloaded + 1) * sizeof(*grown));
 	if (grown) {
@@ -890,6 +917,8 @@ static char *handle_reload(struct daemon *d)
 	}
 	d->cfg = p->cfg;
 	p->cfg = NULL;
+	/* The run's settings are the same; the old file may be freed below. */
+	d->results->cfg = d->cfg;
 	struct ctl_policy policy = { .read_only_for_all = d->cfg->ctl.read_only_for_all };
 	ctl_server_set_policy(d->ctl, &policy);
 
@@ -930,11 +959,10 @@ static char *handle_reload(struct daemon *d)
 		free_view(d->view);
 		d->view = view;
 	}
-	if (exports_changed) {
+	if (p->exports_changed) {
 		exports_free(d->exports);
-		d->exports = NULL;
-		if (exports_new(&d->cfg->exports, &d->exports) < 0)
-			log_error("reload: the new exports could not be set up; none run");
+		d->exports = p->exports;
+		p->exports = NULL;
 	}
 
 	/* The log says what changed before plan.json does: a crash between
@@ -962,7 +990,7 @@ static char *handle_reload(struct daemon *d)
 	/* Start what the new configuration runs. */
 	for (size_t j = 0; j < d->cfg->n_workloads; j++)
 		if (p->change[j] != RELOAD_KEPT)
-			start_reloaded(d, p->slot[j], was_running[p->slot[j]]);
+			start_reloaded(d, p->slot[j], was_running[p->slot[j]], was_pending[p->slot[j]]);
 	drop_unused_configs(d);
 
 	char *list[4];

@@ -22,6 +22,7 @@ struct sent_op {
 
 struct sent_workload {
 	bool any;
+	size_t n_ops;
 	uint64_t interval_end_ns;
 	struct sent_op *ops;
 };
@@ -100,7 +101,7 @@ void exports_free(struct exports *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->n_sent; i++)
+	for (size_t i = 0; e->sent && i < CONFIG_MAX_WORKLOADS; i++)
 		free(e->sent[i].ops);
 	free(e->sent);
 	export_statsd_close(e->statsd);
@@ -226,20 +227,36 @@ static void publish_prom(struct exports *e, const struct export_snapshot *s)
 	e->prom_failing = true;
 }
 
+/* One entry per workload slot, with room for its ops; a reload adds
+ * slots and may give one a workload with other ops. */
 static int ensure_sent(struct exports *e, const struct results *r)
 {
-	if (e->sent)
-		return 0;
-	e->sent = calloc(r->n ? r->n : 1, sizeof(*e->sent));
-	if (!e->sent)
-		return -ENOMEM;
-	e->n_sent = r->n;
-	for (size_t i = 0; i < r->n; i++) {
-		e->sent[i].ops = calloc(r->w[i].n_ops ? r->w[i].n_ops : 1, sizeof(struct sent_op));
-		if (!e->sent[i].ops)
+	if (!e->sent) {
+		e->sent = calloc(CONFIG_MAX_WORKLOADS, sizeof(*e->sent));
+		if (!e->sent)
 			return -ENOMEM;
 	}
+	for (size_t i = 0; i < r->n && i < CONFIG_MAX_WORKLOADS; i++) {
+		struct sent_workload *sw = &e->sent[i];
+		if (sw->ops && sw->n_ops == r->w[i].n_ops)
+			continue;
+		free(sw->ops);
+		*sw = (struct sent_workload){ .n_ops = r->w[i].n_ops };
+		sw->ops = calloc(sw->n_ops ? sw->n_ops : 1, sizeof(struct sent_op));
+		if (!sw->ops)
+			return -ENOMEM;
+	}
+	if (r->n > e->n_sent)
+		e->n_sent = r->n;
 	return 0;
+}
+
+void exports_forget(struct exports *e, size_t slot)
+{
+	if (!e || !e->sent || slot >= CONFIG_MAX_WORKLOADS)
+		return;
+	free(e->sent[slot].ops);
+	e->sent[slot] = (struct sent_workload){ 0 };
 }
 
 static void publish_statsd(struct exports *e, const struct results *r,

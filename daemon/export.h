@@ -106,6 +106,9 @@ int exports_new(const struct export_config *cfg, struct exports **ret);
 void exports_publish(struct exports *e, const struct results *r, uint64_t now_ns);
 /* {"prometheus": {...}, "statsd": {...}} for status; NULL without exports. */
 json_t *exports_status_json(const struct exports *e);
+/* Slot's workload was replaced or added by a reload: StatsD counters
+ * for it start from its new totals. */
+void exports_forget(struct exports *e, size_t slot);
 void exports_free(struct exports *e);
 
 #endif

@@ -598,14 +598,17 @@ int results_replay(struct results *r, json_t *rec)
 	if (strcmp(type, "interval") == 0)
 		return wr ? replay_interval(r, wr, rec) : -ENOENT;
 	if (strcmp(type, "reload") == 0) {
-		/* A workload whose definition a reload changed started over
+		/* A workload whose definition a reload changed (or that it
+		 * added back after an earlier one removed it) started over
 		 * there: what it measured before belongs to the old one. */
 		size_t k, i;
 		json_t *v;
-		json_array_foreach(json_object_get(rec, "replaced"), k, v)
-			if (find(r, json_string_value(v), &i) &&
-			    results_set_workload(r, i, r->w[i].workload) < 0)
-				return -ENOMEM;
+		const char *lists[] = { "replaced", "added" };
+		for (size_t l = 0; l < 2; l++)
+			json_array_foreach(json_object_get(rec, lists[l]), k, v)
+				if (find(r, json_string_value(v), &i) &&
+				    results_set_workload(r, i, r->w[i].workload) < 0)
+					return -ENOMEM;
 	}
 	if (strcmp(type, "state") == 0 && wr) {
 		const char *state = json_string_value(json_object_get(rec, "state"));

@@ -54,11 +54,31 @@ for op, o in dump["workloads"][0]["ops"].items():
 EOF
 }
 wait_until 10 "StatsD counts to add up to the dump" counts_complete
+# What was sent for the run as configured, checked in full below.
+cp "$WORK/statsd.jsonl" "$WORK/run.jsonl"
+
+# A reload that gives w.1 other ops (reads only) and adds w.2: StatsD
+# follows both (each slot's ops are sized anew).
+python3 - "$WORK/statsd.json" <<'EOF'
+import copy, json, sys
+c = json.load(open(sys.argv[1]))
+w = c["workloads"][0]
+w["read_pct"] = 100
+w2 = copy.deepcopy(w)
+w2["name"], w2["targets"] = "w.2", [w["targets"][0].replace("w.dat", "w2.dat")]
+c["workloads"].append(w2)
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+out=$(ctl reload) || fail "reload failed: $out"
+note "reload: $(tr '\n' ' ' <<<"$out")"
+w2_sent() { grep -q '\.w_2\.read\.count' "$WORK/statsd.jsonl"; }
+wait_until 15 "StatsD lines of w.2" w2_sent
+ctl status >/dev/null || fail "soakd does not answer after the reload"
 stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 _kill_bg "$LISTENER"
 
-python3 - "$WORK/dump.json" "$WORK/statsd.jsonl" <<'EOF' || fail "StatsD lines: $(head -c 3000 "$WORK/statsd.jsonl")"
+python3 - "$WORK/dump.json" "$WORK/run.jsonl" <<'EOF' || fail "StatsD lines: $(head -c 3000 "$WORK/run.jsonl")"
 import json, re, socket, sys
 
 dump = json.load(open(sys.argv[1]))

@@ -17,7 +17,7 @@ STATE="$WORK/state"
 # config INTERVAL NAME=RATE...: workloads on regular files in $WORK.
 config() {
 	python3 - "$CFG" "$WORK" "$@" <<'EOF'
-import json, sys
+import json, os, sys
 path, work, interval = sys.argv[1:4]
 workloads = []
 for spec in sys.argv[4:]:
@@ -26,8 +26,10 @@ for spec in sys.argv[4:]:
                       "targets": [f"{work}/{name}.dat"], "file_size": "16MiB",
                       "read_pct": 50, "block_size": "4KiB", "queue_depth": 4,
                       "rate": int(rate)})
-json.dump({"run": {"name": "reload", "interval": interval}, "workloads": workloads},
-          open(path, "w"), indent=2)
+run = {"name": "reload", "interval": interval}
+if os.environ.get("START_AT"):
+    run["start_at"] = os.environ["START_AT"]
+json.dump({"run": run, "workloads": workloads}, open(path, "w"), indent=2)
 EOF
 }
 
@@ -179,7 +181,24 @@ grep -qx 'c: stopped (removed)' <<<"$out" || fail "c was not removed: $out"
 ctl start --new-run >/dev/null || fail "start --new-run failed"
 wait_until 10 "a to run in the new run" workload_is a running
 [[ $(workload_state c) == stopped ]] || fail "the new run started removed workload c"
+# The new run's results outlive the configuration they started under.
+config 1s a=250
+out=$(ctl reload) || fail "reload after a new run failed: $out"
+ctl status >/dev/null || fail "status after a new run and a reload failed"
 stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+# 6. Before start_at, a replaced workload waits for it too.
+START_AT=$(date -u -d '+40 seconds' +%Y-%m-%dT%H:%M:%SZ) config 1s a=200
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table --new-run
+wait_until 15 "the control socket" ctl_answers
+START_AT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run"]["start_at"])' "$CFG") \
+	config 1s a=300
+out=$(ctl reload) || fail "reload before start_at failed: $out"
+sleep 1.5
+[[ $(workload_state a) != running ]] || fail "a reload started a workload before start_at"
+(($(grep -c '"type":"interval"' "$STATE/reload/intervals.log") == 0)) ||
+	fail "intervals recorded before start_at"
+stop_soakd 15
 
 note "reload: kept, replaced, added, removed, refused and resumed as expected"
