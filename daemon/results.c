@@ -263,6 +263,24 @@ static void journal_send(struct journal_fields *f)
 	f->n = 0;
 }
 
+/* The fields an op's interval and its run summary share. */
+static void journal_add_op(struct journal_fields *f, const struct op_summary *s)
+{
+	journal_add(f, "SOAK_OPS=%" PRIu64, s->count);
+	journal_add(f, "SOAK_ERRORS=%" PRIu64, s->errors);
+	journal_add(f, "SOAK_BYTES=%" PRIu64, s->bytes);
+	journal_add(f, "SOAK_RATE=%.3f", s->rate_achieved);
+	journal_add(f, "SOAK_RATE_TARGET=%.3f", s->rate_target);
+	journal_add(f, "SOAK_P50_US=%.3f", s->p50 / 1e3);
+	journal_add(f, "SOAK_P90_US=%.3f", s->p90 / 1e3);
+	journal_add(f, "SOAK_P99_US=%.3f", s->p99 / 1e3);
+	journal_add(f, "SOAK_P999_US=%.3f", s->p999 / 1e3);
+	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
+	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
+	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
+	journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+}
+
 static void journal_row(const struct results *r, const struct workload_results *wr,
 			const struct interval_row *row)
 {
@@ -288,19 +306,7 @@ static void journal_row(const struct results *r, const struct workload_results *
 		journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
 		journal_add(&f, "SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9);
 		journal_add(&f, "SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9);
-		journal_add(&f, "SOAK_OPS=%" PRIu64, s->count);
-		journal_add(&f, "SOAK_ERRORS=%" PRIu64, s->errors);
-		journal_add(&f, "SOAK_BYTES=%" PRIu64, s->bytes);
-		journal_add(&f, "SOAK_RATE=%.3f", s->rate_achieved);
-		journal_add(&f, "SOAK_RATE_TARGET=%.3f", s->rate_target);
-		journal_add(&f, "SOAK_P50_US=%.3f", s->p50 / 1e3);
-		journal_add(&f, "SOAK_P90_US=%.3f", s->p90 / 1e3);
-		journal_add(&f, "SOAK_P99_US=%.3f", s->p99 / 1e3);
-		journal_add(&f, "SOAK_P999_US=%.3f", s->p999 / 1e3);
-		journal_add(&f, "SOAK_MAX_US=%.3f", s->max / 1e3);
-		journal_add(&f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
-		journal_add(&f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
-		journal_add(&f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+		journal_add_op(&f, s);
 		journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
 		journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
 		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
@@ -355,19 +361,7 @@ void results_journal_summary(const struct results *r, const char *why)
 			journal_add(&f, "SOAK_STATE=%s", workload_state_name(w->state));
 			journal_add(&f, "SOAK_ACTIVE_S=%.3f", wr->active_ns / 1e9);
 			journal_add(&f, "SOAK_INTERVALS=%" PRIu64, wr->intervals);
-			journal_add(&f, "SOAK_OPS=%" PRIu64, s.count);
-			journal_add(&f, "SOAK_ERRORS=%" PRIu64, s.errors);
-			journal_add(&f, "SOAK_BYTES=%" PRIu64, s.bytes);
-			journal_add(&f, "SOAK_RATE=%.3f", s.rate_achieved);
-			journal_add(&f, "SOAK_RATE_TARGET=%.3f", s.rate_target);
-			journal_add(&f, "SOAK_P50_US=%.3f", s.p50 / 1e3);
-			journal_add(&f, "SOAK_P90_US=%.3f", s.p90 / 1e3);
-			journal_add(&f, "SOAK_P99_US=%.3f", s.p99 / 1e3);
-			journal_add(&f, "SOAK_P999_US=%.3f", s.p999 / 1e3);
-			journal_add(&f, "SOAK_MAX_US=%.3f", s.max / 1e3);
-			journal_add(&f, "SOAK_SERVICE_P50_US=%.3f", s.svc_p50 / 1e3);
-			journal_add(&f, "SOAK_SERVICE_P99_US=%.3f", s.svc_p99 / 1e3);
-			journal_add(&f, "SOAK_CORRUPT=%" PRIu64, s.corrupt);
+			journal_add_op(&f, &s);
 			journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", wr->lag_max_ns / 1e6);
 			journal_send(&f);
 		}

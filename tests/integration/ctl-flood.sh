@@ -47,13 +47,7 @@ mkdir -m 1777 "$WORK/flood"
 # The data file in RAM where tmpfs takes O_DIRECT (Linux 6.6 and later):
 # the shared disk's hiccups would move ops across interval boundaries and
 # hide what the test looks for.
-DATA="$WORK/steady.dat"
-if [[ -d /dev/shm ]] && dd if=/dev/zero of="/dev/shm/soakd-ctl-flood.$$" bs=4096 count=1 \
-	oflag=direct status=none 2>/dev/null; then
-	DATA="/dev/shm/soakd-ctl-flood.$$"
-	on_exit rm -f "$DATA"
-fi
-rm -f "/dev/shm/soakd-ctl-flood.$$"
+ram_file DATA steady.dat
 
 CFG="$WORK/flood.json"
 cat >"$CFG" <<EOF

@@ -10,22 +10,10 @@ need_cmd python3
 
 # RAM-backed when tmpfs takes O_DIRECT (Linux 6.6+), so the layout costs
 # memory and CPU for a few seconds, not the shared disk.
-DIR=$WORK
-if [[ -d /dev/shm ]] && python3 - /dev/shm <<'EOF' 2>/dev/null; then
-import os, sys, tempfile
-fd, path = tempfile.mkstemp(dir=sys.argv[1])
-os.close(fd)
-try:
-    os.close(os.open(path, os.O_RDWR | os.O_DIRECT))
-finally:
-    os.unlink(path)
-EOF
-	DIR=$(mktemp -d /dev/shm/soakd-layout.XXXXXX)
-	on_exit rm -rf "$DIR"
-fi
+ram_file DATA big.dat
 SIZE=2GiB
-[[ $DIR == "$WORK" ]] && SIZE=1GiB
-note "laying out $SIZE in $DIR"
+[[ $DATA == "$WORK"/* ]] && SIZE=1GiB
+note "laying out $SIZE in $DATA"
 
 NOTIFY="$WORK/notify.sock"
 spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
@@ -38,7 +26,7 @@ cat >"$CFG" <<EOF
 {
   "run": {"name": "layout", "duration": "2s", "interval": "1s"},
   "workloads": [{"name": "big", "type": "device", "model": "pattern",
-                 "targets": ["$DIR/big.dat"], "file_size": "$SIZE",
+                 "targets": ["$DATA"], "file_size": "$SIZE",
                  "read_pct": 100, "block_size": "4KiB", "queue_depth": 4, "rate": 100}]
 }
 EOF

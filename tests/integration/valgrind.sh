@@ -60,13 +60,7 @@ fi
 
 # The data file in RAM where tmpfs takes O_DIRECT (see above), else in the
 # work directory.
-DATA="$WORK/small.dat"
-if [[ -d /dev/shm ]] && dd if=/dev/zero of="/dev/shm/soakd-valgrind.$$" bs=4096 count=1 \
-	oflag=direct status=none 2>/dev/null; then
-	DATA="/dev/shm/soakd-valgrind.$$"
-	on_exit rm -f "$DATA"
-fi
-rm -f "/dev/shm/soakd-valgrind.$$"
+ram_file DATA small.dat
 
 CFG="$WORK/valgrind.json"
 cat >"$CFG" <<EOF
