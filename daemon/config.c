@@ -41,13 +41,16 @@ static void parse_target(struct cfg_ctx *c, json_t *v, struct target_config *t)
 	if (json_is_string(v)) {
 		path = json_string_value(v);
 	} else if (json_is_object(v)) {
-		static const char *const keys[] = { "path", "destroy_data", NULL };
+		static const char *const keys[] = { "path", "destroy_data", "allow_unsafe_path",
+						    NULL };
 		cfg_check_keys(c, v, "a target", keys);
 		if (!cfg_get_string(c, v, "path", &path) && !json_object_get(v, "path"))
 			cfg_report(c, "a target needs \"path\"");
 		cfg_get_bool(c, v, "destroy_data", &t->destroy_data);
+		cfg_get_bool(c, v, "allow_unsafe_path", &t->allow_unsafe_path);
 	} else {
-		cfg_report(c, "a target must be a path or {\"path\": ..., \"destroy_data\": ...}");
+		cfg_report(c, "a target must be a path or {\"path\": ..., \"destroy_data\": ..., "
+			   "\"allow_unsafe_path\": ...}");
 	}
 	if (!path)
 		return;
@@ -608,8 +611,11 @@ void config_print_targets(const struct workload_config *w, FILE *out)
 	for (size_t t = 0; t < w->n_targets; t++) {
 		json_t *p = json_string(w->targets[t].path);
 		char *q = json_dumps(p, JSON_ENCODE_ANY);
-		fprintf(out, "%s{\"path\": %s, \"destroy_data\": %s}", t ? ", " : "",
-			q ? q : "\"?\"", w->targets[t].destroy_data ? "true" : "false");
+		/* allow_unsafe_path only when set: the plans of runs begun
+		 * before it existed stay the same text, and resume. */
+		fprintf(out, "%s{\"path\": %s, \"destroy_data\": %s%s}", t ? ", " : "",
+			q ? q : "\"?\"", w->targets[t].destroy_data ? "true" : "false",
+			w->targets[t].allow_unsafe_path ? ", \"allow_unsafe_path\": true" : "");
 		free(q);
 		json_decref(p);
 	}

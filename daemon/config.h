@@ -73,6 +73,7 @@ struct act_config {
 struct target_config {
 	char *path;          /* absolute */
 	bool destroy_data;
+	bool allow_unsafe_path; /* lift dev_path.h's refusals for this target */
 };
 
 struct block_size_weight {

@@ -1084,6 +1084,9 @@ static int setup_signals(struct daemon *d)
 	sigset_t mask;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A file target past RLIMIT_FSIZE is an error to report (EFBIG),
+	 * not a reason to lose the run. */
+	signal(SIGXFSZ, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

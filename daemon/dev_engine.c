@@ -24,12 +24,11 @@
 #include "dev_facts.h"
 #include "dev_model.h"
 #include "dev_prep.h"
-#include "dev_safety.h"
+#include "dev_target.h"
 #include "log.h"
 #include "parse.h"
 #include "workload.h"
 
-#define DEV_LAYOUT_CHUNK (1u << 20)
 #define DEV_ERRORS_LOGGED 5
 #define DEV_STAMP_EVERY 4096u
 
@@ -64,169 +63,6 @@ struct dev_stream {
 	uint64_t errors_logged;
 };
 
-static void fill_random(uint8_t *buf, size_t len, uint64_t *rng)
-{
-	for (size_t i = 0; i + 8 <= len; i += 8) {
-		uint64_t v = dev_rng_next(rng);
-		memcpy(buf + i, &v, 8);
-	}
-}
-
-/* How long systemd should wait beyond each progress report of a layout,
- * which may run before READY=1 or inside a reload. */
-#define LAYOUT_EXTEND_USEC (UINT64_C(30) * 1000000)
-
-/* A layout of many GiB takes minutes: tell systemd it progresses (STATUS,
- * more start or reload time, and the watchdog, since the main loop waits
- * for it). */
-static void layout_progress(const char *path, uint64_t done, uint64_t from, uint64_t size,
-			    bool watchdog)
-{
-	unsigned pct = size > from ? (unsigned)((done - from) * 100 / (size - from)) : 100;
-
-	sd_notifyf(0, "STATUS=laying out %s: %u%%\nEXTEND_TIMEOUT_USEC=%" PRIu64, path, pct,
-		   LAYOUT_EXTEND_USEC);
-	if (watchdog)
-		sd_notify(0, "WATCHDOG=1");
-}
-
-/* Extends a regular file to `size` with random data, so reads hit the
- * device rather than holes the filesystem answers with zeros. */
-static int lay_out_file(int fd, const char *path, uint64_t from, uint64_t size, uint32_t align,
-			char *err, size_t errlen)
-{
-	uint8_t *chunk;
-	uint64_t rng = 0x9e3779b97f4a7c15u ^ size;
-	int r = 0;
-
-	if (posix_memalign((void **)&chunk, 4096, DEV_LAYOUT_CHUNK)) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	from -= from % align;
-	log_info("laying out %s: %" PRIu64 " MiB of random data", path, (size - from) >> 20);
-	/* Every second, or every half watchdog period if that is shorter. */
-	uint64_t reported_ns = mono_ns(), every_ns = UINT64_C(1000000000), watchdog_usec = 0;
-	bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
-	if (watchdog && watchdog_usec * 500 < every_ns)
-		every_ns = watchdog_usec * 500;
-	for (uint64_t off = from; off < size;) {
-		if (mono_ns() - reported_ns >= every_ns) {
-			layout_progress(path, off, from, size, watchdog);
-			reported_ns = mono_ns();
-		}
-		size_t len = size - off < DEV_LAYOUT_CHUNK ? (size_t)(size - off) : DEV_LAYOUT_CHUNK;
-		fill_random(chunk, len, &rng);
-		ssize_t n = pwrite(fd, chunk, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			snprintf(err, errlen, "cannot lay out %s at offset %" PRIu64 ": %s", path, off,
-				 strerror(-r));
-			break;
-		}
-		off += (uint64_t)n;
-	}
-	if (r == 0 && fdatasync(fd) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "cannot sync %s: %s", path, strerror(errno));
-	}
-	free(chunk);
-	return r;
-}
-
-static uint32_t file_dio_align(int fd)
-{
-	/* STATX_DIOALIGN (Linux 6.1) gives the filesystem's real direct-I/O
-	 * alignment; before that, 4096 is safe on every common filesystem. */
-#ifndef STATX_DIOALIGN
-#define STATX_DIOALIGN 0x00002000U
-#endif
-	struct statx stx;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-	    (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align)
-		return stx.stx_dio_offset_align > 512 ? stx.stx_dio_offset_align : 512;
-	return 4096;
-}
-
-static int open_target(const struct workload_config *cfg, const struct target_config *t,
-		       struct dev_stream *d, char *err, size_t errlen)
-{
-	struct stat st;
-	int flags = (d->writes ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC;
-	bool exists = stat(t->path, &st) == 0;
-
-	if (!exists && errno != ENOENT) {
-		snprintf(err, errlen, "cannot access %s: %s", t->path, strerror(errno));
-		return -errno;
-	}
-	if (!exists) {
-		if (!cfg->file_size) {
-			snprintf(err, errlen, "%s does not exist; set \"file_size\" to have it created",
-				 t->path);
-			return -ENOENT;
-		}
-		flags = O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC;
-	} else if (S_ISBLK(st.st_mode)) {
-		d->is_blockdev = true;
-		if (d->writes) {
-			int r = dev_safety_check(t->path, t->destroy_data, DEV_SAFETY_VIA_CONFIG, err,
-						 errlen);
-			if (r < 0)
-				return r;
-		}
-		/* O_EXCL on a block device fails if it is mounted or held. */
-		if (d->writes)
-			flags |= O_EXCL;
-	} else if (S_ISREG(st.st_mode)) {
-		if (cfg->file_size > (uint64_t)st.st_size)
-			flags = O_RDWR | O_DIRECT | O_CLOEXEC;
-	} else {
-		snprintf(err, errlen, "%s is neither a block device nor a regular file", t->path);
-		return -EINVAL;
-	}
-
-	d->fd = open(t->path, flags, 0600);
-	if (d->fd < 0) {
-		int r = -errno;
-		if (r == -EINVAL)
-			snprintf(err, errlen, "cannot open %s with O_DIRECT: the filesystem does not "
-					      "support direct I/O", t->path);
-		else if (r == -EBUSY)
-			snprintf(err, errlen, "cannot open %s exclusively: it is mounted or in use",
-				 t->path);
-		else
-			snprintf(err, errlen, "cannot open %s: %s", t->path, strerror(-r));
-		return r;
-	}
-
-	if (d->is_blockdev) {
-		uint64_t bytes = 0;
-		int lbs = 512;
-		if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0 || ioctl(d->fd, BLKSSZGET, &lbs) < 0) {
-			snprintf(err, errlen, "cannot read the size of %s: %s", t->path, strerror(errno));
-			return -errno;
-		}
-		d->align = (uint32_t)lbs;
-		d->size = cfg->file_size && cfg->file_size < bytes ? cfg->file_size : bytes;
-	} else {
-		if (fstat(d->fd, &st) < 0)
-			return -errno;
-		d->align = file_dio_align(d->fd);
-		uint64_t want = cfg->file_size ? cfg->file_size : (uint64_t)st.st_size;
-		want -= want % d->align;
-		if ((uint64_t)st.st_size < want) {
-			int r = lay_out_file(d->fd, t->path, (uint64_t)st.st_size, want, d->align,
-					     err, errlen);
-			if (r < 0)
-				return r;
-		}
-		d->size = want;
-	}
-	return 0;
-}
-
 static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, char *err,
 		      size_t errlen)
 {
@@ -247,7 +83,7 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 	d->rng = seed ? seed : 0x2545f4914f6cdd1du;
 	/* Real data: random, and stamped per write (see prep_op), so
 	 * neither compression nor deduplication flatters the device. */
-	fill_random(d->buffers, (size_t)2 * n * d->max_len, &d->rng);
+	dev_rng_fill(&d->rng, d->buffers, (size_t)2 * n * d->max_len);
 
 	r = io_uring_queue_init(n, &d->ring, 0);
 	if (r < 0) {
@@ -299,31 +135,64 @@ static int dev_prepare(struct workload *w, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 
+	/* Every target opened, then checked for space and laid out, before
+	 * any is used: a refusal leaves nothing created or grown behind. */
+	struct dev_target *targets = calloc(w->n_streams, sizeof(*targets));
+	size_t opened = 0;
+	if (!targets) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->n_streams; i++)
+		targets[i] = (struct dev_target)DEV_TARGET_INIT;
+	for (; opened < w->n_streams; opened++) {
+		struct dev_target *t = &targets[opened];
+		r = dev_target_open(cfg, &cfg->targets[opened], model.writes, t, err, errlen);
+		if (r < 0)
+			goto undo;
+		r = dev_model_check_device(&model, cfg->targets[opened].path, t->align, t->size, err,
+					   errlen);
+		if (r < 0) {
+			opened++;
+			goto undo;
+		}
+	}
+	r = dev_targets_lay_out(targets, cfg->targets, opened, err, errlen);
+	if (r < 0)
+		goto undo;
+
 	for (size_t i = 0; i < w->n_streams; i++) {
 		struct dev_stream *d = calloc(1, sizeof(*d));
 		if (!d) {
 			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
+			r = -ENOMEM;
+			goto close;
 		}
 		w->streams[i].engine = d;
-		d->fd = -1;
+		d->fd = targets[i].fd;
+		targets[i].fd = -1;     /* the stream's now */
+		d->is_blockdev = targets[i].is_blockdev;
+		d->size = targets[i].size;
+		d->align = targets[i].align;
 		d->model = model;
 		d->writes = model.writes;
 		d->n_slots = model.slots;
 		d->max_len = max_len;
-		r = open_target(cfg, &cfg->targets[i], d, err, errlen);
-		if (r < 0)
-			return r;
-		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path);
-		r = dev_model_check_device(&d->model, cfg->targets[i].path, d->align, d->size, err,
-					   errlen);
-		if (r < 0)
-			return r;
+		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, d->fd);
 		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
 		if (r < 0)
-			return r;
+			goto close;
 	}
-	return 0;
+	r = 0;
+	goto close;
+undo:
+	for (size_t i = 0; i < opened; i++)
+		dev_target_undo(&targets[i]);
+close:
+	for (size_t i = 0; i < w->n_streams; i++)
+		dev_target_close(&targets[i]);
+	free(targets);
+	return r;
 }
 
 /* Builds the SQE for what the slot describes. */

@@ -167,18 +167,17 @@ int dev_facts_block(const char *sysfs, dev_t devno, struct dev_block_facts *ret)
 	return 0;
 }
 
-int dev_facts_get_at(const char *sysfs, const char *mountinfo, const char *path,
-		     struct dev_facts *ret)
+/* Facts about what st describes; path only names it. */
+static int facts_of(const char *sysfs, const char *mountinfo, const char *path,
+		    const struct stat *stp, struct dev_facts *ret)
 {
+	const struct stat st = *stp;
 	struct devsys_mount *m;
-	struct stat st;
 	dev_t backing;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->path, sizeof(ret->path), "%s", path);
-	if (stat(path, &st) < 0)
-		return -errno;
 	if (S_ISBLK(st.st_mode)) {
 		r = dev_facts_block(sysfs, st.st_rdev, &ret->block);
 		if (r < 0)
@@ -209,6 +208,16 @@ int dev_facts_get_at(const char *sysfs, const char *mountinfo, const char *path,
 	    dev_facts_block(sysfs, backing, &ret->block) == 0)
 		ret->have_block = true;
 	return 0;
+}
+
+int dev_facts_get_at(const char *sysfs, const char *mountinfo, const char *path,
+		     struct dev_facts *ret)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	return facts_of(sysfs, mountinfo, path, &st, ret);
 }
 
 int dev_facts_get(const char *path, struct dev_facts *ret)
@@ -344,7 +353,7 @@ void dev_facts_format(const struct dev_facts *f, char *buf, size_t len)
 		append(buf, len, &off, ", device-mapper \"%s\"", b->dm_name);
 }
 
-struct dev_facts *dev_facts_new_logged(const char *path)
+struct dev_facts *dev_facts_new_logged(const char *path, int fd)
 {
 	struct dev_facts *f = malloc(sizeof(*f));
 	char line[1024];
@@ -354,7 +363,8 @@ struct dev_facts *dev_facts_new_logged(const char *path)
 		log_warning("%s: no device facts: out of memory", path);
 		return NULL;
 	}
-	r = dev_facts_get(path, f);
+	struct stat st;
+	r = fstat(fd, &st) < 0 ? -errno : facts_of(DEVSYS_SYSFS, DEVSYS_MOUNTINFO, path, &st, f);
 	if (r < 0) {
 		log_warning_errno(r, "%s: cannot read its device facts", path);
 		free(f);

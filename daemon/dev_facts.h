@@ -66,9 +66,10 @@ int dev_facts_get_at(const char *sysfs, const char *mountinfo, const char *path,
 /* A block device's facts from sysfs alone. */
 int dev_facts_block(const char *sysfs, dev_t devno, struct dev_block_facts *ret);
 
-/* For a workload being prepared: malloc'd facts, logged as one line; NULL
- * (with a warning logged) when they cannot be read, which fails nothing. */
-struct dev_facts *dev_facts_new_logged(const char *path);
+/* For a workload being prepared: malloc'd facts of the target open as fd
+ * (path names it), logged as one line; NULL (with a warning logged) when
+ * they cannot be read, which fails nothing. */
+struct dev_facts *dev_facts_new_logged(const char *path, int fd);
 
 json_t *dev_facts_json(const struct dev_facts *f);
 /* One line for the journal: "/dev/nvme0n1: 1.8 TiB, Samsung ..., ..." */

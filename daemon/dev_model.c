@@ -19,6 +19,14 @@ uint64_t dev_rng_next(uint64_t *state)
 	return x * UINT64_C(2685821657736338717);
 }
 
+void dev_rng_fill(uint64_t *state, uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = dev_rng_next(state);
+		memcpy(buf + i, &v, 8);
+	}
+}
+
 uint64_t dev_rng_below(uint64_t *state, uint64_t n)
 {
 	return (uint64_t)(((unsigned __int128)dev_rng_next(state) * n) >> 64);

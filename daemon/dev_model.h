@@ -83,5 +83,7 @@ void dev_gen_choose(struct dev_gen *g, uint64_t *rng, uint32_t align, uint64_t s
 
 uint64_t dev_rng_next(uint64_t *state);
 uint64_t dev_rng_below(uint64_t *state, uint64_t n);
+/* Fills buf (a multiple of 8 bytes) with the generator's output. */
+void dev_rng_fill(uint64_t *state, uint8_t *buf, size_t len);
 
 #endif

@@ -25,6 +25,7 @@
 #include <liburing.h>
 #include <systemd/sd-daemon.h>
 
+#include "dev_path.h"
 #include "log.h"
 
 #define PREP_BLOCK (1u << 20)
@@ -217,12 +218,8 @@ static int open_device(struct prep_dev *d, char *err, size_t errlen)
 	struct stat st;
 	int lbs = 512;
 
-	/* O_EXCL holds the device against mounts and mkfs while we write. */
-	d->fd = open(d->path, O_RDWR | O_DIRECT | O_EXCL | O_CLOEXEC | O_NOCTTY);
-	if (d->fd < 0) {
-		snprintf(err, errlen, "cannot open %s for prep: %s", d->path, strerror(errno));
-		return -errno;
-	}
+	/* d->fd: opened by dev_safety_open, O_EXCL, which holds the device
+	 * against mounts and mkfs while we write. */
 	if (fstat(d->fd, &st) < 0 || !S_ISBLK(st.st_mode)) {
 		snprintf(err, errlen, "%s is not a block device: prep works on whole block devices "
 				      "or partitions", d->path);
@@ -423,29 +420,39 @@ int dev_prep(const struct target_config *targets, size_t n, enum dev_safety_via 
 		snprintf(err, errlen, "at most %d devices can be prepped at once", CONFIG_MAX_TARGETS);
 		return -E2BIG;
 	}
-	/* Every device is checked before any is written. */
+	/* Every device is checked, and held, before any is written. */
+	int fds[CONFIG_MAX_TARGETS];
 	dev_t seen[CONFIG_MAX_TARGETS];
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		if (stat(targets[i].path, &st) < 0) {
-			snprintf(err, errlen, "cannot access %s: %s", targets[i].path, strerror(errno));
-			return -errno;
-		}
-		if (!S_ISBLK(st.st_mode)) {
+	size_t held = 0;
+	for (size_t i = 0; i < n; i++, held++) {
+		struct dev_path path;
+		r = dev_path_resolve(targets[i].path, targets[i].allow_unsafe_path, &path, err,
+				     errlen);
+		if (r < 0)
+			goto release;
+		if (path.fd < 0 || !S_ISBLK(path.st.st_mode)) {
 			snprintf(err, errlen, "%s is not a block device: prep works on whole block "
 					      "devices or partitions", targets[i].path);
-			return -ENOTBLK;
+			r = path.fd < 0 ? -ENOENT : -ENOTBLK;
+			dev_path_close(&path);
+			goto release;
 		}
-		seen[i] = st.st_rdev;
+		seen[i] = path.st.st_rdev;
 		for (size_t j = 0; j < i; j++)
-			if (seen[j] == st.st_rdev) {
+			if (seen[j] == path.st.st_rdev) {
 				snprintf(err, errlen, "%s and %s are the same device", targets[j].path,
 					 targets[i].path);
-				return -EINVAL;
+				dev_path_close(&path);
+				r = -EINVAL;
+				goto release;
 			}
-		r = dev_safety_check(targets[i].path, targets[i].destroy_data, via, err, errlen);
-		if (r < 0)
-			return r;
+		fds[i] = dev_safety_open(targets[i].path, path.fd, targets[i].destroy_data, via,
+					 O_RDWR | O_DIRECT, err, errlen);
+		dev_path_close(&path);
+		if (fds[i] < 0) {
+			r = fds[i];
+			goto release;
+		}
 	}
 
 	p.devs = calloc(n, sizeof(*p.devs));
@@ -456,8 +463,10 @@ int dev_prep(const struct target_config *targets, size_t n, enum dev_safety_via 
 		goto out;
 	}
 	memset(p.zeros, 0, PREP_BLOCK);
-	for (size_t i = 0; i < n; i++)
-		p.devs[i] = (struct prep_dev){ .path = targets[i].path, .fd = -1 };
+	for (size_t i = 0; i < n; i++) {
+		p.devs[i] = (struct prep_dev){ .path = targets[i].path, .fd = fds[i] };
+		fds[i] = -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		r = open_device(&p.devs[i], err, errlen);
 		if (r < 0)
@@ -490,6 +499,10 @@ out:
 	}
 	free(p.devs);
 	free(p.zeros);
+release:
+	for (size_t i = 0; i < held; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	return r;
 }
 
@@ -501,10 +514,15 @@ int dev_prep_workload(const struct workload_config *cfg, char *err, size_t errle
 	if (!cfg->prep)
 		return 0;
 	for (size_t i = 0; i < cfg->n_targets && n < CONFIG_MAX_TARGETS; i++) {
-		struct stat st;
+		struct dev_path path;
+		int r = dev_path_resolve(cfg->targets[i].path, cfg->targets[i].allow_unsafe_path,
+					 &path, err, errlen);
+		if (r < 0)
+			return r;
 		/* Regular files are laid out with random data when created. */
-		if (stat(cfg->targets[i].path, &st) == 0 && S_ISBLK(st.st_mode))
+		if (path.fd >= 0 && S_ISBLK(path.st.st_mode))
 			devices[n++] = cfg->targets[i];
+		dev_path_close(&path);
 	}
 	if (n == 0) {
 		log_info("workload %s: prep: no block devices among its targets, nothing to do",

@@ -19,6 +19,7 @@
 
 #include <blkid.h>
 
+#include "dev_path.h"
 #include "log.h"
 
 #define SIGNATURES_MAX 8
@@ -311,34 +312,37 @@ static int find_signatures(int fd, char *ret, size_t len)
  * a workqueue (seen on 6.18 when soakd is restarted at once).  So EBUSY is
  * believed only once it has lasted EXCL_SETTLE_NS.
  */
-static int open_exclusive(const char *path)
+static int open_exclusive(int path_fd, int flags)
 {
 	struct timespec pause = { .tv_nsec = EXCL_POLL_NS };
 	uint64_t waited = 0;
 	int fd;
 
 	for (;;) {
-		fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (fd >= 0 || errno != EBUSY || waited >= EXCL_SETTLE_NS)
+		fd = dev_fd_reopen(path_fd, flags | O_EXCL);
+		if (fd >= 0 || fd != -EBUSY || waited >= EXCL_SETTLE_NS)
 			return fd;
 		nanosleep(&pause, NULL);
 		waited += EXCL_POLL_NS;
 	}
 }
 
-int dev_safety_check_env(const struct dev_safety_env *env, const char *path, bool destroy_data,
-			 enum dev_safety_via via, char *err, size_t errlen)
+int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int path_fd,
+			bool destroy_data, enum dev_safety_via via, int flags, char *err,
+			size_t errlen)
 {
 	char signatures[1024];
 	struct stat st;
-	int fd, r;
+	int fd, probe, r;
 
-	if (stat(path, &st) < 0) {
+	if (fstat(path_fd, &st) < 0) {
 		snprintf(err, errlen, "cannot access %s: %s", path, strerror(errno));
 		return -errno;
 	}
-	if (!S_ISBLK(st.st_mode))
-		return 0;
+	if (!S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a block device", path);
+		return -ENOTBLK;
+	}
 
 	/* Before anything opens it: the root disk may not even be readable. */
 	r = check_root_disk(env, path, st.st_rdev, via, err, errlen);
@@ -352,33 +356,37 @@ int dev_safety_check_env(const struct dev_safety_env *env, const char *path, boo
 	}
 
 	/* Mounts in other namespaces, dm and md all claim the device: an
-	 * exclusive open fails with EBUSY then.  Reading opens nothing for
-	 * writing, and the claim ends when we close it. */
-	fd = open_exclusive(path);
+	 * exclusive open fails with EBUSY then.  Held from here on, the claim
+	 * keeps anyone from mounting it between this check and our writes. */
+	fd = open_exclusive(path_fd, flags);
 	if (fd < 0) {
-		r = -errno;
+		r = fd;
 		if (r == -EBUSY)
 			refuse(err, errlen, path, "it is in use: the kernel or another program holds "
 			       "it exclusively (a mount, possibly in another namespace, RAID, "
 			       "device-mapper or an exclusive open); %s does not override this",
 			       override_name(via));
 		else
-			refuse(err, errlen, path, "cannot open it to look for data on it: %s",
-			       strerror(-r));
+			refuse(err, errlen, path, "cannot open it: %s", strerror(-r));
 		return r;
 	}
-	r = find_signatures(fd, signatures, sizeof(signatures));
-	close(fd);
+	/* libblkid reads with buffers of its own: a second view without
+	 * O_DIRECT, of the very device we hold. */
+	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
+	r = probe < 0 ? probe : find_signatures(probe, signatures, sizeof(signatures));
+	if (probe >= 0)
+		close(probe);
 	if (r < 0) {
 		refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
+		close(fd);
 		return r;
 	}
 	if (r == 0)
-		return 0;
+		return fd;
 	if (destroy_data) {
 		log_warning("%s holds %s: writing over it, as %s allows", path, signatures,
 			    override_name(via));
-		return 0;
+		return fd;
 	}
 	if (via == DEV_SAFETY_VIA_CLI)
 		refuse(err, errlen, path, "it holds %s; give --destroy-data if its data may be "
@@ -386,11 +394,13 @@ int dev_safety_check_env(const struct dev_safety_env *env, const char *path, boo
 	else
 		refuse(err, errlen, path, "it holds %s; add \"destroy_data\": true to this target "
 		       "if its data may be destroyed", signatures);
+	close(fd);
 	return -EPERM;
 }
 
-int dev_safety_check(const char *path, bool destroy_data, enum dev_safety_via via, char *err,
-		     size_t errlen)
+int dev_safety_open(const char *path, int path_fd, bool destroy_data, enum dev_safety_via via,
+		    int flags, char *err, size_t errlen)
 {
-	return dev_safety_check_env(&dev_safety_host, path, destroy_data, via, err, errlen);
+	return dev_safety_open_env(&dev_safety_host, path, path_fd, destroy_data, via, flags, err,
+				   errlen);
 }

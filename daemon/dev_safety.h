@@ -40,17 +40,21 @@ struct dev_safety_env {
 extern const struct dev_safety_env dev_safety_host;
 
 /*
- * Returns 0 when path may be written (or is not a block device, which is
- * not this module's business), else a negative errno (-EPERM for the root
- * disk and for data without destroy_data, -EBUSY for a device in use) and
- * in err: "refusing to write to PATH: REASON; HOW TO PROCEED".  Does not
- * open the device for writing; a device it refuses for being the root disk
- * is not opened at all.
+ * Opens the block device behind path_fd (an O_PATH descriptor from
+ * dev_path_resolve; path only names it in messages) with flags | O_EXCL
+ * once it may be written, and returns the descriptor: the exclusive claim
+ * holds it against mounts from the check to the last write.  Otherwise a
+ * negative errno (-EPERM for the root disk and for data without
+ * destroy_data, -EBUSY for a device in use, -ENOTBLK for anything but a
+ * block device) and in err: "refusing to write to PATH: REASON; HOW TO
+ * PROCEED".  The root disk is refused before it is opened at all.
+ * --check-config asks with O_RDONLY, and closes what it gets.
  */
-int dev_safety_check(const char *path, bool destroy_data, enum dev_safety_via via, char *err,
-		     size_t errlen);
-int dev_safety_check_env(const struct dev_safety_env *env, const char *path, bool destroy_data,
-			 enum dev_safety_via via, char *err, size_t errlen);
+int dev_safety_open(const char *path, int path_fd, bool destroy_data, enum dev_safety_via via,
+		    int flags, char *err, size_t errlen);
+int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int path_fd,
+			bool destroy_data, enum dev_safety_via via, int flags, char *err,
+			size_t errlen);
 
 /* The whole disks the running system lives on, each with the mount point
  * that makes it one (ret_why[i] for ret->devs[i]). */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* soakd: arguments, wiring and exit codes. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,14 +10,16 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "dev_model.h"
 #include "dev_prep.h"
+#include "dev_target.h"
 #include "log.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: soakd --config FILE [--socket PATH] [--state-dir DIR] [--no-table]\n"
-		"       soakd --check-config FILE\n"
+		"       soakd --check-config FILE [--no-targets]\n"
 		"       soakd --prep DEVICE [--prep DEVICE...] [--destroy-data]\n"
 		"       soakd --version\n"
 		"\n"
@@ -24,7 +27,12 @@ static void usage(FILE *out)
 		"and serves soakctl on a Unix socket.\n"
 		"\n"
 		"  --config FILE        run this configuration\n"
-		"  --check-config FILE  validate FILE, print the resolved plan, exit 0 or 1\n"
+		"  --check-config FILE  validate FILE, print the resolved plan and run every\n"
+		"                       check of the targets a start makes short of writing\n"
+		"                       (unsafe paths, root disk, mounted, held, data on it,\n"
+		"                       free space); exit 0 or 1\n"
+		"  --no-targets         with --check-config: the file alone, targets not looked\n"
+		"                       at (a configuration written for another machine)\n"
 		"  --socket PATH        control socket (default: $RUNTIME_DIRECTORY/soakd.sock,\n"
 		"                       else /run/soakd/soakd.sock; systemd may pass one)\n"
 		"  --state-dir DIR      where runs are kept (default: $STATE_DIRECTORY, else\n"
@@ -40,6 +48,28 @@ static void usage(FILE *out)
 		"  --version            print the version\n");
 }
 
+/* --check-config: what a start would refuse in the device workloads'
+ * targets, found without writing; each problem printed. */
+static int check_targets(const struct run_config *cfg)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < cfg->n_workloads; i++) {
+		const struct workload_config *w = &cfg->workloads[i];
+		struct dev_model model;
+		char err[1024];
+
+		if (w->type != WORKLOAD_DEVICE)
+			continue;
+		if (dev_model_build(w, &model, err, sizeof(err)) < 0 ||
+		    dev_targets_check(w, model.writes, err, sizeof(err)) < 0) {
+			fprintf(stderr, "soakd: workload %s: %s\n", w->name, err);
+			failed = -EPERM;
+		}
+	}
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -51,6 +81,7 @@ int main(int argc, char **argv)
 		{ "new-run", no_argument, NULL, 'N' },
 		{ "prep", required_argument, NULL, 'P' },
 		{ "destroy-data", no_argument, NULL, 'D' },
+		{ "no-targets", no_argument, NULL, 'n' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -60,7 +91,7 @@ int main(int argc, char **argv)
 	struct run_config *cfg = NULL;
 	struct target_config prep[CONFIG_MAX_TARGETS];
 	size_t n_prep = 0;
-	bool destroy_data = false;
+	bool destroy_data = false, no_targets = false;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "c:C:s:S:TNVh", options, NULL)) != -1) {
@@ -79,15 +110,18 @@ int main(int argc, char **argv)
 			prep[n_prep++] = (struct target_config){ .path = optarg };
 			break;
 		case 'D': destroy_data = true; break;
+		case 'n': no_targets = true; break;
 		case 'V': printf("soakd %s\n", SOAK_VERSION); return EXIT_SUCCESS;
 		case 'h': usage(stdout); return EXIT_SUCCESS;
 		default: usage(stderr); return 64;
 		}
 	}
 	if (optind < argc || !!config_path + !!check_path + !!n_prep != 1 ||
-	    (destroy_data && !n_prep)) {
+	    (destroy_data && !n_prep) || (no_targets && !check_path)) {
 		if (optind < argc)
 			fprintf(stderr, "soakd: unexpected argument '%s'\n", argv[optind]);
+		else if (no_targets && !check_path)
+			fprintf(stderr, "soakd: --no-targets goes with --check-config\n");
 		else if (destroy_data && !n_prep)
 			fprintf(stderr, "soakd: --destroy-data goes with --prep; in a configuration, "
 					"a target says \"destroy_data\": true\n");
@@ -103,8 +137,9 @@ int main(int argc, char **argv)
 		if (r < 0)
 			return EXIT_FAILURE;
 		config_print_plan(cfg, stdout);
+		r = no_targets ? 0 : check_targets(cfg);
 		config_free(cfg);
-		return EXIT_SUCCESS;
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 
 	log_init();

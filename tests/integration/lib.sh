@@ -62,17 +62,20 @@ trap 'exit 130' INT
 
 now_ns() { date +%s%N; }
 
-# ram_file VAR NAME: VAR names a data file NAME in RAM (/dev/shm, removed
-# at exit) when tmpfs takes O_DIRECT (Linux 6.6 and later), else in the
-# work directory.  For tests the shared disk's latency would disturb.
+# ram_file VAR NAME: VAR names a data file NAME in RAM (in a private
+# directory under /dev/shm, removed at exit) when tmpfs takes O_DIRECT
+# (Linux 6.6 and later), else in the work directory.  For tests the shared
+# disk's latency would disturb.  Not /dev/shm itself: soakd refuses a
+# target in a directory anyone may write to.
 ram_file() {
 	local -n _ram_file=$1
-	local probe="/dev/shm/soakd-$TEST_NAME.$$.probe"
+	local probe="/dev/shm/soakd-$TEST_NAME.$$.probe" dir
 	_ram_file="$WORK/$2"
 	if [[ -d /dev/shm ]] && dd if=/dev/zero of="$probe" bs=4096 count=1 oflag=direct \
 		status=none 2>/dev/null; then
-		_ram_file="/dev/shm/soakd-$TEST_NAME.$$.$2"
-		on_exit rm -f "$_ram_file"
+		dir=$(mktemp -d "/dev/shm/soakd-$TEST_NAME.XXXXXX")
+		on_exit rm -rf "$dir"
+		_ram_file="$dir/$2"
 	fi
 	rm -f "$probe"
 }
