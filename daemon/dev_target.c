@@ -154,7 +154,11 @@ static int quota_room(int fd, int type, unsigned id, uint64_t *ret)
 {
 	struct if_dqblk dq;
 
-	if (syscall(SYS_quotactl_fd, fd, QCMD(Q_GETQUOTA, type), id, &dq) < 0)
+	/* QCMD() shifts a signed 0x800007 into the sign bit: the same bits,
+	 * built unsigned. */
+	unsigned cmd = ((unsigned)Q_GETQUOTA << SUBCMDSHIFT) | ((unsigned)type & SUBCMDMASK);
+
+	if (syscall(SYS_quotactl_fd, fd, cmd, id, &dq) < 0)
 		return 0;
 	if (!(dq.dqb_valid & QIF_BLIMITS) || !dq.dqb_bhardlimit)
 		return 0;
