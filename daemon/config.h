@@ -64,6 +64,7 @@ struct act_config {
 	/* Derived, per device, at scale 1. */
 	uint32_t record_stored_bytes;   /* rounded up to 16 bytes */
 	uint32_t record_stored_bytes_max;
+	uint32_t records_per_block;     /* whole mean-sized records per large block, as ACT counts */
 	double read_rate;               /* act-storage: record reads incl. update_pct's internal reads;
 					 * act-index: service-thread 4 KiB reads */
 	double large_block_rate;        /* act-storage: large-block reads = writes */
