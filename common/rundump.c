@@ -581,6 +581,43 @@ int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_n
 	return 0;
 }
 
+size_t rundump_text_pending(struct rundump *d)
+{
+	if (!d->text)
+		return 0;
+	fflush(d->text);
+	return d->text_len;
+}
+
+int rundump_drain_text(struct rundump *d, int (*sink)(void *userdata, const char *text, size_t len),
+		       void *userdata)
+{
+	if (!d->text || fflush(d->text) != 0)
+		return d->text ? -ENOMEM : 0;
+	if (d->text_len == 0)
+		return 0;
+	int r = sink(userdata, d->text_buf, d->text_len);
+	/* A fresh stream: a memstream cannot be emptied in place. */
+	fclose(d->text);
+	free(d->text_buf);
+	d->text_buf = NULL;
+	d->text_len = 0;
+	d->text = open_memstream(&d->text_buf, &d->text_len);
+	if (!d->text)
+		return -ENOMEM;
+	return r;
+}
+
+void rundump_set_state(struct rundump *d, const char *workload, const char *state,
+		       const char *reason)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (strcmp(d->w[i]->name, workload) == 0) {
+			snprintf(d->w[i]->state, sizeof(d->w[i]->state), "%s", state);
+			snprintf(d->w[i]->reason, sizeof(d->w[i]->reason), "%s", reason ? reason : "");
+		}
+}
+
 /* --- results ---------------------------------------------------------- */
 
 static json_t *latency_json(const struct hist *h)

@@ -41,6 +41,17 @@ int rundump_add(struct rundump *d, json_t *record);
 /* Adds every good record of a log file; -errno if it cannot be read.
  * ret_notes, if given, receives a malloc'd note of dropped records. */
 int rundump_add_log(struct rundump *d, const char *path, char **ret_notes);
+/* CSV/HDR text produced so far goes to sink (which returns 0 or -errno)
+ * and is forgotten, so a long dump streams in bounded memory; what
+ * rundump_finish embeds is only what came after.  0 or sink's error. */
+int rundump_drain_text(struct rundump *d, int (*sink)(void *userdata, const char *text, size_t len),
+		       void *userdata);
+/* Bytes of text waiting to be drained. */
+size_t rundump_text_pending(struct rundump *d);
+/* A workload's state as its run knows it now (the log's state records
+ * before a --since window are not read); only for workloads dumped. */
+void rundump_set_state(struct rundump *d, const char *workload, const char *state,
+		       const char *reason);
 /* The result: a JSON object ({"ok":true,...} shaped as the daemon's
  * replies), with "csv" or "hdr" text for those formats. */
 json_t *rundump_finish(struct rundump *d);

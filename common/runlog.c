@@ -28,6 +28,7 @@ struct runlog_reader {
 	char *line;
 	size_t cap;
 	uint64_t offset, good_offset;
+	uint64_t records_offset;    /* just past the header */
 	uint64_t corrupt;
 	bool torn;
 	bool pending_bad;    /* a bad line is only corrupt if another follows */
@@ -51,7 +52,7 @@ static int open_stream(FILE *f, struct runlog_reader **ret)
 		free(r);
 		return -EPROTO;
 	}
-	r->offset = r->good_offset = n;
+	r->offset = r->good_offset = r->records_offset = n;
 	*ret = r;
 	return 0;
 }
@@ -131,6 +132,71 @@ int runlog_next(struct runlog_reader *r, json_t **ret)
 		*ret = v;
 		return 1;
 	}
+}
+
+/* Below this many bytes, reading on is cheaper than bisecting further. */
+#define SEEK_LINEAR_BYTES (256u * 1024)
+
+/* The end (run time) of the first good interval record in the lines that
+ * start after byte from and end by byte to; *ret_after is the offset just
+ * past it.  1 found, 0 none, -errno. */
+static int probe(struct runlog_reader *r, uint64_t from, uint64_t to, uint64_t *ret_end_ns,
+		 uint64_t *ret_after)
+{
+	uint64_t pos = from;
+	ssize_t n;
+
+	if (fseeko(r->f, (off_t)from, SEEK_SET) < 0)
+		return -errno;
+	/* from is inside a line (or at its start): that line is skipped. */
+	n = getline(&r->line, &r->cap, r->f);
+	if (n <= 0)
+		return ferror(r->f) ? -EIO : 0;
+	pos += (uint64_t)n;
+	while (pos < to && (n = getline(&r->line, &r->cap, r->f)) > 0) {
+		pos += (uint64_t)n;
+		if (pos > to || r->line[n - 1] != '\n' || (size_t)n > RUNLOG_MAX_LINE)
+			break;
+		json_t *v = parse_line(r->line, (size_t)n - 1);
+		const char *type = json_string_value(json_object_get(v, "type"));
+		json_t *end = json_object_get(v, "end_ns");
+		if (type && strcmp(type, "interval") == 0 && json_is_integer(end)) {
+			*ret_end_ns = (uint64_t)json_integer_value(end);
+			*ret_after = pos;
+			json_decref(v);
+			return 1;
+		}
+		json_decref(v);
+	}
+	return ferror(r->f) ? -EIO : 0;
+}
+
+int runlog_seek_run_time(struct runlog_reader *r, uint64_t run_ns)
+{
+	uint64_t lo = r->records_offset, hi, end_ns, after;
+	off_t size;
+
+	if (fseeko(r->f, 0, SEEK_END) < 0 || (size = ftello(r->f)) < 0)
+		return -errno;
+	hi = (uint64_t)size;
+	while (hi > lo && hi - lo > SEEK_LINEAR_BYTES) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		int found = probe(r, mid, hi, &end_ns, &after);
+		if (found < 0) {
+			lo = r->records_offset;
+			break;
+		}
+		if (found && end_ns < run_ns)
+			lo = after;
+		else
+			hi = mid;
+	}
+	clearerr(r->f);
+	if (fseeko(r->f, (off_t)lo, SEEK_SET) < 0)
+		return -errno;
+	r->offset = r->good_offset = lo;
+	r->pending_bad = false;
+	return 0;
 }
 
 uint64_t runlog_good_offset(const struct runlog_reader *r)

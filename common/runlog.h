@@ -44,6 +44,15 @@ int runlog_open_memory(const void *buf, size_t len, struct runlog_reader **ret);
 /* The next good record (a new reference) in *ret: returns 1, 0 at the
  * end, or -errno on a read error. */
 int runlog_next(struct runlog_reader *r, json_t **ret);
+/*
+ * Moves a file reader, by bisection over the file (O(log n) reads), to a
+ * record boundary before which every interval record ended before
+ * run_ns: what a dump from run_ns on can skip.  Interval records are
+ * appended in the order of their end (run time), which is what makes this
+ * work; a damaged line is stepped over.  0 or -errno; the reader is then
+ * where it was, or at the start of the records.
+ */
+int runlog_seek_run_time(struct runlog_reader *r, uint64_t run_ns);
 /* Byte offset just past the last good record read. */
 uint64_t runlog_good_offset(const struct runlog_reader *r);
 /* Records dropped: damaged lines in the middle; a torn last line. */

@@ -4,11 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -28,6 +32,19 @@
 /* Unread input drained before closing, so the peer reads our last line
  * instead of ECONNRESET. */
 #define DRAIN_MAX (256u * 1024)
+/* How often a blocked stream writer looks for a cancellation. */
+#define STREAM_POLL_MS 20
+
+char CTL_REPLY_DEFERRED[] = "(deferred)";
+
+struct ctl_stream {
+	struct ctl_server *server;
+	struct client *client;
+	int fd;
+	atomic_bool cancel;
+	bool ok;
+	struct ctl_stream *next;   /* on the server's done list */
+};
 
 struct client {
 	struct ctl_server *server;
@@ -41,6 +58,7 @@ struct client {
 	bool closing;      /* close once out is sent */
 	bool read_eof;     /* the peer shut down its side: answer what came, then close */
 	bool dead;         /* close before the event returns */
+	struct ctl_stream *stream; /* the reply is written off the loop; not watched */
 	unsigned bad_requests;
 	uint64_t last_active_ns;
 	uint64_t request_since_ns;  /* first byte of a request not yet whole; 0: none */
@@ -70,6 +88,10 @@ struct ctl_server {
 	struct client *clients;
 	unsigned n_clients, n_unprivileged;
 	uint64_t out_total; /* bytes of responses queued over all clients */
+	struct client *dispatching; /* whose request the handler is answering */
+	int stream_done_fd;        /* eventfd: a stream was handed back */
+	pthread_mutex_t done_lock;
+	struct ctl_stream *done;   /* streams handed back, not yet taken */
 	struct refusal_log denied_log, busy_log;
 };
 
@@ -246,7 +268,11 @@ static void client_dispatch(struct ctl_server *s, struct client *c, const char *
 		if (changes_state)
 			log_info("control socket: %s from uid %u (pid %d)", request_what(&req),
 				 (unsigned)c->peer.uid, (int)c->peer.pid);
-		client_queue(s, c, s->handler(s->userdata, &req));
+		s->dispatching = c;
+		char *reply = s->handler(s->userdata, &req);
+		s->dispatching = NULL;
+		if (reply != CTL_REPLY_DEFERRED)
+			client_queue(s, c, reply);
 	}
 	proto_request_done(&req);
 }
@@ -256,7 +282,7 @@ static void client_dispatch(struct ctl_server *s, struct client *c, const char *
 static void client_process(struct ctl_server *s, struct client *c)
 {
 	for (unsigned n = 0; n < CTL_REQUESTS_PER_WAKEUP; n++) {
-		if (c->dead || c->out || c->closing)
+		if (c->dead || c->out || c->closing || c->stream)
 			return;
 		char *nl = memchr(c->in, '\n', c->in_len);
 		if (!nl)
@@ -288,6 +314,15 @@ static void client_update(struct ctl_server *s, struct client *c)
 
 	if (c->dead)
 		return;
+	if (c->stream) {
+		/* Not watched until the stream is done: a hangup would
+		 * otherwise wake the loop again and again. */
+		if (c->events) {
+			loop_remove(s->loop, c->fd);
+			c->events = 0;
+		}
+		return;
+	}
 	if (c->out || (!c->closing && memchr(c->in, '\n', c->in_len))) {
 		/* Writable: send, or (nothing to send) take the next
 		 * buffered request on the next turn. */
@@ -428,6 +463,8 @@ static void sweep(struct ctl_server *s, uint64_t now_ns)
 {
 	for (struct client *c = s->clients, *next; c; c = next) {
 		next = c->next;
+		if (c->stream)
+			continue;  /* its writer keeps its own time */
 		if (c->request_since_ns && now_ns - c->request_since_ns > CTL_REQUEST_TIMEOUT_NS) {
 			if (!c->out)
 				send_last_words(c->fd, "no complete request line within the time "
@@ -527,6 +564,104 @@ static void give_socket_to_group(const struct ctl_server *s, int lookup_error)
 	log_info("control socket %s: mode 0660, group %s", s->path, CTL_GROUP);
 }
 
+/* --- replies written off the loop ------------------------------------ */
+
+struct ctl_stream *ctl_server_defer(struct ctl_server *s)
+{
+	struct client *c = s->dispatching;
+	struct ctl_stream *st;
+
+	if (!c || c->stream || s->stream_done_fd < 0)
+		return NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->server = s;
+	st->client = c;
+	st->fd = c->fd;
+	atomic_init(&st->cancel, false);
+	c->stream = st;
+	c->response_since_ns = 0;
+	return st;
+}
+
+int ctl_stream_write(struct ctl_stream *st, const void *buf, size_t len)
+{
+	const char *p = buf;
+	uint64_t progress_ns = mono_ns();
+
+	while (len > 0) {
+		if (atomic_load(&st->cancel))
+			return -ECANCELED;
+		ssize_t n = send(st->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			progress_ns = mono_ns();
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return errno == EPIPE || errno == ECONNRESET ? -EPIPE : -errno;
+		if (mono_ns() - progress_ns > CTL_SEND_TIMEOUT_NS)
+			return -ETIMEDOUT;
+		struct pollfd pfd = { .fd = st->fd, .events = POLLOUT };
+		if (poll(&pfd, 1, STREAM_POLL_MS) > 0 && (pfd.revents & (POLLERR | POLLHUP)))
+			return -EPIPE;
+	}
+	return 0;
+}
+
+void ctl_stream_cancel(struct ctl_stream *st)
+{
+	atomic_store(&st->cancel, true);
+}
+
+void ctl_stream_done(struct ctl_stream *st, bool ok)
+{
+	struct ctl_server *s = st->server;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&s->done_lock);
+	st->ok = ok;
+	st->next = s->done;
+	s->done = st;
+	pthread_mutex_unlock(&s->done_lock);
+	(void)!write(s->stream_done_fd, &one, sizeof(one));
+}
+
+/* Takes the connections whose streamed replies are whole back. */
+static void stream_done_event(struct loop *l, int fd, uint32_t events, void *userdata)
+{
+	struct ctl_server *s = userdata;
+	uint64_t n;
+
+	(void)l;
+	(void)events;
+	(void)!read(fd, &n, sizeof(n));
+	pthread_mutex_lock(&s->done_lock);
+	struct ctl_stream *list = s->done;
+	s->done = NULL;
+	pthread_mutex_unlock(&s->done_lock);
+	while (list) {
+		struct ctl_stream *st = list;
+		struct client *c = st->client;
+		list = st->next;
+		c->stream = NULL;
+		c->last_active_ns = mono_ns();
+		if (!st->ok)
+			c->dead = true;
+		else if (loop_add(s->loop, c->fd, EPOLLIN, client_event, c) == 0)
+			c->events = EPOLLIN;
+		else
+			c->dead = true;
+		free(st);
+		client_process(s, c);
+		client_update(s, c);
+		if (c->dead)
+			client_close(s, c);
+	}
+}
+
 void ctl_server_set_policy(struct ctl_server *s, const struct ctl_policy *policy)
 {
 	s->policy = *policy;
@@ -546,6 +681,8 @@ int ctl_server_open(struct loop *l, const char *path, const struct ctl_policy *p
 	s->policy = *policy;
 	s->fd = -1;
 	s->self_uid = geteuid();
+	pthread_mutex_init(&s->done_lock, NULL);
+	s->stream_done_fd = -1;
 	/* Looked up once: NSS may be slow, and the loop must not wait on it. */
 	lookup_error = ctl_group_lookup(CTL_GROUP, &s->group);
 	if (lookup_error < 0)
@@ -587,12 +724,21 @@ int ctl_server_open(struct loop *l, const char *path, const struct ctl_policy *p
 		if (s->path)
 			give_socket_to_group(s, lookup_error);
 	}
+	s->stream_done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->stream_done_fd < 0)
+		log_warning_errno(-errno, "cannot create an eventfd: dumps are answered on the "
+				  "main loop");
 	r = loop_add(l, s->timer_fd, EPOLLIN, timer_event, s);
 	if (r < 0) {
 		close(s->timer_fd);
 		s->timer_fd = -1;
 	} else {
 		r = loop_add(l, s->fd, EPOLLIN, accept_event, s);
+	}
+	if (r == 0 && s->stream_done_fd >= 0 &&
+	    loop_add(l, s->stream_done_fd, EPOLLIN, stream_done_event, s) < 0) {
+		close(s->stream_done_fd);
+		s->stream_done_fd = -1;
 	}
 	if (r < 0 || !s->path) {
 		ctl_server_free(s);
@@ -616,8 +762,21 @@ void ctl_server_free(struct ctl_server *s)
 {
 	if (!s)
 		return;
+	/* Streams are done by now (see ctl_server.h); forget the handed-back
+	 * ones not yet taken. */
+	while (s->done) {
+		struct ctl_stream *st = s->done;
+		s->done = st->next;
+		st->client->stream = NULL;
+		free(st);
+	}
 	while (s->clients)
 		client_close(s, s->clients);
+	if (s->stream_done_fd >= 0) {
+		loop_remove(s->loop, s->stream_done_fd);
+		close(s->stream_done_fd);
+	}
+	pthread_mutex_destroy(&s->done_lock);
 	if (s->fd >= 0) {
 		loop_remove(s->loop, s->fd);
 		close(s->fd);

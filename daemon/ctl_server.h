@@ -3,6 +3,7 @@
 #define SOAK_CTL_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "loop.h"
@@ -34,6 +35,10 @@
  *     CTL_SEND_TIMEOUT_NS, and at most CTL_MAX_OUTPUT_TOTAL bytes of
  *     responses queued over all clients; a client idle for
  *     CTL_IDLE_TIMEOUT_NS is closed;
+ *   - a handler may answer off the loop (ctl_server_defer): the reply is
+ *     then written by another thread as it is produced, with no size
+ *     limit, while the loop serves everyone else; the connection comes
+ *     back to the loop once that reply is whole;
  *   - at most CTL_ACCEPTS_PER_WAKEUP connections accepted per turn; when
  *     soakd runs out of file descriptors, accepting pauses for a second
  *     rather than spinning.
@@ -51,8 +56,12 @@
 #define CTL_MAX_RESPONSE (UINT64_C(256) << 20)
 #define CTL_MAX_OUTPUT_TOTAL (UINT64_C(512) << 20)
 
-/* Returns a malloc'd response line ending in '\n'. */
+/* Returns a malloc'd response line ending in '\n', or CTL_REPLY_DEFERRED
+ * after ctl_server_defer(). */
 typedef char *(*ctl_handler)(void *userdata, const struct proto_request *req);
+
+/* What a handler returns when the reply will come from a ctl_stream. */
+extern char CTL_REPLY_DEFERRED[];
 
 /* From the run's "ctl" configuration. */
 struct ctl_policy {
@@ -68,7 +77,27 @@ void ctl_server_set_policy(struct ctl_server *s, const struct ctl_policy *policy
 /* Closes clients that have been idle or slow too long (the server also
  * does this by itself, every second while it has clients). */
 void ctl_server_expire(struct ctl_server *s, uint64_t now_ns);
+/* Every stream must be done before the server is freed. */
 void ctl_server_free(struct ctl_server *s);
 const char *ctl_server_path(const struct ctl_server *s);
+
+/*
+ * Replies written off the loop.  Called from a handler, ctl_server_defer
+ * takes the reply of the request being handled away from the loop: the
+ * client is neither read nor timed out until the stream is done, and the
+ * handler returns CTL_REPLY_DEFERRED.  Any one thread then writes the
+ * reply with ctl_stream_write (it blocks, up to CTL_SEND_TIMEOUT_NS
+ * without progress) and hands the connection back with ctl_stream_done,
+ * which may be called from any thread.
+ */
+struct ctl_stream;
+
+struct ctl_stream *ctl_server_defer(struct ctl_server *s);
+/* 0, or -EPIPE (the client went away), -ETIMEDOUT, -ECANCELED. */
+int ctl_stream_write(struct ctl_stream *st, const void *buf, size_t len);
+/* Makes ctl_stream_write return -ECANCELED from now on (any thread). */
+void ctl_stream_cancel(struct ctl_stream *st);
+/* The reply is whole (ok) or broken off (the connection is closed). */
+void ctl_stream_done(struct ctl_stream *st, bool ok);
 
 #endif

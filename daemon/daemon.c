@@ -22,6 +22,7 @@
 #include "config_trace.h"
 #include "ctl_server.h"
 #include "dev_facts.h"
+#include "dumper.h"
 #include "export.h"
 #include "log.h"
 #include "loop.h"
@@ -51,6 +52,7 @@ struct daemon {
 	const struct daemon_options *opts;
 	struct loop *loop;
 	struct ctl_server *ctl;
+	struct dumper *dumper;         /* dumps from the log, off the loop */
 	struct results *results;
 	struct rundir *rundir;
 	bool resuming;                /* the run directory holds this run: go on with it */
@@ -348,41 +350,62 @@ static char *handle_trace(struct daemon *d, const struct proto_request *req)
 
 static char *handle_new_run(struct daemon *d);
 
-/* Per-interval, per-slice and filtered results come from the run's log,
- * written out first, so live and finished runs are dumped by one code. */
+/* What the run knows now of each workload's state, for dumps that do not
+ * read the log from its start. */
+static json_t *workload_states(struct daemon *d)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < d->n_workloads; i++) {
+		const struct workload *w = d->workloads[i];
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", w->cfg->name,
+						     "state", workload_state_name(w->state),
+						     "reason", w->reason));
+	}
+	return arr;
+}
+
+/*
+ * Per-interval, per-slice and filtered results come from the run's log, so
+ * live and finished runs are dumped by one code.  The log is read and the
+ * reply written on a dumper thread (dumper.h): the loop only hands the
+ * request over.
+ */
 static char *handle_dump_from_log(struct daemon *d, const struct proto_request *req)
 {
-	struct rundump_filter f = {
-		.since_ns = req->since_ns, .until_ns = req->until_ns, .slice_ns = req->slice_ns,
-		.workload = req->workload, .op = req->op, .service = req->service,
-	};
-	enum rundump_format format = req->format == PROTO_FORMAT_CSV ? RUNDUMP_CSV
-				     : req->format == PROTO_FORMAT_HDR ? RUNDUMP_HDR : RUNDUMP_JSON;
-	int r;
-
 	if (!d->rundir)
 		return proto_error_line("this run is not being recorded, so only its totals can "
 					"be dumped");
-	r = rundir_sync(d->rundir);
-	if (r < 0)
-		log_warning_errno(r, "dump: the newest records are not on disk yet");
-	struct rundump *rd = rundump_new(format, &f);
-	if (!rd)
+	if (!dumper_has_room(d->dumper))
+		return proto_error_line("soakd is already building %d dumps; try again when one "
+					"is done", DUMPER_MAX_JOBS);
+	struct dump_job *job = calloc(1, sizeof(*job));
+	if (!job)
 		return proto_error_line("out of memory");
-	char *notes = NULL;
-	r = rundump_add_log(rd, rundir_log_path(d->rundir), &notes);
-	if (r < 0) {
-		rundump_free(rd);
-		free(notes);
-		return proto_error_line("cannot read the run's log %s: %s", rundir_log_path(d->rundir),
-					strerror(-r));
+	job->format = req->format == PROTO_FORMAT_CSV ? RUNDUMP_CSV
+		      : req->format == PROTO_FORMAT_HDR ? RUNDUMP_HDR : RUNDUMP_JSON;
+	job->filter = (struct rundump_filter){
+		.since_ns = req->since_ns, .until_ns = req->until_ns, .slice_ns = req->slice_ns,
+		.workload = req->workload ? strdup(req->workload) : NULL,
+		.op = req->op ? strdup(req->op) : NULL, .service = req->service,
+	};
+	job->log_path = strdup(rundir_log_path(d->rundir));
+	job->rundir = d->rundir;
+	job->states = workload_states(d);
+	struct ctl_stream *st = NULL;
+	if (!job->log_path || !job->states || (req->workload && !job->filter.workload) ||
+	    (req->op && !job->filter.op) || !(st = ctl_server_defer(d->ctl))) {
+		dump_job_free(job);
+		return proto_error_line("out of memory");
 	}
-	json_t *v = rundump_finish(rd);
-	rundump_free(rd);
-	if (v && notes)
-		json_object_set_new(v, "notes", json_string(notes));
-	free(notes);
-	return v ? reply(v) : proto_error_line("out of memory");
+	int r = dumper_start(d->dumper, job, st);
+	if (r < 0) {
+		char *line = proto_error_line("cannot start a dump: %s", strerror(-r));
+		/* Nothing was sent yet: the line fits the socket's buffer. */
+		int w = line ? ctl_stream_write(st, line, strlen(line)) : -ENOMEM;
+		free(line);
+		ctl_stream_done(st, w == 0);
+	}
+	return CTL_REPLY_DEFERRED;
 }
 
 /* The results' status, and what only the run knows: start_at, exports. */
@@ -1364,6 +1387,8 @@ static void end_run(struct daemon *d, const char *why)
 	exports_publish(d->exports, d->results, mono_ns());
 	print_summary(d);
 	results_journal_summary(d->results, why);
+	/* Dumps read the log and sync its writer: done before it closes. */
+	dumper_cancel_all(d->dumper);
 	rundir_close(d->rundir);
 	d->rundir = NULL;
 	d->results->rundir = NULL;
@@ -1427,6 +1452,7 @@ static int prepare_workloads(struct daemon *d)
 
 static void free_daemon(struct daemon *d)
 {
+	dumper_free(d->dumper);
 	rundir_close(d->rundir);
 	free(d->plan);
 	ctl_server_free(d->ctl);
@@ -1464,7 +1490,8 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 		      : cfg->socket_path ? cfg->socket_path
 		      : default_socket_path(pathbuf, sizeof(pathbuf));
 	struct ctl_policy policy = { .read_only_for_all = cfg->ctl.read_only_for_all };
-	if (ctl_server_open(d.loop, socket_path, &policy, ctl_handle, &d, &d.ctl) < 0)
+	if (ctl_server_open(d.loop, socket_path, &policy, ctl_handle, &d, &d.ctl) < 0 ||
+	    dumper_new(&d.dumper) < 0)
 		goto out;
 	d.plan = config_text(config_print_plan, cfg);
 	if (!d.plan || open_run_dir(&d, opts->new_run) < 0 || prepare_workloads(&d) < 0)
