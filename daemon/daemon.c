@@ -1184,6 +1184,16 @@ static void replay(struct daemon *d)
 	}
 	uint64_t gone = 0;
 	while ((r = runlog_next(rd, &rec)) > 0) {
+		/* A month of intervals takes a while to read: systemd hears
+		 * from soakd all along. */
+		if (n % 4096 == 0 && d->watchdog_usec) {
+			uint64_t now = mono_ns();
+			if (now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 4) {
+				sd_notifyf(0, "WATCHDOG=1\nSTATUS=resuming run %s: %" PRIu64
+					   " records read", d->cfg->name, n);
+				d->last_watchdog_ns = now;
+			}
+		}
 		int rr = results_replay(d->results, rec);
 		if (rr == -ENOENT)
 			gone++;
@@ -1506,10 +1516,11 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 	if (exports_new(&cfg->exports, &d.exports) < 0)
 		goto out;
 
-	if (setup_timer(&d) < 0 || begin_run(&d) < 0)
-		goto out;
+	/* Before begin_run: resuming a long run pings the watchdog. */
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
+	if (setup_timer(&d) < 0 || begin_run(&d) < 0)
+		goto out;
 	log_info("run %s: %zu workload(s), control socket %s", cfg->name, d.n_workloads,
 		 ctl_server_path(d.ctl));
 	if (waiting_for_start_at(&d, mono_ns())) {
