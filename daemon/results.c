@@ -437,7 +437,12 @@ static void fold_into_slice(struct results *r, struct workload_results *wr,
 	wr->slice_index = index;
 }
 
-static void close_interval(struct results *r, struct workload_results *wr)
+/*
+ * Writes the interval gathered in wr->interval.  stalled: soakd was frozen
+ * or its loop blocked through it; an empty one is a hole that a plot
+ * shows, a full one spans several intervals and says how many.
+ */
+static void close_interval_marked(struct results *r, struct workload_results *wr, bool stalled)
 {
 	const struct workload *w = wr->workload;
 	struct interval_row row = { 0 };
@@ -452,12 +457,19 @@ static void close_interval(struct results *r, struct workload_results *wr)
 	row.end_ns = wr->iv_end_ns - r->run_start_ns;
 	row.lag_max_ns = wr->iv_lag_max_ns;
 	fold_into_slice(r, wr, &row);
+	uint64_t n_intervals = r->cfg->interval_ns ? (span + r->cfg->interval_ns / 2) / r->cfg->interval_ns
+						   : 1;
 	if (r->rundir) {
 		json_t *rec = interval_record(r, wr, &row, target);
+		if (rec && (stalled || n_intervals > 1)) {
+			json_object_set_new(rec, "stalled", json_true());
+			json_object_set_new(rec, "intervals", json_integer((json_int_t)n_intervals));
+		}
 		if (rec)
 			rundir_append(r->rundir, rec);
 		json_decref(rec);
 	}
+	wr->iv_prev_end_ns = wr->iv_end_ns;
 	wr->intervals++;
 	for (size_t i = 0; wr->target_interval && i < wr->n_streams * wr->n_ops; i++)
 		op_stats_init(&wr->target_interval[i]);
@@ -480,15 +492,68 @@ static void close_interval(struct results *r, struct workload_results *wr)
 		table_row(r, wr, &row);
 }
 
+static void close_interval(struct results *r, struct workload_results *wr)
+{
+	close_interval_marked(r, wr, false);
+}
+
+/* The intervals between the last one recorded and start (CLOCK_MONOTONIC)
+ * that no thread measured, soakd being frozen: one empty record each. */
+static void record_hole(struct results *r, struct workload_results *wr, uint64_t start)
+{
+	uint64_t interval = r->cfg->interval_ns;
+
+	if (!wr->iv_prev_end_ns || !interval || start < wr->iv_prev_end_ns + interval / 2)
+		return;
+	for (uint64_t at = wr->iv_prev_end_ns; at + interval / 2 < start;) {
+		/* Up to the next boundary of the run, or to start. */
+		uint64_t k = (at - r->run_start_ns) / interval + 1;
+		uint64_t end = r->run_start_ns + k * interval;
+		if (end > start || start - end < interval / 2)
+			end = start;
+		wr->iv_start_ns = at;
+		wr->iv_end_ns = end;
+		wr->iv_lag_max_ns = 0;
+		wr->iv_has_data = true;
+		close_interval_marked(r, wr, true);
+		at = end;
+	}
+}
+
+/*
+ * One record per interval the threads published, never several merged:
+ * after soakd was frozen (SIGSTOP, a long stall) the slots published
+ * meanwhile each become their own record, and the intervals no slot
+ * covers become empty records marked "stalled".  The streams of a
+ * workload publish the same boundaries; their slots for one interval
+ * make one record.
+ */
 void results_tick(struct results *r, uint64_t now_ns)
 {
 	(void)now_ns;
 	for (size_t i = 0; i < r->n; i++) {
 		struct workload_results *wr = &r->w[i];
-		for (size_t s = 0; s < wr->n_streams; s++)
-			stream_consume(&wr->workload->streams[s].stats, consume_slot,
-				       wr->stream_userdata[s]);
-		close_interval(r, wr);
+		for (;;) {
+			uint64_t first_end = UINT64_MAX, first_start = UINT64_MAX;
+			for (size_t s = 0; s < wr->n_streams; s++) {
+				const struct interval_slot *sl =
+					stream_peek(&wr->workload->streams[s].stats);
+				if (sl && sl->end_ns < first_end)
+					first_end = sl->end_ns;
+				if (sl && sl->start_ns < first_start)
+					first_start = sl->start_ns;
+			}
+			if (first_end == UINT64_MAX)
+				break;
+			record_hole(r, wr, first_start);
+			for (size_t s = 0; s < wr->n_streams; s++) {
+				struct stream_stats *st = &wr->workload->streams[s].stats;
+				const struct interval_slot *sl = stream_peek(st);
+				if (sl && sl->start_ns < first_end)
+					stream_consume_one(st, consume_slot, wr->stream_userdata[s]);
+			}
+			close_interval(r, wr);
+		}
 	}
 }
 
@@ -623,6 +688,8 @@ int results_replay(struct results *r, json_t *rec)
 void results_record_state(struct results *r, size_t i)
 {
 	const struct workload *w = r->w[i].workload;
+	/* Started, stopped or resumed: no hole spans a change of state. */
+	r->w[i].iv_prev_end_ns = 0;
 	if (!r->rundir)
 		return;
 	uint64_t now = mono_ns();

@@ -62,6 +62,9 @@ struct workload_results {
 	struct op_stats *target_interval;   /* [n_streams * n_ops], with several targets */
 	uint64_t iv_start_ns, iv_end_ns, iv_lag_max_ns;
 	bool iv_has_data;
+	/* CLOCK_MONOTONIC end of the last interval recorded since the workload
+	 * (re)started, 0: none: where a hole left by a frozen soakd begins. */
+	uint64_t iv_prev_end_ns;
 
 	struct op_slices *slices;           /* [n_ops] */
 	uint64_t slice_index;

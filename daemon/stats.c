@@ -99,12 +99,42 @@ void stream_publish(struct stream_stats *s, uint64_t end_ns)
 {
 	uint64_t consumed = atomic_load_explicit(&s->consumed, memory_order_acquire);
 
-	if (s->seq + 1 - consumed >= STATS_SLOTS)
-		return; /* main thread behind: keep filling this slot */
+	if (s->seq + 1 - consumed >= STATS_SLOTS) {
+		/* Main thread behind.  Nothing measured yet: the slot starts
+		 * again at this boundary, and the main thread writes the
+		 * intervals it skipped as a hole; else it keeps filling. */
+		struct interval_slot *cur = stream_current(s);
+		bool empty = true;
+		for (size_t i = 0; i < s->n_ops && empty; i++)
+			empty = !cur->ops[i].count && !cur->ops[i].errors &&
+				!cur->ops[i].latency.count;
+		if (empty)
+			cur->start_ns = end_ns;
+		return;
+	}
 	stream_current(s)->end_ns = end_ns;
 	s->seq++;
 	slot_reset(stream_current(s), s->n_ops, end_ns);
 	atomic_store_explicit(&s->published, s->seq, memory_order_release);
+}
+
+const struct interval_slot *stream_peek(struct stream_stats *s)
+{
+	uint64_t published = atomic_load_explicit(&s->published, memory_order_acquire);
+	uint64_t consumed = atomic_load_explicit(&s->consumed, memory_order_relaxed);
+
+	return consumed < published ? s->slots[consumed % STATS_SLOTS] : NULL;
+}
+
+void stream_consume_one(struct stream_stats *s, stream_consume_fn fn, void *userdata)
+{
+	uint64_t published = atomic_load_explicit(&s->published, memory_order_acquire);
+	uint64_t consumed = atomic_load_explicit(&s->consumed, memory_order_relaxed);
+
+	if (consumed >= published)
+		return;
+	fn(s->slots[consumed % STATS_SLOTS], s->n_ops, userdata);
+	atomic_store_explicit(&s->consumed, consumed + 1, memory_order_release);
 }
 
 size_t stream_consume(struct stream_stats *s, stream_consume_fn fn, void *userdata)

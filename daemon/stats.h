@@ -18,9 +18,11 @@
  * boundary publishes the slot it was filling and moves to the next one.  The
  * main thread's tick, a little after the boundary, consumes what has been
  * published.  Slots form a ring; the thread only moves on to a slot the main
- * thread has consumed, so if the main thread ever falls STATS_SLOTS - 1
- * intervals behind, the thread keeps filling its current slot and that
- * record simply spans more than one interval (its start/end say so).
+ * thread has consumed.  If the main thread falls STATS_SLOTS - 1 intervals
+ * behind (soakd was frozen, or its loop blocked), an empty slot moves on to
+ * the boundary just crossed, so the intervals missed leave a hole the main
+ * thread fills with records of their own; a slot that already holds ops
+ * keeps filling, and its record says it spans more than one interval.
  */
 
 #define STATS_MAX_OPS 8
@@ -83,8 +85,12 @@ void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_n
 void op_stats_record_error(struct op_stats *o, enum op_error_class c);
 void op_stats_record_corrupt(struct op_stats *o);
 
-/* Main side: calls fn for every published, unconsumed slot, then frees them. */
 typedef void (*stream_consume_fn)(const struct interval_slot *slot, size_t n_ops, void *userdata);
+/* Main side: the oldest published slot not yet consumed, or NULL; and
+ * consuming it (fn, then the slot is free again). */
+const struct interval_slot *stream_peek(struct stream_stats *s);
+void stream_consume_one(struct stream_stats *s, stream_consume_fn fn, void *userdata);
+/* Main side: calls fn for every published, unconsumed slot, then frees them. */
 size_t stream_consume(struct stream_stats *s, stream_consume_fn fn, void *userdata);
 /* After the thread has been joined: also hands over the slot it was filling. */
 void stream_consume_rest(struct stream_stats *s, uint64_t end_ns, stream_consume_fn fn,
