@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Makes a long run log fast, for dump and resume tests and benches.
 
-gen_runlog.py LOG SECONDS [INTERVAL_S]
+gen_runlog.py [--as NAME] LOG SECONDS [INTERVAL_S]
 
 LOG is the intervals.log of a short real run (soakd ran a few intervals
 and stopped).  Its last interval record of each workload is the template:
@@ -10,7 +10,9 @@ SECONDS of further intervals are appended to LOG, one record per workload
 per interval, in soakd's format (runlog.h: "CRC32 JSON\\n", zlib's CRC-32 of
 the compact JSON), run time and wall time moving on as a live run's would.
 A resumed soakd then sees a run that has gone on for SECONDS longer.
-Prints the number of records appended.
+With --as, the records are those of a workload NAME (one template only):
+a log soakd is writing can take them, beside its own records, without
+mixing them up.  Prints the number of records appended.
 """
 import json
 import sys
@@ -42,8 +44,12 @@ def template(rec):
 
 
 def main():
-    path, seconds = sys.argv[1], float(sys.argv[2])
-    interval_ns = int(float(sys.argv[3]) * 1e9) if len(sys.argv) > 3 else 1000000000
+    args = sys.argv[1:]
+    rename = None
+    if args[:1] == ["--as"]:
+        rename, args = args[1], args[2:]
+    path, seconds = args[0], float(args[1])
+    interval_ns = int(float(args[2]) * 1e9) if len(args) > 2 else 1000000000
     last, biggest = {}, {}
     for rec in records(path):
         if rec.get("type") == "interval":
@@ -63,7 +69,11 @@ def main():
         sched_off = rec["sched_ns"] - rec["end_ns"]
         rec = dict(biggest[name])
         rec["lag_max_ns"] = 0
+        if rename:
+            rec["workload"] = rename
         plans.append((template(rec), sched_off))
+        if rename:
+            break
     n = int(seconds * 1e9 // interval_ns)
     out = []
     size = 0

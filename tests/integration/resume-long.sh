@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Resuming a long run keeps systemd informed (issue 12, item 3): the run's
+# log gets hours of 1 s intervals (gen_runlog.py) and soakd, started again
+# with WATCHDOG_USEC set, reads it all before it is ready.  The watchdog is
+# pinged throughout (no gap near WatchdogSec), every interval is counted,
+# and the run goes on from where the log ends.  bench/dump-log.sh times
+# this for a month of intervals.
+source "$(dirname "$0")/lib.sh"
+need_cmd python3
+
+HOURS=${RESUME_LONG_HOURS:-12}
+STATE=$(mktemp -d /dev/shm/soakd-resume-long.XXXXXX)
+on_exit rm -rf "$STATE"
+CFG="$WORK/long.json"
+write_file_config "$CFG" long w 60d idle 20
+
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 15 "the control socket" ctl_answers
+LOG="$STATE/long/intervals.log"
+intervals() {
+	local n
+	n=$(grep -c '"type":"interval"' "$LOG" 2>/dev/null)
+	echo "${n:-0}"
+}
+at_least() { (($(intervals) >= $1)); }
+wait_until 15 "2 intervals on disk" at_least 2
+stop_soakd 10
+n=$(python3 "$SRCDIR/tests/integration/gen_runlog.py" "$LOG" $((HOURS * 3600))) ||
+	fail "cannot generate the log"
+total=$(intervals)
+note "the log holds $total intervals ($n generated), $(($(stat -c %s "$LOG") >> 20)) MiB"
+
+NOTIFY="$WORK/notify.sock"
+spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
+	"$NOTIFY" "$WORK/notify.jsonl"
+LISTENER=$SPAWNED
+wait_until 10 "the notify socket" test -S "$NOTIFY"
+WATCHDOG_USEC=2000000
+SOAKD_ENV=(-u WATCHDOG_PID "NOTIFY_SOCKET=$NOTIFY" "WATCHDOG_USEC=$WATCHDOG_USEC")
+t0=$(now_ns)
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table
+ready() { grep -q 'READY=1' "$WORK/notify.jsonl" 2>/dev/null; }
+wait_until 180 "soakd to be ready" ready
+note "resumed and ready after $((($(now_ns) - t0) / 1000000)) ms"
+grep -q "resuming run long at" "$SOAKD_LOG" || fail "soakd did not say it resumed"
+sleep 2.5 # two more intervals, for pings after READY=1 as well
+counted=$(ctl dump --format json | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["workloads"][0]["intervals"])')
+((counted >= total)) || fail "the resumed run counts $counted intervals, the log had $total"
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+_kill_bg "$LISTENER"
+python3 - "$WORK/notify.jsonl" "$WATCHDOG_USEC" <<'PY' || fail "the watchdog was not pinged throughout"
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+watchdog_s = int(sys.argv[2]) / 1e6
+pings = [r["t"] for r in recs if "WATCHDOG=1" in r["msg"].split("\n")]
+ready = [r["t"] for r in recs if "READY=1" in r["msg"].split("\n")]
+start = recs[0]["t"]
+before = [t for t in pings if t < ready[0]]
+gaps = [b - a for a, b in zip([start] + pings, pings)]
+print(f"# READY=1 at {ready[0] - start:.2f} s; {len(before)} watchdog pings before it, "
+      f"{len(pings)} in all; longest gap {max(gaps):.2f} s")
+if ready[0] - start > watchdog_s / 2 and not before:
+    sys.exit("no watchdog ping while the log was read")
+sys.exit(0 if max(gaps) < watchdog_s * 0.75 else 1)
+PY
