@@ -20,6 +20,18 @@
  *   {"cmd":"dump","format":"json"|"csv"|"hdr"}  (csv, hdr: the response carries "csv"/"hdr": TEXT)
  *     with optional "since", "until" (run time, durations), "slice" (duration),
  *     "workload", "op" (names) and "service": true (hdr of service times)
+ *
+ * Dumps read from the run's log (every dump but the JSON totals without
+ * options) are streamed: still one JSON line, of any length, but a CSV or
+ * HDR reply begins exactly with
+ *     {"ok":true,"format":"csv","csv":"      (or hdr)
+ * and its text follows as it is produced; the other members ("run",
+ * "workloads", "notes", ...) come after the text.  A client may decode the
+ * string as it reads (soakctl does) or read the whole line.  Any dump may
+ * carry "incomplete": true and "incomplete_reason": TEXT when the log it
+ * was read from may lack records (the state disk full, records dropped, a
+ * read error, soakd stopping).  Replies that are not streamed are bounded
+ * (CTL_MAX_RESPONSE); streamed ones are not.
  *   {"cmd":"trace","state":"on"|"off","probes":["blk","tcp"]}  (no state: query)
  *   {"cmd":"report"}
  *   {"cmd":"reload"}                        (re-read the configuration file)

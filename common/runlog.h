@@ -24,7 +24,13 @@
  *             its schedule at end_ns), lag_max_ns, target_ops, ops: {OP:
  *             {count, errors, bytes, share, latency, service (base64
  *             histograms), ...}}, targets: [{path, ops}] with several devices,
- *             and whatever else the recorder adds (kernel series)
+ *             and whatever else the recorder adds (kernel series).  One
+ *             record per interval, never merged: those soakd missed while
+ *             frozen (SIGSTOP, a stalled loop) are written empty with
+ *             "stalled": true, "intervals": 1; one whose ops could not be
+ *             told apart by interval says "stalled": true, "intervals": N.
+ *             Appended in the order of end_ns, which lets a reader bisect
+ *             (runlog_seek_run_time).
  *   state     a workload changed state: workload, state, reason, run_ns
  *   gap       soakd was down: run_ns, down_ns (wall time missed)
  */
