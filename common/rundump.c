@@ -58,6 +58,7 @@ struct rundump {
 	bool hdr_header_done;
 	uint64_t skipped;
 	unsigned sources;                  /* logs added */
+	struct rd_op scratch;              /* one interval's op, for its row */
 };
 
 static void op_free(struct rd_op *o)
@@ -126,6 +127,34 @@ static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 	o->target_ops += target_ops;
 	int r = merge_b64(o->lat, rec, "latency");
 	return r < 0 ? r : merge_b64(o->svc, rec, "service");
+}
+
+/* An interval's op as recorded, into the scratch op o (its histograms
+ * decoded in place: no merge into an emptied one). */
+static int op_load(struct rd_op *o, const char *name, json_t *rec, double target_ops)
+{
+	const char *keys[] = { "latency", "service" };
+	struct hist *hists[] = { o->lat, o->svc };
+
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	o->count = u64(rec, "count");
+	o->errors = u64(rec, "errors");
+	o->bytes = u64(rec, "bytes");
+	o->corrupt = u64(rec, "corrupt");
+	o->target_ops = target_ops;
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(rec, keys[i]);
+		if (!v) {
+			hist_init(hists[i]);
+			continue;
+		}
+		if (!json_is_string(v))
+			return -EINVAL;
+		int r = hist_from_base64(hists[i], json_string_value(v));
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 struct rundump *rundump_new(enum rundump_format format, const struct rundump_filter *filter)
@@ -423,16 +452,17 @@ static int add_interval(struct rundump *d, json_t *rec)
 			struct rd_op *s = op_get(&w->slice, op_name);
 			r = s ? op_add(s, op, op_target) : -ENOMEM;
 		} else {
-			/* One row per interval: a scratch op, emitted now. */
-			struct rd_ops one = { 0 };
-			struct rd_op *s = op_get(&one, op_name);
-			r = s ? op_add(s, op, op_target) : -ENOMEM;
+			/* One row per interval: the scratch op, emitted now. */
+			struct rd_op *s = &d->scratch;
+			if (!s->lat && !(s->lat = malloc(sizeof(*s->lat))))
+				return -ENOMEM;
+			if (!s->svc && !(s->svc = malloc(sizeof(*s->svc))))
+				return -ENOMEM;
+			r = op_load(s, op_name, op, op_target);
 			if (r == 0 && d->format == RUNDUMP_CSV)
 				csv_row(d, name, s, start, end, lag);
 			else if (r == 0 && d->format == RUNDUMP_HDR)
 				hdr_line(d, name, s, wall_start, start, end);
-			if (s)
-				op_free(s);
 		}
 		if (r < 0)
 			return r;
@@ -715,6 +745,7 @@ void rundump_free(struct rundump *d)
 		json_decref(w->report_ops);
 		free(w);
 	}
+	op_free(&d->scratch);
 	if (d->text)
 		fclose(d->text);
 	free(d->text_buf);

@@ -200,7 +200,9 @@ static void tick(struct daemon *d, uint64_t now)
 
 static void watchdog(struct daemon *d, uint64_t now)
 {
-	if (d->watchdog_usec && now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 2) {
+	/* A quarter of WatchdogSec, checked every eighth: no gap between
+	 * pings comes near it, even on a loaded machine. */
+	if (d->watchdog_usec && now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 4) {
 		sd_notify(0, "WATCHDOG=1");
 		d->last_watchdog_ns = now;
 	}
@@ -1197,7 +1199,7 @@ static void replay(struct daemon *d)
 	while ((r = runlog_next(rd, &rec)) > 0) {
 		/* A month of intervals takes a while to read: systemd hears
 		 * from soakd all along. */
-		if (n % 4096 == 0 && d->watchdog_usec) {
+		if (n % 256 == 0 && d->watchdog_usec) {
 			uint64_t now = mono_ns();
 			if (now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 4) {
 				sd_notifyf(0, "WATCHDOG=1\nSTATUS=resuming run %s: %" PRIu64
@@ -1548,7 +1550,7 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 		uint64_t now = mono_ns();
 		watchdog(&d, now);
 		if (d.watchdog_usec)
-			timeout = (int)(d.watchdog_usec / 4000) + 1;
+			timeout = (int)(d.watchdog_usec / 8000) + 1;
 		if (d.catchup_passes) {
 			int ms = d.catchup_next_ns > now ? (int)((d.catchup_next_ns - now) / 1000000) + 1 : 0;
 			if (timeout < 0 || ms < timeout)
