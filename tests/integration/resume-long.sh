@@ -52,6 +52,24 @@ import json, sys
 print(json.load(sys.stdin)["workloads"][0]["intervals"])')
 ((counted >= total)) || fail "the resumed run counts $counted intervals, the log had $total"
 
+# The pings so far: before, while and after the log was read.
+python3 - "$WORK/notify.jsonl" "$WATCHDOG_USEC" <<'PY' || fail "the watchdog was not pinged throughout"
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+watchdog_s = int(sys.argv[2]) / 1e6
+pings = [r["t"] for r in recs if "WATCHDOG=1" in r["msg"].split("\n")]
+ready = [r["t"] for r in recs if "READY=1" in r["msg"].split("\n")]
+start = 0.0  # the listener started just before soakd
+before = [t for t in pings if t < ready[0]]
+gaps = [b - a for a, b in zip([start] + pings, pings)]
+worst = max(range(len(gaps)), key=gaps.__getitem__)
+print(f"# READY=1 at {ready[0] - start:.2f} s; {len(before)} watchdog pings before it, "
+      f"{len(pings)} in all; longest gap {max(gaps):.2f} s, ending at {pings[worst] - start:.2f} s")
+if ready[0] - start > watchdog_s / 2 and not before:
+    sys.exit("no watchdog ping while the log was read")
+sys.exit(0 if max(gaps) < watchdog_s * 0.75 else 1)
+PY
+
 t0=$(now_ns)
 ctl dump --format json --op read >/dev/null || fail "dump --op read failed"
 full_ms=$((($(now_ns) - t0) / 1000000))
@@ -68,21 +86,3 @@ python3 -c "import sys; sys.exit(0 if $first >= $since else 1)" || fail "dump --
 	fail "dump --since took $since_ms ms, the whole log $full_ms ms: not found by bisection"
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
-
-_kill_bg "$LISTENER"
-python3 - "$WORK/notify.jsonl" "$WATCHDOG_USEC" <<'PY' || fail "the watchdog was not pinged throughout"
-import json, sys
-recs = [json.loads(line) for line in open(sys.argv[1])]
-watchdog_s = int(sys.argv[2]) / 1e6
-pings = [r["t"] for r in recs if "WATCHDOG=1" in r["msg"].split("\n")]
-ready = [r["t"] for r in recs if "READY=1" in r["msg"].split("\n")]
-start = recs[0]["t"]
-before = [t for t in pings if t < ready[0]]
-gaps = [b - a for a, b in zip([start] + pings, pings)]
-worst = max(range(len(gaps)), key=gaps.__getitem__)
-print(f"# READY=1 at {ready[0] - start:.2f} s; {len(before)} watchdog pings before it, "
-      f"{len(pings)} in all; longest gap {max(gaps):.2f} s, ending at {pings[worst] - start:.2f} s")
-if ready[0] - start > watchdog_s / 2 and not before:
-    sys.exit("no watchdog ping while the log was read")
-sys.exit(0 if max(gaps) < watchdog_s * 0.75 else 1)
-PY
