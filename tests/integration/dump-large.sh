@@ -6,6 +6,90 @@
 # records), then a full CSV dump streams it while another client asks for
 # status over and over.  Status answers in well under a second throughout,
 # the watchdog keeps being pinged, the CSV is complete (a row per interval
-# and op) and bigger than the 64 MiB soakctl used to refuse, and a dump
+# and op) and bigger than the 64 MiB soakctl used to refuse.  (resume-long
+# shows that --since is found by bisection.)
+source "$(dirname "$0")/lib.sh"
+need_cmd python3
+
+DAYS=${DUMP_LARGE_DAYS:-3.2}
+SECONDS_OF_LOG=$(python3 -c "print(int($DAYS * 86400))")
+STATE=$(mktemp -d /dev/shm/soakd-dump-large.XXXXXX)
+on_exit rm -rf "$STATE"
+
+NOTIFY="$WORK/notify.sock"
+spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
+	"$NOTIFY" "$WORK/notify.jsonl"
+LISTENER=$SPAWNED
+wait_until 10 "the notify socket" test -S "$NOTIFY"
+
+# A low rate: small records, so the log is mostly what a dump prints.
+CFG="$WORK/large.json"
+write_file_config "$CFG" large w 60d idle 20
+WATCHDOG_USEC=2000000
+SOAKD_ENV=(-u WATCHDOG_PID "NOTIFY_SOCKET=$NOTIFY" "WATCHDOG_USEC=$WATCHDOG_USEC")
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 15 "the control socket" ctl_answers
+LOG="$STATE/large/intervals.log"
+has_interval() { grep -q '"type":"interval"' "$LOG" 2>/dev/null; }
+wait_until 15 "a first interval on disk" has_interval
+
+t0=$(now_ns)
+n=$(python3 "$SRCDIR/tests/integration/gen_runlog.py" --as synthetic "$LOG" "$SECONDS_OF_LOG") ||
+	fail "cannot generate the log"
+note "appended $n records ($DAYS days) in $((($(now_ns) - t0) / 1000000)) ms:" \
+	"$(($(stat -c %s "$LOG") >> 20)) MiB of log"
+
+# The full CSV, streamed, while status is asked for again and again.
+t0=$(now_ns)
+timeout 600 "$SOAKCTL" --socket "$SOCK" dump --format csv --workload synthetic \
+	>"$STATE/dump.csv" 2>"$WORK/dump.err" &
+DUMP=$!
+on_exit _kill_bg "$DUMP"
+max_ms=0 asked=0
+while is_alive "$DUMP"; do
+	s=$(now_ns)
+	ctl status >/dev/null || fail "status failed while a dump was streaming"
+	ms=$((($(now_ns) - s) / 1000000))
+	((ms > max_ms)) && max_ms=$ms
+	asked=$((asked + 1))
+	sleep 0.2
+done
+wait "$DUMP" || fail "the dump failed: $(cat "$WORK/dump.err")"
+dump_ms=$((($(now_ns) - t0) / 1000000))
+note "dump: $dump_ms ms, $(($(stat -c %s "$STATE/dump.csv") >> 20)) MiB of CSV;" \
+	"status asked $asked times meanwhile, slowest answer $max_ms ms"
+((asked >= 3)) || fail "the dump was over too soon to ask for status ($dump_ms ms)"
+((max_ms < 1000)) || fail "status took $max_ms ms while a dump was streaming"
+(($(stat -c %s "$STATE/dump.csv") > 64 << 20)) || fail "the CSV is not larger than 64 MiB"
+
+# Complete: one row per generated interval and op, in order, none twice.
+python3 - "$STATE/dump.csv" "$n" <<'PY' || fail "the CSV is not complete"
+import sys
+rows = {}
+with open(sys.argv[1]) as f:
+    header = f.readline()
+    assert header.startswith("workload,op,start_s"), header
+    for line in f:
+        w, op, start, end = line.split(",", 4)[:4]
+        rows.setdefault(op, []).append(float(start))
+n = int(sys.argv[2])
+for op, starts in rows.items():
+    if len(starts) != n:
+        sys.exit(f"{op}: {len(starts)} rows, expected {n}")
+    if any(b - a != 1 for a, b in zip(starts, starts[1:])):
+        sys.exit(f"{op}: rows missing or out of order")
+print(f"# {len(rows)} ops x {n} rows")
+PY
+
+# The main loop kept going: the watchdog was pinged all along.
+_kill_bg "$LISTENER"
+python3 - "$WORK/notify.jsonl" "$WATCHDOG_USEC" <<'PY' || fail "the watchdog was not pinged in time"
+import json, sys
+pings = [r["t"] for r in map(json.loads, open(sys.argv[1])) if "WATCHDOG=1" in r["msg"].split("\n")]
+gaps = [b - a for a, b in zip(pings, pings[1:])]
+print(f"# {len(pings)} watchdog pings, longest gap {max(gaps):.2f} s")
+sys.exit(0 if max(gaps) < int(sys.argv[2]) / 1e6 * 0.75 else 1)
+PY
+
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
