@@ -182,6 +182,64 @@ static void test_open_memory(void **state)
 	free(path);
 }
 
+/* Bisection lands before the first interval ending at or after the time
+ * asked for (skipping most of the log), also over a damaged line, and
+ * never past a record the dump needs. */
+static void test_seek_run_time(void **state)
+{
+	(void)state;
+	const unsigned n = 20000;  /* ~4 MB: many bisection steps */
+	char *path = write_log("seek.log", n, 50, 1000, NULL);
+	/* Damage a line in the middle: the bisection steps over it. */
+	FILE *f = fopen(path, "r+");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long size = ftell(f);
+	fseek(f, size / 3, SEEK_SET);
+	fputs("garbage", f);
+	fclose(f);
+
+	const uint64_t wants[] = { 0, 1, 7000, 14321, 19999, 25000 };
+	for (size_t k = 0; k < sizeof(wants) / sizeof(wants[0]); k++) {
+		uint64_t want = wants[k] * 1000000000;
+		struct runlog_reader *r;
+		json_t *rec;
+		assert_int_equal(runlog_open(path, &r), 0);
+		assert_int_equal(runlog_seek_run_time(r, want), 0);
+		unsigned read = 0, wanted = 0;
+		uint64_t first_end = UINT64_MAX;
+		while (runlog_next(r, &rec) > 0) {
+			json_t *end = json_object_get(rec, "end_ns");
+			if (end) {
+				uint64_t e = (uint64_t)json_integer_value(end);
+				if (first_end == UINT64_MAX)
+					first_end = e;
+				wanted += e >= want;
+			}
+			read++;
+			json_decref(rec);
+		}
+		/* Every interval ending at or after want that a whole read
+		 * finds (the damaged one is lost either way) is still there... */
+		struct runlog_reader *all;
+		unsigned expect = 0;
+		assert_int_equal(runlog_open(path, &all), 0);
+		while (runlog_next(all, &rec) > 0) {
+			json_t *end = json_object_get(rec, "end_ns");
+			expect += end && (uint64_t)json_integer_value(end) >= want;
+			json_decref(rec);
+		}
+		runlog_close(all);
+		assert_int_equal(wanted, expect);
+		/* ...and little before it was read (one linear stretch). */
+		assert_true(read <= wanted + 1 + 2000);
+		if (first_end != UINT64_MAX && wants[k] > 2000 && wants[k] <= n)
+			assert_true(first_end + 2000 * UINT64_C(1000000000) >= want);
+		runlog_close(r);
+	}
+	free(path);
+}
+
 static json_t *dump(const char *path, enum rundump_format format, struct rundump_filter *f)
 {
 	struct rundump *d = rundump_new(format, f);
@@ -291,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_middle),
 		cmocka_unit_test(test_wrong_header),
 		cmocka_unit_test(test_open_memory),
+		cmocka_unit_test(test_seek_run_time),
 		cmocka_unit_test(test_dump_filters),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_hdr_cookie),
