@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,7 @@
 #define STOP_TIMEOUT_NS (UINT64_C(10) * 1000000000)
 /* The tick fires this long after a boundary, so threads have published. */
 #define TICK_GRACE_NS (UINT64_C(20) * 1000000)
+#define CHECKPOINT_EVERY_NS (UINT64_C(3600) * 1000000000)
 #define CATCHUP_PASSES 10
 #define CATCHUP_EVERY_NS (UINT64_C(50) * 1000000)
 
@@ -81,6 +84,11 @@ struct daemon {
 	 * as they come, before a thread's ring fills again. */
 	unsigned catchup_passes;
 	uint64_t catchup_next_ns;
+	/* Checkpoints of the results (resuming reads them, not the whole log). */
+	pthread_t checkpoint_thread;
+	bool checkpoint_running;
+	atomic_bool checkpoint_done;
+	uint64_t checkpoint_run_ns;    /* run time of the last one */
 };
 
 static const char *run_state_name(enum run_state s)
@@ -149,6 +157,80 @@ static bool run_is_over(struct daemon *d, uint64_t now)
 	return d->ever_started || (d->run_end_ns && now >= d->run_end_ns);
 }
 
+/*
+ * Checkpoints: the results as they stand, in checkpoint.json beside the
+ * log, so that resuming a long run reads the log only after it.  Written
+ * once the log holds every record before it (rundir_sync), so a
+ * checkpoint never covers records the log lost in a crash.
+ */
+struct checkpoint_job {
+	struct daemon *d;
+	struct rundir *rundir;
+	json_t *checkpoint;
+};
+
+static int write_checkpoint(struct rundir *rundir, json_t *ck)
+{
+	int r = rundir_sync(rundir);
+	if (r < 0)
+		return r;
+	char *text = json_dumps(ck, JSON_COMPACT);
+	if (!text)
+		return -ENOMEM;
+	r = rundir_write_file(rundir, "checkpoint.json", text);
+	free(text);
+	return r;
+}
+
+static void *checkpoint_main(void *arg)
+{
+	struct checkpoint_job *job = arg;
+	int r = write_checkpoint(job->rundir, job->checkpoint);
+	if (r < 0)
+		log_warning_errno(r, "cannot write a checkpoint in %s; a restart reads the whole log",
+				  rundir_path(job->rundir));
+	json_decref(job->checkpoint);
+	atomic_store(&job->d->checkpoint_done, true);
+	free(job);
+	return NULL;
+}
+
+static void checkpoint_wait(struct daemon *d)
+{
+	if (d->checkpoint_running) {
+		pthread_join(d->checkpoint_thread, NULL);
+		d->checkpoint_running = false;
+	}
+}
+
+/* Builds a checkpoint (cheap: the histograms' compact form) and writes it
+ * on a thread; wait: here and now (startup, shutdown). */
+static void checkpoint(struct daemon *d, uint64_t now, bool wait)
+{
+	if (!d->rundir || !d->results)
+		return;
+	if (d->checkpoint_running && !atomic_load(&d->checkpoint_done) && !wait)
+		return;
+	checkpoint_wait(d);
+	/* Modulo 2^64: a resumed run may have begun before this boot's
+	 * monotonic zero; one waiting for its start_at is at 0. */
+	uint64_t run_ns = (int64_t)(now - d->run_start_ns) > 0 ? now - d->run_start_ns : 0;
+	json_t *ck = results_checkpoint(d->results, run_ns);
+	struct checkpoint_job *job = ck ? malloc(sizeof(*job)) : NULL;
+	if (!job) {
+		json_decref(ck);
+		return;
+	}
+	d->checkpoint_run_ns = run_ns;
+	*job = (struct checkpoint_job){ .d = d, .rundir = d->rundir, .checkpoint = ck };
+	atomic_store(&d->checkpoint_done, false);
+	if (!wait && pthread_create(&d->checkpoint_thread, NULL, checkpoint_main, job) == 0) {
+		d->checkpoint_running = true;
+		return;
+	}
+	checkpoint_main(job);
+}
+
 static void tick(struct daemon *d, uint64_t now)
 {
 	char status[1024];
@@ -171,6 +253,9 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 	results_tick(d->results, now);
 	exports_publish(d->exports, d->results, now);
+	if ((int64_t)(now - d->run_start_ns) > 0 &&
+	    now - d->run_start_ns >= d->checkpoint_run_ns + CHECKPOINT_EVERY_NS)
+		checkpoint(d, now, false);
 
 	if (d->run_end_ns && now >= d->run_end_ns && d->state == RUN_RUNNING) {
 		/* Workloads whose schedule ends with the run finish by
@@ -1183,7 +1268,48 @@ static uint64_t wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Replays a resumed run's log into the results. */
+/* The run's checkpoint, taken back: true, with the run time it covers in
+ * *ret_covered, or false when there is none that fits (the results are
+ * then as new). */
+static bool restore_checkpoint(struct daemon *d, uint64_t *ret_covered)
+{
+	char *path = NULL;
+	json_error_t jerr;
+	uint64_t run_ns = 0;
+
+	if (asprintf(&path, "%s/checkpoint.json", rundir_path(d->rundir)) < 0)
+		return 0;
+	json_t *ck = json_load_file(path, 0, &jerr);
+	int r = ck ? results_restore(d->results, ck, &run_ns) : -ENOENT;
+	if (r < 0 && ck) {
+		log_warning("%s does not fit this run; reading the whole log", path);
+		for (size_t i = 0; i < d->results->n; i++)
+			results_set_workload(d->results, i, d->results->w[i].workload);
+		d->results->recorded_end_ns = d->results->recorded_wall_ns = 0;
+		run_ns = 0;
+	}
+	json_decref(ck);
+	/* Used once: begin_run writes the next one before anything new is
+	 * logged; should that fail, the next resume reads the whole log
+	 * rather than trust a checkpoint this run has gone past. */
+	if (r == 0 && unlink(path) < 0)
+		log_warning_errno(-errno, "cannot remove %s", path);
+	free(path);
+	*ret_covered = run_ns;
+	return r == 0;
+}
+
+/* Run time of a record: an interval's end, else when it was written. */
+static uint64_t record_run_ns(json_t *rec)
+{
+	json_t *v = json_object_get(rec, "end_ns");
+	if (!json_is_integer(v))
+		v = json_object_get(rec, "run_ns");
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* Replays a resumed run's log into the results: from its checkpoint on,
+ * when it has one. */
 static void replay(struct daemon *d)
 {
 	struct runlog_reader *rd;
@@ -1194,6 +1320,18 @@ static void replay(struct daemon *d)
 	if (r < 0) {
 		log_warning_errno(r, "cannot read %s to resume the run", rundir_log_path(d->rundir));
 		return;
+	}
+	uint64_t covered = 0;
+	bool restored = restore_checkpoint(d, &covered);
+	if (restored && (r = runlog_seek_run_time(rd, covered + 1)) < 0) {
+		log_warning_errno(r, "cannot seek in %s", rundir_log_path(d->rundir));
+		runlog_close(rd);
+		return;
+	}
+	if (restored) {
+		char at[32];
+		format_duration(covered, at, sizeof(at));
+		log_info("resuming run %s from its checkpoint at %s of run time", d->cfg->name, at);
 	}
 	uint64_t gone = 0;
 	while ((r = runlog_next(rd, &rec)) > 0) {
@@ -1206,6 +1344,11 @@ static void replay(struct daemon *d)
 					   " records read", d->cfg->name, n);
 				d->last_watchdog_ns = now;
 			}
+		}
+		/* What the checkpoint holds already. */
+		if (restored && record_run_ns(rec) <= covered) {
+			json_decref(rec);
+			continue;
 		}
 		int rr = results_replay(d->results, rec);
 		if (rr == -ENOENT)
@@ -1346,6 +1489,11 @@ static int begin_run(struct daemon *d)
 				"pid", (json_int_t)getpid(), "resumed", resume);
 	rundir_append(d->rundir, rec);
 	json_decref(rec);
+	/* The next resume starts from here: what this one read, and the
+	 * records it just wrote (also those of a crash that cut the old
+	 * checkpoint's tail short). */
+	if (resume)
+		checkpoint(d, now, true);
 
 	if (elapsed == 0 && d->cfg->start_at_ns)
 		apply_start_at(d, now);
@@ -1412,6 +1560,7 @@ static void end_run(struct daemon *d, const char *why)
 	results_journal_summary(d->results, why);
 	/* Dumps read the log and sync its writer: done before it closes. */
 	dumper_cancel_all(d->dumper);
+	checkpoint(d, mono_ns(), true);
 	rundir_close(d->rundir);
 	d->rundir = NULL;
 	d->results->rundir = NULL;
@@ -1476,6 +1625,7 @@ static int prepare_workloads(struct daemon *d)
 static void free_daemon(struct daemon *d)
 {
 	dumper_free(d->dumper);
+	checkpoint_wait(d);
 	rundir_close(d->rundir);
 	free(d->plan);
 	ctl_server_free(d->ctl);

@@ -471,6 +471,15 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	}
 	wr->iv_prev_end_ns = wr->iv_end_ns;
 	wr->intervals++;
+	/* What a replay of this record would know (checkpoints). */
+	wr->recorded = true;
+	wr->recorded_sched_ns = r->run_start_ns + row.end_ns > w->started_ns
+					? r->run_start_ns + row.end_ns - w->started_ns : 0;
+	if (row.end_ns > r->logged_end_ns)
+		r->logged_end_ns = row.end_ns;
+	if ((int64_t)(r->run_start_ns + row.end_ns) + r->wall_offset_ns > (int64_t)r->logged_wall_ns)
+		r->logged_wall_ns = (uint64_t)((int64_t)(r->run_start_ns + row.end_ns) +
+					       r->wall_offset_ns);
 	for (size_t i = 0; wr->target_interval && i < wr->n_streams * wr->n_ops; i++)
 		op_stats_init(&wr->target_interval[i]);
 	for (size_t op = 0; op < wr->n_ops; op++) {
@@ -702,6 +711,14 @@ void results_record_state(struct results *r, size_t i)
 	if (rec)
 		rundir_append(r->rundir, rec);
 	json_decref(rec);
+	struct workload_results *wr = &r->w[i];
+	wr->recorded = true;
+	snprintf(wr->recorded_state, sizeof(wr->recorded_state), "%s", workload_state_name(w->state));
+	snprintf(wr->recorded_reason, sizeof(wr->recorded_reason), "%s", w->reason);
+	if (now - r->run_start_ns > r->logged_end_ns)
+		r->logged_end_ns = now - r->run_start_ns;
+	if ((int64_t)now + r->wall_offset_ns > (int64_t)r->logged_wall_ns)
+		r->logged_wall_ns = (uint64_t)((int64_t)now + r->wall_offset_ns);
 }
 
 void results_status_line(const struct results *r, char *buf, size_t len)

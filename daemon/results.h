@@ -91,6 +91,8 @@ struct results {
 	struct rundir *rundir;              /* NULL: nothing recorded */
 	uint64_t recorded_end_ns;           /* a resumed run: its run time so far */
 	uint64_t recorded_wall_ns;          /* ... and the wall time of its last record */
+	/* The same of the records this soakd wrote, for checkpoints. */
+	uint64_t logged_end_ns, logged_wall_ns;
 	/* Adds fields to a workload's interval record (kernel series). */
 	void (*record_extra)(void *userdata, const struct workload *w, uint64_t start_ns,
 			     uint64_t end_ns, json_t *record);
@@ -116,6 +118,15 @@ void results_rebind_workload(struct results *r, size_t i, struct workload *w);
 /* Folds a record of the run's log into the results (resuming a run).
  * -ENOENT: an interval of a workload the configuration no longer has. */
 int results_replay(struct results *r, json_t *record);
+/*
+ * Checkpoints (results_checkpoint.c): the results as a replay of the log up
+ * to run_ns would build them, and back.  A checkpoint that does not fit
+ * this run's workloads is refused with -EINVAL; after any error the
+ * results are to be set afresh (results_set_workload) and the log
+ * replayed whole.
+ */
+json_t *results_checkpoint(const struct results *r, uint64_t run_ns);
+int results_restore(struct results *r, json_t *checkpoint, uint64_t *ret_run_ns);
 /* Records a workload's change of state in the run's log. */
 void results_record_state(struct results *r, size_t i);
 

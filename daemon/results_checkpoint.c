@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Checkpoints: the results of a run as replaying its log up to some run
+ * time would build them, so that resuming a month-long run reads the
+ * checkpoint and the log after it, not the whole log.
+ */
+#include "results.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats_json.h"
+
+#define CHECKPOINT_VERSION 1
+
+static json_t *ops_array(const struct op_stats *ops, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < n; i++)
+		json_array_append_new(arr, op_stats_to_json(&ops[i]));
+	return arr;
+}
+
+static json_t *hist_json(const struct hist *h)
+{
+	char *text = hist_to_base64(h);
+	json_t *j = text ? json_string(text) : NULL;
+	free(text);
+	return j;
+}
+
+static json_t *slices_json(const struct op_slices *sl)
+{
+	json_t *stored = json_array();
+	for (size_t k = 0; stored && k < sl->n; k++) {
+		const struct stored_slice *st = &sl->stored[k];
+		json_array_append_new(stored, json_pack("[I,I,I,s,s]", (json_int_t)st->start_ns,
+							(json_int_t)st->end_ns, (json_int_t)st->count,
+							st->latency, st->service));
+	}
+	return json_pack("{s:o,s:b,s:I,s:I,s:o,s:o}", "stored", stored, "open", sl->open,
+			 "start_ns", (json_int_t)sl->start_ns, "end_ns", (json_int_t)sl->end_ns,
+			 "latency", hist_json(sl->latency), "service", hist_json(sl->service));
+}
+
+json_t *results_checkpoint(const struct results *r, uint64_t run_ns)
+{
+	json_t *workloads = json_array();
+
+	for (size_t i = 0; workloads && i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		json_t *slices = json_array();
+		for (size_t op = 0; slices && op < wr->n_ops; op++)
+			json_array_append_new(slices, slices_json(&wr->slices[op]));
+		json_array_append_new(workloads, json_pack(
+			"{s:s,s:I,s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:o,s:b,s:I,s:s,s:s}",
+			"name", wr->workload->cfg->name, "n_ops", (json_int_t)wr->n_ops,
+			"n_streams", (json_int_t)wr->n_streams,
+			"totals", ops_array(wr->totals, wr->n_ops),
+			"target_totals", ops_array(wr->target_totals, wr->n_ops * wr->n_streams),
+			"target_ops_total", wr->target_ops_total,
+			"active_ns", (json_int_t)wr->active_ns, "lag_max_ns", (json_int_t)wr->lag_max_ns,
+			"intervals", (json_int_t)wr->intervals, "slice_index", (json_int_t)wr->slice_index,
+			"slices", slices, "recorded", wr->recorded,
+			"recorded_sched_ns", (json_int_t)wr->recorded_sched_ns,
+			"recorded_state", wr->recorded_state, "recorded_reason", wr->recorded_reason));
+	}
+	uint64_t end = r->recorded_end_ns > r->logged_end_ns ? r->recorded_end_ns : r->logged_end_ns;
+	uint64_t wall = r->recorded_wall_ns > r->logged_wall_ns ? r->recorded_wall_ns
+								 : r->logged_wall_ns;
+	return json_pack("{s:s,s:i,s:I,s:I,s:I,s:o}", "type", "checkpoint",
+			 "version", CHECKPOINT_VERSION, "run_ns", (json_int_t)run_ns,
+			 "recorded_end_ns", (json_int_t)end, "recorded_wall_ns", (json_int_t)wall,
+			 "workloads", workloads);
+}
+
+static uint64_t u64_of(json_t *j, const char *key, int *err)
+{
+	json_t *v = json_object_get(j, key);
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		*err = -EINVAL;
+		return 0;
+	}
+	return (uint64_t)json_integer_value(v);
+}
+
+static int restore_ops(struct op_stats *ops, size_t n, json_t *arr)
+{
+	if (!json_is_array(arr) || json_array_size(arr) != n)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		op_stats_init(&ops[i]);
+		int r = op_stats_merge_json(&ops[i], json_array_get(arr, i));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int restore_slices(struct op_slices *sl, json_t *j)
+{
+	json_t *stored = json_object_get(j, "stored"), *st;
+	int err = 0;
+	size_t k;
+
+	if (!json_is_array(stored))
+		return -EINVAL;
+	json_array_foreach(stored, k, st) {
+		json_t *lat = json_array_get(st, 3), *svc = json_array_get(st, 4);
+		if (!json_is_string(lat) || !json_is_string(svc) || json_array_size(st) != 5)
+			return -EINVAL;
+		if (sl->n == sl->cap) {
+			size_t cap = sl->cap ? sl->cap * 2 : 16;
+			struct stored_slice *grown = realloc(sl->stored, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			sl->stored = grown;
+			sl->cap = cap;
+		}
+		struct stored_slice *s = &sl->stored[sl->n];
+		*s = (struct stored_slice){
+			.start_ns = (uint64_t)json_integer_value(json_array_get(st, 0)),
+			.end_ns = (uint64_t)json_integer_value(json_array_get(st, 1)),
+			.count = (uint64_t)json_integer_value(json_array_get(st, 2)),
+			.latency = strdup(json_string_value(lat)),
+			.service = strdup(json_string_value(svc)),
+		};
+		if (!s->latency || !s->service) {
+			free(s->latency);
+			free(s->service);
+			return -ENOMEM;
+		}
+		sl->n++;
+	}
+	sl->open = json_is_true(json_object_get(j, "open"));
+	sl->start_ns = u64_of(j, "start_ns", &err);
+	sl->end_ns = u64_of(j, "end_ns", &err);
+	json_t *lat = json_object_get(j, "latency"), *svc = json_object_get(j, "service");
+	if (err || !json_is_string(lat) || !json_is_string(svc) ||
+	    hist_from_base64(sl->latency, json_string_value(lat)) < 0 ||
+	    hist_from_base64(sl->service, json_string_value(svc)) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int restore_workload(struct workload_results *wr, json_t *j)
+{
+	json_t *slices = json_object_get(j, "slices");
+	int err = 0, r;
+
+	if (u64_of(j, "n_ops", &err) != wr->n_ops || u64_of(j, "n_streams", &err) != wr->n_streams ||
+	    err || !json_is_array(slices) || json_array_size(slices) != wr->n_ops)
+		return -EINVAL;
+	r = restore_ops(wr->totals, wr->n_ops, json_object_get(j, "totals"));
+	if (r == 0)
+		r = restore_ops(wr->target_totals, wr->n_ops * wr->n_streams,
+				json_object_get(j, "target_totals"));
+	for (size_t op = 0; r == 0 && op < wr->n_ops; op++)
+		r = restore_slices(&wr->slices[op], json_array_get(slices, op));
+	if (r < 0)
+		return r;
+	wr->target_ops_total = json_number_value(json_object_get(j, "target_ops_total"));
+	wr->active_ns = u64_of(j, "active_ns", &err);
+	wr->lag_max_ns = u64_of(j, "lag_max_ns", &err);
+	wr->intervals = u64_of(j, "intervals", &err);
+	wr->slice_index = u64_of(j, "slice_index", &err);
+	wr->recorded = json_is_true(json_object_get(j, "recorded"));
+	wr->recorded_sched_ns = u64_of(j, "recorded_sched_ns", &err);
+	const char *state = json_string_value(json_object_get(j, "recorded_state"));
+	const char *reason = json_string_value(json_object_get(j, "recorded_reason"));
+	if (!state || !reason)
+		return -EINVAL;
+	snprintf(wr->recorded_state, sizeof(wr->recorded_state), "%s", state);
+	snprintf(wr->recorded_reason, sizeof(wr->recorded_reason), "%s", reason);
+	return err;
+}
+
+int results_restore(struct results *r, json_t *ck, uint64_t *ret_run_ns)
+{
+	json_t *workloads = json_object_get(ck, "workloads"), *j;
+	int err = 0;
+	size_t k;
+
+	if (json_integer_value(json_object_get(ck, "version")) != CHECKPOINT_VERSION ||
+	    !json_is_array(workloads))
+		return -EINVAL;
+	uint64_t run_ns = u64_of(ck, "run_ns", &err);
+	uint64_t end = u64_of(ck, "recorded_end_ns", &err);
+	uint64_t wall = u64_of(ck, "recorded_wall_ns", &err);
+	if (err)
+		return err;
+	/* Every workload of the run, and no other (a run whose workloads
+	 * changed is replayed whole). */
+	if (json_array_size(workloads) != r->n)
+		return -EINVAL;
+	json_array_foreach(workloads, k, j) {
+		const char *name = json_string_value(json_object_get(j, "name"));
+		size_t i;
+		for (i = 0; name && i < r->n; i++)
+			if (strcmp(r->w[i].workload->cfg->name, name) == 0)
+				break;
+		if (!name || i == r->n)
+			return -EINVAL;
+		int ret = restore_workload(&r->w[i], j);
+		if (ret < 0)
+			return ret;
+	}
+	r->recorded_end_ns = end;
+	r->recorded_wall_ns = wall;
+	*ret_run_ns = run_ns;
+	return 0;
+}
