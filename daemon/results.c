@@ -558,7 +558,9 @@ void results_tick(struct results *r, uint64_t now_ns)
 			for (size_t s = 0; s < wr->n_streams; s++) {
 				struct stream_stats *st = &wr->workload->streams[s].stats;
 				const struct interval_slot *sl = stream_peek(st);
-				if (sl && sl->start_ns < first_end)
+				/* The slot that ends first always goes: each
+				 * pass takes at least one. */
+				if (sl && (sl->start_ns < first_end || sl->end_ns == first_end))
 					stream_consume_one(st, consume_slot, wr->stream_userdata[s]);
 			}
 			close_interval(r, wr);
