@@ -506,6 +506,28 @@ static char *handle_dump_from_log(struct daemon *d, const struct proto_request *
 	return CTL_REPLY_DEFERRED;
 }
 
+/* A reply that can be large (a month's report, totals of many targets):
+ * built here, where the results live, but encoded and sent by a dumper
+ * thread, so the loop does not wait on it. */
+static char *reply_off_loop(struct daemon *d, json_t *v)
+{
+	if (!v)
+		return proto_error_line("out of memory");
+	if (!dumper_has_room(d->dumper))
+		return reply(v);
+	struct ctl_stream *st = ctl_server_defer(d->ctl);
+	if (!st)
+		return reply(v);
+	int r = dumper_send(d->dumper, v, st);
+	if (r < 0) {
+		char *line = proto_error_line("cannot send the reply: %s", strerror(-r));
+		int w = line ? ctl_stream_write(st, line, strlen(line)) : -ENOMEM;
+		free(line);
+		ctl_stream_done(st, w == 0);
+	}
+	return CTL_REPLY_DEFERRED;
+}
+
 /* The results' status, and what only the run knows: start_at, exports. */
 static json_t *status_json(struct daemon *d)
 {
@@ -1173,12 +1195,12 @@ static char *ctl_handle(void *userdata, const struct proto_request *req)
 		return handle_start_stop(d, req);
 	case PROTO_DUMP:
 		if (req->format == PROTO_FORMAT_JSON && !req->has_filters)
-			return reply(results_dump_json(d->results));
+			return reply_off_loop(d, results_dump_json(d->results));
 		return handle_dump_from_log(d, req);
 	case PROTO_TRACE:
 		return handle_trace(d, req);
 	case PROTO_REPORT:
-		return reply(results_report_json(d->results));
+		return reply_off_loop(d, results_report_json(d->results));
 	case PROTO_RELOAD:
 		return handle_reload(d);
 	case PROTO_DEBUG:

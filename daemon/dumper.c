@@ -50,6 +50,7 @@ void dump_job_free(struct dump_job *job)
 	free((char *)job->filter.op);
 	free(job->log_path);
 	json_decref(job->states);
+	json_decref(job->reply);
 	free(job);
 }
 
@@ -234,6 +235,15 @@ static void *job_main(void *arg)
 
 	/* Behind the workloads and the main loop for the CPU. */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	if (job->reply) {
+		char *line = proto_encode_line(job->reply);
+		if (line)
+			put(&w, line, strlen(line));
+		else
+			w.error = -ENOMEM;
+		free(line);
+		goto out;
+	}
 	check_writer(job, why, sizeof(why));
 	r = runlog_open(job->log_path, &rd);
 	d = r == 0 ? rundump_new(job->format, &job->filter) : NULL;
@@ -345,6 +355,17 @@ int dumper_start(struct dumper *p, struct dump_job *job, struct ctl_stream *st)
 	}
 	s->used = true;
 	return 0;
+}
+
+int dumper_send(struct dumper *p, json_t *reply, struct ctl_stream *st)
+{
+	struct dump_job *job = calloc(1, sizeof(*job));
+	if (!job) {
+		json_decref(reply);
+		return -ENOMEM;
+	}
+	job->reply = reply;
+	return dumper_start(p, job, st);
 }
 
 void dumper_cancel_all(struct dumper *p)

@@ -35,6 +35,7 @@ struct dump_job {
 	char *log_path;
 	struct rundir *rundir;         /* synced first; valid until dumper_cancel_all */
 	json_t *states;                /* [{name, state, reason}]: the run's view now */
+	json_t *reply;                 /* set: only encode and send this (report, totals) */
 };
 
 struct dumper;
@@ -43,6 +44,9 @@ int dumper_new(struct dumper **ret);
 bool dumper_has_room(struct dumper *p);
 /* Takes job (and frees it, also on failure) and answers on st; 0 or -errno. */
 int dumper_start(struct dumper *p, struct dump_job *job, struct ctl_stream *st);
+/* A reply built on the loop but large (a month's report): encoded and
+ * sent by a dumper thread.  Takes reply; 0 or -errno (-EBUSY: no room). */
+int dumper_send(struct dumper *p, json_t *reply, struct ctl_stream *st);
 /* Cuts the dumps under way short (they say so) and waits for them. */
 void dumper_cancel_all(struct dumper *p);
 void dumper_free(struct dumper *p);
