@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # A dump of a long run does not hold soakd up (issue 12, item 3): the run's
-# log gets three and a half days of 1 s intervals (gen_runlog.py, beside soakd's own
-# records), then a full CSV dump streams it while another client asks for
-# status over and over.  Status answers in well under a second throughout,
-# the watchdog keeps being pinged, the CSV is complete (a row per interval
-# and op) and bigger than the 64 MiB soakctl used to refuse.  Then eight
-# clients loop on dumps, and status still answers.  (resume-long shows that
-# --since is found by bisection.)
+# log gets three and a half days of 1 s intervals (gen_runlog.py, beside
+# soakd's own records), then a full CSV dump streams it while another client
+# asks for status over and over.  Status answers in well under a second
+# throughout, the watchdog keeps being pinged, the CSV is complete (a row
+# per interval and op) and bigger than the 64 MiB soakctl used to refuse.
+# Then eight clients loop on dumps, and status still answers.  (resume-long
+# shows that --since is found by bisection.)
 source "$(dirname "$0")/lib.sh"
 need_cmd python3
 
