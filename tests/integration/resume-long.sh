@@ -89,14 +89,20 @@ python3 -c "import sys; sys.exit(0 if $first >= $since else 1)" || fail "dump --
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 
-# Again: from the checkpoint written when it stopped.
+# Again: from the checkpoint written when it stopped.  A copy without it
+# is read whole below: both must come to the same results.
 [[ -s $STATE/long/checkpoint.json ]] || fail "no checkpoint.json after soakd stopped"
+FULL=$(mktemp -d /dev/shm/soakd-resume-long-full.XXXXXX)
+on_exit rm -rf "$FULL"
+cp -a "$STATE/long" "$FULL/"
+rm "$FULL/long/checkpoint.json"
 logged=$(intervals)
 t0=$(now_ns)
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table
 wait_until 120 "the control socket" ctl_answers
 again_ms=$((($(now_ns) - t0) / 1000000))
 grep -q "from its checkpoint" "$SOAKD_LOG" || fail "soakd did not resume from its checkpoint"
+cp "$STATE/long/checkpoint.json" "$WORK/from-checkpoint.json"
 counted=$(ctl dump --format json | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["workloads"][0]["intervals"])')
@@ -105,3 +111,14 @@ note "resumed from the checkpoint in $again_ms ms; $counted intervals counted, $
 	fail "after resuming from the checkpoint $counted intervals are counted, the log has $logged"
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+# The same log read whole: the checkpoint it writes once resumed (before
+# any new interval) is the one the resume from the checkpoint wrote.
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$FULL" --no-table
+wait_until 180 "the control socket" ctl_answers
+grep -q "from its checkpoint" "$SOAKD_LOG" && fail "the copy without a checkpoint used one"
+cp "$FULL/long/checkpoint.json" "$WORK/from-log.json"
+stop_soakd 20
+cmp -s "$WORK/from-checkpoint.json" "$WORK/from-log.json" ||
+	fail "resuming from the checkpoint and from the whole log give different results"
+note "the checkpoint and the whole log give the same results ($(stat -c %s "$WORK/from-log.json") bytes)"
