@@ -7,9 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +19,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "checkpoint.h"
 #include "config_trace.h"
 #include "ctl_server.h"
 #include "dev_facts.h"
@@ -85,10 +84,7 @@ struct daemon {
 	unsigned catchup_passes;
 	uint64_t catchup_next_ns;
 	/* Checkpoints of the results (resuming reads them, not the whole log). */
-	pthread_t checkpoint_thread;
-	bool checkpoint_running;
-	atomic_bool checkpoint_done;
-	uint64_t checkpoint_run_ns;    /* run time of the last one */
+	struct checkpointer checkpointer;
 };
 
 static const char *run_state_name(enum run_state s)
@@ -157,78 +153,16 @@ static bool run_is_over(struct daemon *d, uint64_t now)
 	return d->ever_started || (d->run_end_ns && now >= d->run_end_ns);
 }
 
-/*
- * Checkpoints: the results as they stand, in checkpoint.json beside the
- * log, so that resuming a long run reads the log only after it.  Written
- * once the log holds every record before it (rundir_sync), so a
- * checkpoint never covers records the log lost in a crash.
- */
-struct checkpoint_job {
-	struct daemon *d;
-	struct rundir *rundir;
-	json_t *checkpoint;
-};
-
-static int write_checkpoint(struct rundir *rundir, json_t *ck)
-{
-	int r = rundir_sync(rundir);
-	if (r < 0)
-		return r;
-	char *text = json_dumps(ck, JSON_COMPACT);
-	if (!text)
-		return -ENOMEM;
-	r = rundir_write_file(rundir, "checkpoint.json", text);
-	free(text);
-	return r;
-}
-
-static void *checkpoint_main(void *arg)
-{
-	struct checkpoint_job *job = arg;
-	int r = write_checkpoint(job->rundir, job->checkpoint);
-	if (r < 0)
-		log_warning_errno(r, "cannot write a checkpoint in %s; a restart reads the whole log",
-				  rundir_path(job->rundir));
-	json_decref(job->checkpoint);
-	atomic_store(&job->d->checkpoint_done, true);
-	free(job);
-	return NULL;
-}
-
-static void checkpoint_wait(struct daemon *d)
-{
-	if (d->checkpoint_running) {
-		pthread_join(d->checkpoint_thread, NULL);
-		d->checkpoint_running = false;
-	}
-}
-
-/* Builds a checkpoint (cheap: the histograms' compact form) and writes it
- * on a thread; wait: here and now (startup, shutdown). */
+/* Writes a checkpoint of the results as they stand (checkpoint.h): on a
+ * thread, or (wait) here and now (startup, shutdown). */
 static void checkpoint(struct daemon *d, uint64_t now, bool wait)
 {
 	if (!d->rundir || !d->results)
 		return;
-	if (d->checkpoint_running && !atomic_load(&d->checkpoint_done) && !wait)
-		return;
-	checkpoint_wait(d);
 	/* Modulo 2^64: a resumed run may have begun before this boot's
 	 * monotonic zero; one waiting for its start_at is at 0. */
 	uint64_t run_ns = (int64_t)(now - d->run_start_ns) > 0 ? now - d->run_start_ns : 0;
-	json_t *ck = results_checkpoint(d->results, run_ns);
-	struct checkpoint_job *job = ck ? malloc(sizeof(*job)) : NULL;
-	if (!job) {
-		json_decref(ck);
-		return;
-	}
-	d->checkpoint_run_ns = run_ns;
-	*job = (struct checkpoint_job){ .d = d, .rundir = d->rundir, .checkpoint = ck };
-	atomic_store(&d->checkpoint_done, false);
-	if (!wait && pthread_create(&d->checkpoint_thread, NULL, checkpoint_main, job) == 0) {
-		d->checkpoint_running = true;
-		return;
-	}
-	checkpoint_main(job);
+	checkpointer_write(&d->checkpointer, d->rundir, d->results, run_ns, wait);
 }
 
 static void tick(struct daemon *d, uint64_t now)
@@ -254,7 +188,7 @@ static void tick(struct daemon *d, uint64_t now)
 	results_tick(d->results, now);
 	exports_publish(d->exports, d->results, now);
 	if ((int64_t)(now - d->run_start_ns) > 0 &&
-	    now - d->run_start_ns >= d->checkpoint_run_ns + CHECKPOINT_EVERY_NS)
+	    now - d->run_start_ns >= d->checkpointer.last_run_ns + CHECKPOINT_EVERY_NS)
 		checkpoint(d, now, false);
 
 	if (d->run_end_ns && now >= d->run_end_ns && d->state == RUN_RUNNING) {
@@ -1290,46 +1224,6 @@ static uint64_t wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The run's checkpoint, taken back: true, with the run time it covers in
- * *ret_covered, or false when there is none that fits (the results are
- * then as new). */
-static bool restore_checkpoint(struct daemon *d, uint64_t *ret_covered)
-{
-	char *path = NULL;
-	json_error_t jerr;
-	uint64_t run_ns = 0;
-
-	if (asprintf(&path, "%s/checkpoint.json", rundir_path(d->rundir)) < 0)
-		return 0;
-	json_t *ck = json_load_file(path, 0, &jerr);
-	int r = ck ? results_restore(d->results, ck, &run_ns) : -ENOENT;
-	if (r < 0 && ck) {
-		log_warning("%s does not fit this run; reading the whole log", path);
-		for (size_t i = 0; i < d->results->n; i++)
-			results_set_workload(d->results, i, d->results->w[i].workload);
-		d->results->recorded_end_ns = d->results->recorded_wall_ns = 0;
-		run_ns = 0;
-	}
-	json_decref(ck);
-	/* Used once: begin_run writes the next one before anything new is
-	 * logged; should that fail, the next resume reads the whole log
-	 * rather than trust a checkpoint this run has gone past. */
-	if (r == 0 && unlink(path) < 0)
-		log_warning_errno(-errno, "cannot remove %s", path);
-	free(path);
-	*ret_covered = run_ns;
-	return r == 0;
-}
-
-/* Run time of a record: an interval's end, else when it was written. */
-static uint64_t record_run_ns(json_t *rec)
-{
-	json_t *v = json_object_get(rec, "end_ns");
-	if (!json_is_integer(v))
-		v = json_object_get(rec, "run_ns");
-	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
 /* Replays a resumed run's log into the results: from its checkpoint on,
  * when it has one. */
 static void replay(struct daemon *d)
@@ -1344,7 +1238,7 @@ static void replay(struct daemon *d)
 		return;
 	}
 	uint64_t covered = 0;
-	bool restored = restore_checkpoint(d, &covered);
+	bool restored = checkpoint_restore(d->rundir, d->results, &covered);
 	if (restored && (r = runlog_seek_run_time(rd, covered + 1)) < 0) {
 		log_warning_errno(r, "cannot seek in %s", rundir_log_path(d->rundir));
 		runlog_close(rd);
@@ -1368,7 +1262,7 @@ static void replay(struct daemon *d)
 			}
 		}
 		/* What the checkpoint holds already. */
-		if (restored && record_run_ns(rec) <= covered) {
+		if (restored && checkpoint_record_run_ns(rec) <= covered) {
 			json_decref(rec);
 			continue;
 		}
@@ -1647,7 +1541,7 @@ static int prepare_workloads(struct daemon *d)
 static void free_daemon(struct daemon *d)
 {
 	dumper_free(d->dumper);
-	checkpoint_wait(d);
+	checkpointer_wait(&d->checkpointer);
 	rundir_close(d->rundir);
 	free(d->plan);
 	ctl_server_free(d->ctl);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_CHECKPOINT_H
+#define SOAK_CHECKPOINT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "results.h"
+#include "rundir.h"
+
+/*
+ * Checkpoints: the results as they stand (results_checkpoint), in
+ * checkpoint.json beside the run's log, so that resuming a long run reads
+ * the log only after it.  A checkpoint is written once the log holds every
+ * record before it (rundir_sync), so it never covers records the log lost
+ * in a crash; a resume takes it and removes it, and the run writes the
+ * next one at once.
+ */
+struct checkpointer {
+	pthread_t thread;
+	bool running;
+	atomic_bool done;
+	uint64_t last_run_ns;  /* run time of the last one */
+};
+
+/* Writes the results as of run time run_ns: on a thread (skipped while the
+ * last one is still being written) or, with wait, here and now. */
+void checkpointer_write(struct checkpointer *c, struct rundir *rundir, const struct results *r,
+			uint64_t run_ns, bool wait);
+/* Waits for the one being written, if any. */
+void checkpointer_wait(struct checkpointer *c);
+
+/* Takes the run directory's checkpoint into r: true, with the run time it
+ * covers in *ret_covered; false when there is none that fits (r is then as
+ * new, and the whole log is to be replayed). */
+bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered);
+/* A record's run time: an interval's end, else when it was written.
+ * Records at or before a checkpoint's are in it. */
+uint64_t checkpoint_record_run_ns(json_t *record);
+
+#endif
