@@ -1372,6 +1372,7 @@ static int begin_run(struct daemon *d)
 
 	record_devices(d);
 	uint64_t now = mono_ns();
+	d->checkpointer.last_run_ns = 0;  /* a new run, or set by the resume's own */
 	d->run_start_ns = now;
 	d->results = results_new(d->cfg, d->workloads, d->n_workloads, now, d->opts->live_table);
 	if (!d->results)
