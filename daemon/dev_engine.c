@@ -311,6 +311,11 @@ static int start_generators(struct workload_stream *s, struct dev_stream *d)
 		int r = sched_init(&g->sched, g->rate, cfg->steps, cfg->n_steps,
 				   cfg->arrival == ARRIVAL_POISSON,
 				   cfg->seed * 7919 + s->index * DEV_MAX_GENS + i + 1);
+		/* Each stream runs a share of the generator's rate: the
+		 * streams' ops interleave rather than arrive together. */
+		if (r == 0)
+			r = sched_set_phase(&g->sched,
+					    (double)s->index / (double)s->workload->n_streams);
 		if (r < 0)
 			return r;
 		/* A resumed run goes on where its schedule was. */
