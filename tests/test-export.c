@@ -25,8 +25,8 @@ static const struct export_workload workloads[] = {
 
 static struct export_op ops[] = {
 	{ .workload = "rand4k", .op = "read", .ops_total = 7000, .errors_total = 2,
-	  .bytes_total = 28672000, .latency_sum_ns = 7000 * UINT64_C(250000),
-	  .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
+	  .bytes_total = 28672000, .latency_sum_ns = 6998 * UINT64_C(250000),
+	  .latency_count = 6998, .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
 	  .count = 700, .errors = 1, .bytes = 2867200, .rate = 700, .rate_target = 700,
 	  .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
 	  .max_ns = 3000000 },
@@ -79,7 +79,8 @@ static bool valid_metric_name(const char *s, size_t n)
 
 /* The exposition format as node_exporter's parser reads it: each family's
  * HELP and TYPE once, before its samples; a sample is name{labels} value,
- * no timestamp; counters end in _total. */
+ * no timestamp; counters end in _total; a summary's family also holds its
+ * _sum and _count.  (The integration test runs promtool on a real file.) */
 static void check_exposition(char *text)
 {
 	char typed[64][96], type_of[64][16];
@@ -95,7 +96,8 @@ static void check_exposition(char *text)
 			for (size_t i = 0; i < n_typed; i++)
 				if (strcmp(typed[i], name) == 0)
 					fail_msg("TYPE of %s given twice", name);
-			assert_true(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0);
+			assert_true(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0 ||
+				    strcmp(type, "summary") == 0);
 			if (strcmp(type, "counter") == 0 && !strstr(name, "_total"))
 				fail_msg("counter %s does not end in _total", name);
 			assert_true(n_typed < 64);
@@ -107,7 +109,14 @@ static void check_exposition(char *text)
 		size_t n = strcspn(line, "{ ");
 		assert_true(valid_metric_name(line, n));
 		assert_true(n_typed > 0);
-		if (strncmp(line, typed[n_typed - 1], n) != 0 || typed[n_typed - 1][n] != '\0')
+		/* A summary's samples are NAME{quantile}, NAME_sum and NAME_count. */
+		size_t family = strlen(typed[n_typed - 1]);
+		bool summary = strcmp(type_of[n_typed - 1], "summary") == 0;
+		if (strncmp(line, typed[n_typed - 1], family) != 0 ||
+		    !(n == family || (summary && ((n == family + 4 &&
+						    strncmp(line + family, "_sum", 4) == 0) ||
+						   (n == family + 6 &&
+						    strncmp(line + family, "_count", 6) == 0)))))
 			fail_msg("sample %s is not under its TYPE line", line);
 		char *rest = line + n;
 		if (*rest == '{') {
@@ -142,8 +151,8 @@ static void test_prom_lines(void **state)
 	expect_line(text, "soakd_bytes_total{run=\"demo\",workload=\"rand4k\",op=\"write\"} 12288000");
 	expect_line(text, "# TYPE soakd_rate_ops_per_second gauge");
 	expect_line(text, "soakd_rate_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"read\"} 700");
-	expect_line(text, "soakd_rate_target_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"write\"} 300");
-	expect_line(text, "# TYPE soakd_latency_seconds gauge");
+	expect_line(text, "soakd_rate_scheduled_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"write\"} 300");
+	expect_line(text, "# TYPE soakd_latency_seconds summary");
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.5\"} 0.00025");
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.99\"} 0.0012");
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.999\"} 0.0025");
@@ -155,7 +164,11 @@ static void test_prom_lines(void **state)
 	/* Label values escaped as the format says. */
 	expect_line(text, "soakd_target_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\","
 			  "target=\"/dev/loop0 \\\"a\\\"\\\\b\\nc\"} 3500");
-	/* An interval without writes has no write latency. */
+	/* The summary's sum and count run from the start of the run. */
+	expect_line(text, "soakd_latency_seconds_sum{run=\"demo\",workload=\"rand4k\",op=\"read\"} 1.7495");
+	expect_line(text, "soakd_latency_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"read\"} 6998");
+	expect_line(text, "soakd_latency_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"write\"} 0");
+	/* An interval without writes has no write quantiles. */
 	assert_null(strstr(text, "op=\"write\",quantile"));
 	/* Targets only in their own families, so sums do not count twice. */
 	assert_null(strstr(text, "soakd_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\",target"));
@@ -173,7 +186,9 @@ static void test_prom_before_first_interval(void **state)
 	char *text = prom_text(&s);
 	expect_line(text, "soakd_ops_total{run=\"r\",workload=\"w\",op=\"read\"} 0");
 	assert_null(strstr(text, "soakd_rate_ops_per_second"));
-	assert_null(strstr(text, "soakd_latency_seconds"));
+	/* A summary with no observations yet: count 0, no quantiles. */
+	expect_line(text, "soakd_latency_seconds_count{run=\"r\",workload=\"w\",op=\"read\"} 0");
+	assert_null(strstr(text, "quantile="));
 	assert_null(strstr(text, "soakd_lag_seconds"));
 	assert_null(strstr(text, "soakd_target_"));
 	check_exposition(text);
