@@ -701,6 +701,10 @@ void config_print_plan(const struct run_config *c, FILE *out)
 		fprintf(out, "\"start_at\": \"%s\", ", when);
 	}
 	trace_config_print(&c->trace, out);
+	if (c->exports.prom_textfile || c->exports.statsd_address) {
+		fputs(",\n   ", out);
+		export_config_print(&c->exports, out);
+	}
 	fprintf(out, "},\n  \"workloads\": [\n");
 	for (size_t i = 0; i < c->n_workloads; i++) {
 		print_workload(&c->workloads[i], out);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config_export.h"
 #include "log.h"
 #include "results.h"
 #include "workload.h"
@@ -39,24 +40,6 @@ struct exports {
 	size_t n_sent;
 };
 
-/* "{host}" in the prefix becomes this host's name up to its first dot. */
-static char *expand_prefix(const char *prefix)
-{
-	const char *at = strstr(prefix, "{host}");
-	char host[256] = "", name[256];
-	char *out;
-
-	if (!at)
-		return strdup(prefix);
-	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
-		strcpy(host, "localhost");
-	host[strcspn(host, ".")] = '\0';
-	export_statsd_name(host, name, sizeof(name));
-	if (asprintf(&out, "%.*s%s%s", (int)(at - prefix), prefix, name, at + 6) < 0)
-		return NULL;
-	return out;
-}
-
 int exports_new(const struct export_config *cfg, struct exports **ret)
 {
 	struct exports *e;
@@ -79,7 +62,7 @@ int exports_new(const struct export_config *cfg, struct exports **ret)
 			 e->prom_path);
 	}
 	if (cfg->statsd_address) {
-		e->statsd_prefix = expand_prefix(cfg->statsd_prefix ? cfg->statsd_prefix : "soakd");
+		e->statsd_prefix = export_prefix_expand(cfg->statsd_prefix ? cfg->statsd_prefix : "soakd");
 		if (!e->statsd_prefix) {
 			exports_free(e);
 			return log_error_errno(-ENOMEM, "cannot set up exports");

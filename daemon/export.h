@@ -97,8 +97,6 @@ void export_statsd_add(struct statsd_sender *s, const char *lines, size_t len);
 void export_statsd_flush(struct statsd_sender *s);
 /* {"address", "datagrams", "send_errors", "error"?} */
 json_t *export_statsd_status_json(const struct statsd_sender *s);
-/* The name part for a workload or op: lower case, [a-z0-9_-] only. */
-void export_statsd_name(const char *in, char *out, size_t len);
 
 /* The exports of a run; NULL from exports_new when none is configured. */
 struct exports;

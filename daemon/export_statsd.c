@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config_export.h"
 #include "config_trace.h"
 #include "log.h"
 
@@ -48,21 +49,6 @@ struct statsd_sender {
 	unsigned sent_since_error;
 	char error[256];
 };
-
-void export_statsd_name(const char *in, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (; *in && n + 1 < len; in++) {
-		char ch = *in;
-		if (ch >= 'A' && ch <= 'Z')
-			ch = (char)(ch - 'A' + 'a');
-		else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
-			ch = '_';   /* '.' would add a level, ':' '|' '@' break the line */
-		out[n++] = ch;
-	}
-	out[n] = '\0';
-}
 
 /* snprintf that keeps counting past the end of buf. */
 static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "daemon/config.h"
+#include "daemon/config_export.h"
 #include "daemon/export.h"
 
 static const char *const states[] = { "idle", "running", "stopping", "stopped", "finished",

@@ -123,8 +123,11 @@ plan = open(sys.argv[2]).read()
 missing = [w["name"] for w in config["workloads"] if w["name"] not in plan]
 if missing:
     sys.exit(f"missing {missing}")
+exports = config["run"].get("exports")
+if exports and json.loads(plan)["run"].get("exports", {}).get("prometheus") != exports.get("prometheus"):
+    sys.exit(f"exports {exports} not in the plan")
 PY
-		fail "config/$name: the plan does not name every workload: $(cat "$WORK/$name.plan")"
+		fail "config/$name: the plan does not name every workload or export: $(cat "$WORK/$name.plan")"
 	note "config/$name: ok ($(wc -l <"$WORK/$name.plan") lines of plan${no_targets[*]:+, ${no_targets[*]}})"
 done
 created=$(ls -A "$WORK/cwd")

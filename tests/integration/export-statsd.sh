@@ -31,6 +31,17 @@ EOF
 }
 
 write_config "$WORK/statsd.json" statsd "127.0.0.1:$PORT"
+# The plan shows the exports, and the prefix as this host expands it.
+"$SOAKD" --check-config "$WORK/statsd.json" --no-targets >"$WORK/plan.json" ||
+	fail "--check-config: $(cat "$WORK/plan.json")"
+python3 - "$WORK/plan.json" "127.0.0.1:$PORT" <<'EOF' || fail "plan: $(cat "$WORK/plan.json")"
+import json, re, socket, sys
+statsd = json.load(open(sys.argv[1]))["run"]["exports"]["statsd"]
+host = re.sub(r"[^a-z0-9-]", "_", socket.gethostname().split(".")[0].lower())
+want = {"address": sys.argv[2], "prefix": "soak.{host}", "prefix_on_this_host": f"soak.{host}"}
+if statsd != want:
+    sys.exit(f"exports.statsd in the plan: {statsd}, expected {want}")
+EOF
 start_soakd --config "$WORK/statsd.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 wait_until 20 "the workload to finish" workload_is w.1 finished
