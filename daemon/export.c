@@ -23,6 +23,7 @@ struct sent_op {
 
 struct sent_workload {
 	bool any;
+	bool zeroed;                  /* its gauges were set to 0 after it ended */
 	size_t n_ops;
 	uint64_t interval_end_ns;
 	struct sent_op *ops;
@@ -119,6 +120,7 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 	op->p90_ns = s->p90;
 	op->p99_ns = s->p99;
 	op->p999_ns = s->p999;
+	op->min_ns = s->min;
 	op->max_ns = s->max;
 }
 
@@ -153,6 +155,7 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 		wl[i] = (struct export_workload){
 			.name = wr->workload->cfg->name,
 			.state = workload_state_name(wr->workload->state),
+			.active = workload_is_active(wr->workload),
 			.lag_s = wr->have_last ? wr->last.lag_max_ns / 1e9 : 0,
 			.has_interval = wr->have_last,
 		};
@@ -257,10 +260,25 @@ static void publish_statsd(struct exports *e, const struct results *r,
 		bool fresh = wl->has_interval && n_ops > 0 &&
 			     (!sw->any || s->ops[k].interval_end_ns != sw->interval_end_ns);
 
+		/* A workload that ended leaves no stale gauges behind: once its
+		 * last interval is out, they go to 0, as aisloader's do. */
+		if (!fresh && !wl->active && sw->any && !sw->zeroed) {
+			for (size_t op = 0; op < n_ops; op++) {
+				n = export_statsd_format_op_end(buf, sizeof(buf), e->statsd_prefix,
+								&s->ops[k + op]);
+				if (n < sizeof(buf))
+					export_statsd_add(e->statsd, buf, n);
+			}
+			n = export_statsd_format_workload_end(buf, sizeof(buf), e->statsd_prefix, wl);
+			if (n < sizeof(buf))
+				export_statsd_add(e->statsd, buf, n);
+			sw->zeroed = true;
+		}
 		if (!fresh) {
 			k += n_ops;
 			continue;
 		}
+		sw->zeroed = false;
 		for (size_t op = 0; op < n_ops; op++, k++) {
 			const struct export_op *o = &s->ops[k];
 			struct sent_op *so = &sw->ops[op];

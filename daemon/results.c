@@ -177,7 +177,7 @@ static void summarize(const struct op_stats *o, double target_ops, uint64_t span
 		.rate_achieved = secs > 0 ? o->count / secs : 0,
 		.p50 = hist_percentile(&o->latency, 50), .p90 = hist_percentile(&o->latency, 90),
 		.p99 = hist_percentile(&o->latency, 99), .p999 = hist_percentile(&o->latency, 99.9),
-		.max = hist_max(&o->latency),
+		.min = hist_min(&o->latency), .max = hist_max(&o->latency),
 		.svc_p50 = hist_percentile(&o->service, 50),
 		.svc_p99 = hist_percentile(&o->service, 99),
 		.corrupt = o->corrupt,

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,7 +30,7 @@ static struct export_op ops[] = {
 	  .bytes_total = 28672000, .latency_sum_ns = 6998 * UINT64_C(250000),
 	  .latency_count = 6998, .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
 	  .count = 700, .errors = 1, .bytes = 2867200, .rate = 700, .rate_target = 700,
-	  .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
+	  .min_ns = 100000, .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
 	  .max_ns = 3000000 },
 	{ .workload = "rand4k", .op = "write", .ops_total = 3000, .bytes_total = 12288000,
 	  .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
@@ -256,12 +257,40 @@ static void test_statsd_lines(void **state)
 		"soakd.host1.rand4k.read.throughput:2867200|g\n"
 		"soakd.host1.rand4k.read.rate:700.000|g\n"
 		"soakd.host1.rand4k.read.rate_target:700.000|g\n"
-		"soakd.host1.rand4k.read.latency:0.300|ms\n"
-		"soakd.host1.rand4k.read.maxlatency:3.000|ms\n"
-		"soakd.host1.rand4k.read.latency.p50:0.250|ms\n"
-		"soakd.host1.rand4k.read.latency.p90:0.400|ms\n"
-		"soakd.host1.rand4k.read.latency.p99:1.200|ms\n"
-		"soakd.host1.rand4k.read.latency.p999:2.500|ms\n");
+		"soakd.host1.rand4k.read.latency:0.300|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.minlatency:0.100|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.maxlatency:3.000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p50:0.250|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p90:0.400|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p99:1.200|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p999:2.500|ms|@0.001430615\n");
+
+	/* One success: no sample rate (1 is the default). */
+	d = (struct export_delta){ .ops = 1, .latency_sum_ns = 500000, .latency_count = 1 };
+	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
+	assert_non_null(strstr(buf, "\ns.rand4k.read.latency:0.500|ms\n"));
+	assert_null(strstr(buf, "|@"));
+
+	/* Only failures since the last send: no timers. */
+	d = (struct export_delta){ .ops = 3, .errors = 3 };
+	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
+	assert_null(strstr(buf, "|ms"));
+
+	/* A million ops: 1/S is a million to 10^-6. */
+	d = (struct export_delta){ .ops = 1000003, .latency_sum_ns = 1000003, .latency_count = 1000003 };
+	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
+	const char *at = strstr(buf, "|@");
+	assert_non_null(at);
+	assert_true(fabs(1.0 / strtod(at + 2, NULL) - 1000003.0) < 1e-3);
+	assert_int_equal(strspn(at + 2, "0123456789."), strcspn(at + 2, "\n"));
+
+	/* The end of a workload: its gauges at 0. */
+	export_statsd_format_op_end(buf, sizeof(buf), "s", &ops[0]);
+	assert_string_equal(buf, "s.rand4k.read.throughput:0|g\n"
+				 "s.rand4k.read.rate:0|g\n"
+				 "s.rand4k.read.rate_target:0|g\n");
+	export_statsd_format_workload_end(buf, sizeof(buf), "s", &workloads[0]);
+	assert_string_equal(buf, "s.rand4k.lag:0|g\n");
 
 	/* No ops in the interval: counters and rates, no latency. */
 	d = (struct export_delta){ 0 };
