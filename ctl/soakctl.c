@@ -713,7 +713,15 @@ static int print_reply(const struct options *o, json_t *reply)
 			return EXIT_USAGE;
 		return r < 0 ? EXIT_NO_REPLY : r ? EXIT_REPORT_FAIL : 0;
 	} else if (strcmp(cmd, "trace") == 0) {
+		size_t i;
+		json_t *v;
 		print_states(json_object_get(reply, "probes"), "");
+		/* Targets the block probes cannot see, and why. */
+		json_array_foreach(json_object_get(reply, "probes"), i, v) {
+			const char *unwatched = field_str(v, "unwatched", NULL);
+			if (unwatched)
+				printf("%s: cannot watch %s\n", field_str(v, "name", "?"), unwatched);
+		}
 	} else if (strcmp(cmd, "debug") == 0) {
 		printf("soakd's main loop stalled for %s\n", field_str(reply, "stalled", "?"));
 	} else {
