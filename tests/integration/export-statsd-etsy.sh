@@ -94,6 +94,15 @@ for _ in $(seq 150); do
 	sleep 0.1
 done
 check final || fail "what StatsD aggregated"
+
+# A finished run's clock stopped: status shows the same elapsed time later.
+elapsed() { ctl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["elapsed_s"])'; }
+wait_until 10 "the run to finish" sh -c "'$SOAKCTL' --socket '$SOCK' status --json | grep -q '\"state\": \"finished\"'"
+first=$(elapsed)
+sleep 1.5
+second=$(elapsed)
+[[ $first == "$second" ]] || fail "a finished run's elapsed time goes on: $first s, then $second s"
+python3 -c "import sys; sys.exit(0 if 4 <= $first < 6 else 1)" || fail "a 4 s run finished after $first s"
 stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 note "ok"
