@@ -280,10 +280,12 @@ static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_confi
 	if (!json_object_get(obj, "name"))
 		cfg_report(c, "a workload needs a \"name\"");
 	else if (cfg_get_string(c, obj, "name", &s)) {
-		if (!cfg_valid_name(s)) {
+		const char *problem = cfg_name_problem(s);
+		if (problem) {
 			cfg_push_key(c, "name");
-			cfg_report(c, "workload name \"%s\" must be 1-%d letters, digits, '-', '_' or '.'",
-				   s, CONFIG_MAX_NAME - 1);
+			cfg_report(c, "workload name \"%s\" %s (a name is 1-%d letters, digits, '-', "
+				      "'_' or '.', not starting with '.')", s, problem,
+				   CONFIG_MAX_NAME - 1);
 			cfg_pop(c);
 		} else {
 			strcpy(w->name, s);
@@ -379,9 +381,11 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 	cfg_check_keys(c, obj, "\"run\"", keys);
 	if (cfg_get_string(c, obj, "name", &s)) {
 		cfg_push_key(c, "name");
-		if (!cfg_valid_name(s))
-			cfg_report(c, "run name \"%s\" must be 1-%d letters, digits, '-', '_' or '.'",
-			       s, CONFIG_MAX_NAME - 1);
+		const char *problem = cfg_name_problem(s);
+		if (problem)
+			cfg_report(c, "run name \"%s\" %s (it names the run's directory: 1-%d "
+				      "letters, digits, '-', '_' or '.', not starting with '.')",
+				   s, problem, CONFIG_MAX_NAME - 1);
 		else
 			strcpy(run->name, s);
 		cfg_pop(c);

@@ -92,6 +92,24 @@ timeout 20 "$SOAKD" --check-config "$WORK/absent.json" >"$WORK/absent.out" 2>&1 
 grep -q "absent.json" "$WORK/absent.out" ||
 	fail "absent file: the message does not name it: $(cat "$WORK/absent.out")"
 
+# Run names become directory names: "." and ".." named the state
+# directory itself and its parent (issue 12).  Refused at the name, and a
+# real start writes nothing beside the state directory.
+for bad in .. . .hidden; do
+	write_case "run-name$bad" '      "read_pct": 70,'
+	sed -i "s/\"name\": \"broken\"/\"name\": \"$bad\"/" "$WORK/run-name$bad.json"
+	check_error "run-name$bad" 2 "may not start with '.'"
+done
+mkdir -p "$WORK/parent/state"
+rc=0
+(cd "$WORK" && timeout 20 "$SOAKD" --config "$WORK/run-name...json" --state-dir "$WORK/parent/state" \
+	--socket "$WORK/parent.sock" --no-table) >"$WORK/run-name-start.out" 2>&1 || rc=$?
+((rc != 0)) || fail "soakd started a run named '..': $(cat "$WORK/run-name-start.out")"
+grep -q "may not start with '.'" "$WORK/run-name-start.out" ||
+	fail "soakd refused '..' without saying why: $(cat "$WORK/run-name-start.out")"
+[[ $(ls -A "$WORK/parent") == state ]] || fail "a run named '..' wrote into the state directory's parent: $(ls -A "$WORK/parent")"
+note "run names '..', '.' and '.hidden' refused"
+
 # --version prints the project's version.
 version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$SRCDIR/meson.build" | head -n1)
 out=$(timeout 10 "$SOAKD" --version 2>&1) || fail "soakd --version exited $?: $out"
