@@ -26,6 +26,7 @@
 #include "jsonpos.h"
 #include "obj_config.h"
 #include "parse.h"
+#include "regfile.h"
 #include "rfc3339.h"
 
 #define FOREVER_NS (UINT64_C(1) << 62)
@@ -533,14 +534,21 @@ int config_load_string(const char *text, const char *name, FILE *errout, struct 
 
 int config_load(const char *path, FILE *errout, struct run_config **ret)
 {
-	FILE *f = fopen(path, "re");
+	char err[PATH_MAX + 128];
 	char *text;
 	size_t n;
 	int r;
 
+	int fd = regfile_open(path, "configuration", err, sizeof(err));
+	if (fd < 0) {
+		fprintf(errout, "%s:1:1: %s\n", path, err);
+		return fd;
+	}
+	FILE *f = fdopen(fd, "r");
 	if (!f) {
 		r = -errno;
-		fprintf(errout, "%s:1:1: cannot open configuration: %s\n", path, strerror(errno));
+		close(fd);
+		fprintf(errout, "%s:1:1: cannot read configuration: %s\n", path, strerror(-r));
 		return r;
 	}
 	text = malloc(CONFIG_MAX_BYTES + 1);
