@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "obj_engine.h"
 
 int obj_setup_common(const struct obj_client *cl, CURL *e)
@@ -51,12 +52,9 @@ void obj_text_message(const char *body, size_t len, char *out, size_t outlen)
 	while (s < end && isspace((unsigned char)*s))
 		s++;
 	size_t n = 0;
-	while (s + n < end && s[n] != '\n' && s[n] != '\r' && n < 200)
+	while (s + n < end && s[n] != '\n' && s[n] != '\r')
 		n++;
-	snprintf(out, outlen, "%.*s", (int)n, s);
-	for (char *p = out; *p; p++)
-		if ((unsigned char)*p < ' ')
-			*p = ' ';
+	log_clean(s, n, LOG_REMOTE_MAX, out, outlen);
 }
 
 static int http_setup_handle(const struct obj_client *cl, CURL *e)

@@ -210,7 +210,8 @@ enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl
 	*ret_gone = false;
 	if (result != CURLE_OK) {
 		*ret_class = class_of(result);
-		log_failure(cl, x, *ret_class, x->errbuf[0] ? x->errbuf : curl_easy_strerror(result));
+		log_clean(x->errbuf, sizeof(x->errbuf), LOG_REMOTE_MAX, message, sizeof(message));
+		log_failure(cl, x, *ret_class, message[0] ? message : curl_easy_strerror(result));
 		return OBJ_ERROR;
 	}
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);

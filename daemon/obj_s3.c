@@ -68,16 +68,18 @@ static void s3_error_message(const char *body, size_t len, char *out, size_t out
 		obj_text_message(body, len, out, outlen);
 		return;
 	}
+	/* The server's words, cleaned: a <Message> could hold newlines
+	 * that forge log lines, terminal escapes, or kilobytes. */
+	char code_text[64], message_text[LOG_REMOTE_MAX + 1];
 	code += 6;
-	int code_len = (int)strcspn(code, "<");
+	log_clean(code, strcspn(code, "<"), sizeof(code_text) - 1, code_text, sizeof(code_text));
 	if (message) {
 		message += 9;
-		int message_len = (int)strcspn(message, "<");
-		snprintf(out, outlen, "%.*s: %.*s", code_len, code, message_len > 300 ? 300
-										  : message_len,
-			 message);
+		log_clean(message, strcspn(message, "<"), LOG_REMOTE_MAX, message_text,
+			  sizeof(message_text));
+		snprintf(out, outlen, "%s: %s", code_text, message_text);
 	} else {
-		snprintf(out, outlen, "%.*s", code_len, code);
+		snprintf(out, outlen, "%s", code_text);
 	}
 }
 
