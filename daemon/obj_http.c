@@ -74,7 +74,8 @@ static int http_object_url(const struct obj_client *cl, const char *key, char *b
 }
 
 /* Reachable or not: a plain HTTP server has nothing else to agree on. */
-static int http_probe(const struct obj_client *cl, char *err, size_t errlen)
+static int http_probe(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+		      size_t errlen)
 {
 	struct obj_response resp;
 	char url[OBJ_MAX_URL_LEN + 2];
@@ -87,6 +88,7 @@ static int http_probe(const struct obj_client *cl, char *err, size_t errlen)
 	}
 	if (resp.result != CURLE_OK) {
 		obj_response_describe(cl, &resp, err, errlen);
+		*ret_class = obj_response_class(&resp);
 		return obj_result_is_lasting(resp.result) ? -EPERM : -EAGAIN;
 	}
 	return 0;

@@ -48,6 +48,14 @@ static enum op_error_class class_of(CURLcode r)
 	}
 }
 
+enum op_error_class obj_response_class(const struct obj_response *r)
+{
+	if (r->result != CURLE_OK)
+		return class_of(r->result);
+	return r->status >= 500 && r->status <= 599 ? OP_ERR_HTTP_5XX
+	       : r->status >= 400 && r->status <= 499 ? OP_ERR_HTTP_4XX : OP_ERR_TRANSFER;
+}
+
 static void log_failure(const struct obj_client *cl, const struct obj_xfer *x,
 		      enum op_error_class c, const char *detail)
 {

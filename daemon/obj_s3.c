@@ -91,7 +91,8 @@ static void creds_source(const struct obj_client *cl, char *buf, size_t len)
 		 o->creds_file, o->creds_profile);
 }
 
-static int create_bucket(const struct obj_client *cl, char *err, size_t errlen)
+static int create_bucket(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+			 size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 	struct obj_response resp;
@@ -110,6 +111,7 @@ static int create_bucket(const struct obj_client *cl, char *err, size_t errlen)
 	}
 	if (resp.result != CURLE_OK || resp.status >= 500) {
 		obj_response_describe(cl, &resp, err, errlen);
+		*ret_class = obj_response_class(&resp);
 		return -EAGAIN;
 	}
 	if (resp.status == 200 || strstr(resp.body, "BucketAlreadyOwnedByYou")) {
@@ -121,7 +123,8 @@ static int create_bucket(const struct obj_client *cl, char *err, size_t errlen)
 	return -EPERM;
 }
 
-static int s3_probe(const struct obj_client *cl, char *err, size_t errlen)
+static int s3_probe(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+		    size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 	struct obj_response resp;
@@ -137,6 +140,7 @@ static int s3_probe(const struct obj_client *cl, char *err, size_t errlen)
 	}
 	if (resp.result != CURLE_OK || resp.status >= 500) {
 		obj_response_describe(cl, &resp, err, errlen);
+		*ret_class = obj_response_class(&resp);
 		return obj_result_is_lasting(resp.result) ? -EPERM : -EAGAIN;
 	}
 	if (resp.status == 200)
@@ -144,7 +148,7 @@ static int s3_probe(const struct obj_client *cl, char *err, size_t errlen)
 	obj_response_describe(cl, &resp, why, sizeof(why));
 	if (resp.status == 404 && strstr(resp.body, "NoSuchBucket")) {
 		if (o->create_bucket)
-			return create_bucket(cl, err, errlen);
+			return create_bucket(cl, ret_class, err, errlen);
 		snprintf(err, errlen, "bucket %s does not exist at %s (%s); create it, or set "
 				      "\"create_bucket\": true", o->bucket, o->endpoint, why);
 		return -ENOENT;
