@@ -54,7 +54,8 @@ wait_until 10 "the fault server" port_known
 PORT=$(head -1 "$WORK/server.log")
 slow_config() {
 	cat >"$WORK/$1.json" <<EOF
-{"run": {"name": "$1", "interval": "1s", "duration": "60s", "on_finish": "exit"},
+{"run": {"name": "$1", "interval": "1s", "duration": "60s", "on_finish": "exit",
+         "exports": {"prometheus": {"textfile": "$WORK/$1.prom"}}},
  "workloads": [{"name": "s", "type": "object", "protocol": "http",
                 "endpoint": "http://127.0.0.1:$PORT/soak/", "concurrency": 2,
                 "objects": 100, "rate": 20, "mix": {"put": 100}, "size": "1KiB",
@@ -72,7 +73,15 @@ print(int(next(w for w in json.load(sys.stdin)["workloads"] if w["name"] == "s")
 }
 lag_max_at_least() { (($(lag_max_ms 2>/dev/null || echo 0) >= $1)); }
 wait_until 10 "lag_max_ms past 1000 in the dump" lag_max_at_least 1000
-note "slow server: lag $(status_lag_ms s) ms, lag_max_ms $(lag_max_ms)"
+prom_lag_past_1s() {
+	python3 - "$WORK/slow.prom" <<'PY'
+import re, sys
+m = re.search(r'^soakd_lag_seconds\{[^}]*workload="s"[^}]*\} (\S+)$', open(sys.argv[1]).read(), re.M)
+sys.exit(0 if m and float(m.group(1)) > 1 else 1)
+PY
+}
+wait_until 10 "soakd_lag_seconds past 1 in the Prometheus textfile" prom_lag_past_1s
+note "slow server: lag $(status_lag_ms s) ms, lag_max_ms $(lag_max_ms), $(grep '^soakd_lag_seconds' "$WORK/slow.prom")"
 stop_soakd 10
 
 slow_config limited ', "max_lag": "1s"'
