@@ -108,7 +108,7 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 					*finished = true;
 					break;
 				}
-				st->due_ns = w->started_ns + rel;
+				st->due_ns = mono_at(w->started_ns, rel);
 				st->have_due = true;
 			}
 			if (st->due_ns > now)
@@ -166,7 +166,7 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 	struct workload *w = ws->workload;
 	const struct workload_config *cfg = w->cfg;
 	bool open_loop = phase == PHASE_RUN && cfg->rate > 0;
-	uint64_t end_ns = w->started_ns + sched_duration(&ws->sched);
+	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&ws->sched));
 	uint64_t deadline = phase == PHASE_CLEANUP ? mono_ns() + CLEANUP_LIMIT_NS : UINT64_MAX;
 	bool finished = false;
 
@@ -300,9 +300,9 @@ void *obj_stream_main(void *arg)
 			goto end;
 		/* Ops due while prefilling are not issued late: the mix
 		 * starts with the first op due from now on. */
-		uint64_t now = mono_ns();
-		if (w->cfg->rate > 0 && now > w->started_ns)
-			sched_seek(&ws->sched, now - w->started_ns);
+		uint64_t pos = mono_since(w->started_ns, mono_ns());
+		if (w->cfg->rate > 0 && pos > 0)
+			sched_seek(&ws->sched, pos);
 	}
 	outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));
 end:
