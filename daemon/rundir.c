@@ -597,7 +597,7 @@ void rundir_close(struct rundir *d)
 		log_error("%" PRIu64 " of the run's %" PRIu64 " records could not be written to %s "
 			  "and are lost (records_dropped)",
 			  d->records_dropped, d->records_appended, d->log_path);
-	else
+	else if (d->records_appended)
 		log_info("all %" PRIu64 " of the run's records are synced in %s", d->records_appended,
 			 d->log_path);
 	if (d->fd >= 0)
