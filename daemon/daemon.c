@@ -412,9 +412,9 @@ static json_t *status_json(struct daemon *d)
 		json_object_set_new(v, "starts_in_s", json_real(((uint64_t)d->run_start_ns - now) / 1e9));
 	}
 	/* A finished run's time stopped when it finished. */
-	if (v && d->state == RUN_FINISHED && d->finished_ns > d->run_start_ns)
+	if (v && d->state == RUN_FINISHED && d->finished_ns)
 		json_object_set_new(v, "elapsed_s",
-				    json_real((double)(d->finished_ns - d->run_start_ns) / 1e9));
+				    json_real(mono_since(d->run_start_ns, d->finished_ns) / 1e9));
 	if (v && d->exports)
 		json_object_set_new(v, "exports", exports_status_json(d->exports));
 	return v;
