@@ -368,7 +368,7 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 						g->finished = true;
 						break;
 					}
-					g->due_ns = w->started_ns + rel;
+					g->due_ns = mono_at(w->started_ns, rel);
 					g->have_due = true;
 				}
 				if (g->due_ns > now)
@@ -393,7 +393,7 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 		if (!g->have_due) {
 			uint64_t rel;
 			if (sched_next(&g->sched, &rel)) {
-				g->due_ns = w->started_ns + rel;
+				g->due_ns = mono_at(w->started_ns, rel);
 				g->have_due = true;
 			} else {
 				g->finished = true;
@@ -452,7 +452,7 @@ static void *dev_thread(void *arg)
 	struct workload *w = s->workload;
 	const struct workload_config *cfg = w->cfg;
 	struct dev_stream *d = s->engine;
-	uint64_t end_ns = w->started_ns + sched_duration(&s->sched);
+	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&s->sched));
 	uint64_t next_boundary = workload_next_boundary(w, mono_ns());
 	uint64_t link_checked_at = next_boundary;
 	unsigned *prepped = calloc(d->n_slots, sizeof(*prepped));

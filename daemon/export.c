@@ -180,7 +180,7 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 		state_names[st] = workload_state_name((enum workload_state)st);
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	uint64_t elapsed = now_ns > r->run_start_ns ? now_ns - r->run_start_ns : 0;
+	uint64_t elapsed = mono_since(r->run_start_ns, now_ns);
 	*s = (struct export_snapshot){
 		.run = r->cfg->name,
 		.start_time_s = wall.tv_sec + wall.tv_nsec / 1e9 - elapsed / 1e9,

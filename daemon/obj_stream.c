@@ -102,7 +102,7 @@ static bool peek_due(struct obj_stream *st)
 		return true;
 	if (!sched_next(&st->ws->sched, &rel))
 		return false;
-	st->due_ns = st->ws->workload->started_ns + rel;
+	st->due_ns = mono_at(st->ws->workload->started_ns, rel);
 	st->have_due = true;
 	return true;
 }
@@ -202,7 +202,7 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 	struct workload *w = ws->workload;
 	const struct workload_config *cfg = w->cfg;
 	bool open_loop = phase == PHASE_RUN && cfg->rate > 0;
-	uint64_t end_ns = w->started_ns + sched_duration(&ws->sched);
+	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&ws->sched));
 	uint64_t deadline = phase == PHASE_CLEANUP ? mono_ns() + CLEANUP_LIMIT_NS : UINT64_MAX;
 	bool finished = false;
 
@@ -362,10 +362,10 @@ void *obj_stream_main(void *arg)
 			goto end;
 		/* Ops due while prefilling are not issued late: the mix
 		 * starts with the first op due from now on. */
-		uint64_t now = mono_ns();
-		if (w->cfg->rate > 0 && now > w->started_ns) {
+		uint64_t pos = mono_since(w->started_ns, mono_ns());
+		if (w->cfg->rate > 0 && pos > 0) {
 			st->have_due = false;
-			sched_seek(&ws->sched, now - w->started_ns);
+			sched_seek(&ws->sched, pos);
 		}
 	}
 	outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));

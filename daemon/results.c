@@ -119,7 +119,7 @@ fail:
 }
 
 struct results *results_new(const struct run_config *cfg, struct workload **workloads,
-			    size_t n, uint64_t run_start_ns, bool live_table)
+			    size_t n, int64_t run_start_ns, bool live_table)
 {
 	struct results *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -199,13 +199,14 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 		json_object_set_new(j, "share", json_real(w->op_share[op]));
 		json_object_set_new(ops, w->op_names[op], j);
 	}
-	uint64_t mono_start = r->run_start_ns + row->start_ns, mono_end = r->run_start_ns + row->end_ns;
+	/* Signed: the run may have begun before this boot's monotonic 0. */
+	int64_t wall_start = r->run_start_ns + (int64_t)row->start_ns + r->wall_offset_ns;
+	int64_t wall_end = r->run_start_ns + (int64_t)row->end_ns + r->wall_offset_ns;
 	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o}", "type", "interval",
 				"workload", w->cfg->name,
 				"start_ns", (json_int_t)row->start_ns, "end_ns", (json_int_t)row->end_ns,
-				"wall_start_ns", (json_int_t)(mono_start + r->wall_offset_ns),
-				"wall_end_ns", (json_int_t)(mono_end + r->wall_offset_ns),
-				"sched_ns", (json_int_t)(mono_end > w->started_ns ? mono_end - w->started_ns : 0),
+				"wall_start_ns", (json_int_t)wall_start, "wall_end_ns", (json_int_t)wall_end,
+				"sched_ns", (json_int_t)mono_since(w->started_ns, wr->iv_end_ns),
 				"lag_max_ns", (json_int_t)row->lag_max_ns, "target_ops", target_ops,
 				"ops", ops);
 	if (rec && wr->target_interval) {
@@ -222,7 +223,7 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 		json_object_set_new(rec, "targets", targets);
 	}
 	if (rec && r->record_extra)
-		r->record_extra(r->record_extra_userdata, w, mono_start, mono_end, rec);
+		r->record_extra(r->record_extra_userdata, w, wr->iv_start_ns, wr->iv_end_ns, rec);
 	return rec;
 }
 
@@ -456,8 +457,8 @@ static void close_interval(struct results *r, struct workload_results *wr)
 		return;
 	span = wr->iv_end_ns > wr->iv_start_ns ? wr->iv_end_ns - wr->iv_start_ns : 0;
 	target = workload_target_ops(w, wr->iv_start_ns, wr->iv_end_ns);
-	row.start_ns = wr->iv_start_ns - r->run_start_ns;
-	row.end_ns = wr->iv_end_ns - r->run_start_ns;
+	row.start_ns = mono_since(r->run_start_ns, wr->iv_start_ns);
+	row.end_ns = mono_since(r->run_start_ns, wr->iv_end_ns);
 	row.lag_max_ns = wr->iv_lag_max_ns;
 	fold_into_slice(r, wr, &row);
 	if (r->rundir) {
@@ -636,10 +637,9 @@ void results_record_state(struct results *r, size_t i)
 	uint64_t now = mono_ns();
 	json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I}", "type", "state", "workload",
 				w->cfg->name, "state", workload_state_name(w->state),
-				"reason", w->reason, "run_ns", (json_int_t)(now - r->run_start_ns),
-				"wall_ns", (json_int_t)(now + r->wall_offset_ns),
-				"sched_ns", (json_int_t)(w->started_ns && mono_ns() > w->started_ns
-							  ? mono_ns() - w->started_ns : 0));
+				"reason", w->reason, "run_ns", (json_int_t)mono_since(r->run_start_ns, now),
+				"wall_ns", (json_int_t)((int64_t)now + r->wall_offset_ns),
+				"sched_ns", (json_int_t)(w->started_ns ? mono_since(w->started_ns, now) : 0));
 	if (rec)
 		rundir_append(r->rundir, rec);
 	json_decref(rec);
@@ -749,7 +749,7 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 		json_array_append_new(arr, jw);
 	}
 	json_t *status = json_pack("{s:b,s:s,s:s,s:f,s:f,s:o}", "ok", 1, "run", r->cfg->name,
-				   "state", run_state, "elapsed_s", (now_ns - r->run_start_ns) / 1e9,
+				   "state", run_state, "elapsed_s", mono_since(r->run_start_ns, now_ns) / 1e9,
 				   "interval_s", r->cfg->interval_ns / 1e9, "workloads", arr);
 	if (status && r->rundir)
 		json_object_set_new(status, "results", rundir_status_json(r->rundir));

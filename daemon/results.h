@@ -83,7 +83,7 @@ struct probes;
 
 struct results {
 	const struct run_config *cfg;
-	uint64_t run_start_ns;
+	int64_t run_start_ns;               /* the run's time 0 on CLOCK_MONOTONIC (mono_since) */
 	int64_t wall_offset_ns;             /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct rundir *rundir;              /* NULL: nothing recorded */
 	uint64_t recorded_end_ns;           /* a resumed run: its run time so far */
@@ -100,7 +100,7 @@ struct results {
 };
 
 struct results *results_new(const struct run_config *cfg, struct workload **workloads,
-			    size_t n, uint64_t run_start_ns, bool live_table);
+			    size_t n, int64_t run_start_ns, bool live_table);
 void results_free(struct results *r);
 /* Slot i measures workload w from now on, with nothing measured yet: a
  * new slot when i is the next one (a reload added a workload), else in
