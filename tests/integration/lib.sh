@@ -47,7 +47,8 @@ need_root() { [[ $(id -u) == 0 ]] || skip "needs root ($1)"; }
 need_cmd() {
 	local c
 	for c; do
-		command -v "$c" >/dev/null 2>&1 || skip "needs $c, which is not installed"
+		command -v "$c" >/dev/null 2>&1 ||
+			skip_unless_strict "needs $c, which is not installed (tools/setup-deps installs it)"
 	done
 }
 

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 
 need_root "loop devices"
 need_cmd losetup python3
-[[ -e /dev/loop-control ]] || skip "no /dev/loop-control (loop driver not available)"
+[[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 
 # Loop devices left behind by a run that was SIGKILLed (backing file gone).
 while read -r dev back; do
@@ -26,7 +26,7 @@ BACKING=$(mktemp "$backing_dir/soakd-loopdev.XXXXXX")
 on_exit rm -f "$BACKING"
 truncate -s 256M "$BACKING"
 LOOP=$(losetup --direct-io=on -f --show "$BACKING" 2>"$WORK/losetup.err") ||
-	skip "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
+	skip_unless_strict "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
 on_exit losetup -d "$LOOP"
 note "loop device $LOOP over $BACKING"
 

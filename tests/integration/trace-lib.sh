@@ -8,7 +8,7 @@
 need_loop_devices() {
 	need_root "loop devices and BPF"
 	need_cmd losetup python3
-	[[ -e /dev/loop-control ]] || skip "no /dev/loop-control (loop driver not available)"
+	[[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 	# Loop devices left behind by a run that was SIGKILLed (backing file gone).
 	local dev back
 	while read -r dev back; do
@@ -26,7 +26,7 @@ make_loop() {
 	on_exit rm -f "$backing"
 	truncate -s "$2" "$backing"
 	dev=$(losetup --direct-io=on -f --show "$backing" 2>"$WORK/losetup.err") ||
-		skip "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
+		skip_unless_strict "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
 	on_exit losetup -d "$dev"
 	printf -v "$1" '%s' "$dev"
 }
