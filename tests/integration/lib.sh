@@ -52,6 +52,15 @@ need_cmd() {
 	done
 }
 
+# test_python: the interpreter of BUILDDIR's virtualenv, which holds the
+# pinned Python packages the tests decode soakd's output with (made by
+# tools/setup-pyvenv when missing; a test that needs them fails without).
+test_python() {
+	"$SRCDIR/tools/setup-pyvenv" "$BUILDDIR" >"$WORK/pyvenv.out" 2>&1 ||
+		fail "tools/setup-pyvenv $BUILDDIR failed: $(tail -n 5 "$WORK/pyvenv.out")"
+	echo "$BUILDDIR/pyvenv/bin/python3"
+}
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soakd-$TEST_NAME.XXXXXX")
 SOCK="$WORK/soakd.sock"
 
