@@ -67,6 +67,7 @@ struct daemon {
 	uint64_t watchdog_usec;
 	uint64_t last_watchdog_ns;
 	enum run_state state;
+	uint64_t finished_ns;          /* CLOCK_MONOTONIC when the run finished */
 	bool quit;
 	bool ever_started;
 	bool stopping_sent;
@@ -177,6 +178,7 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 	if (d->state == RUN_RUNNING && run_is_over(d, now)) {
 		d->state = RUN_FINISHED;
+		d->finished_ns = now;
 		log_info("run %s finished", d->cfg->name);
 		print_summary(d);
 		if (d->cfg->exit_on_finish)
@@ -400,6 +402,10 @@ static json_t *status_json(struct daemon *d)
 		json_object_set_new(v, "start_at", json_string(when));
 		json_object_set_new(v, "starts_in_s", json_real((d->run_start_ns - now) / 1e9));
 	}
+	/* A finished run's time stopped when it finished. */
+	if (v && d->state == RUN_FINISHED && d->finished_ns > d->run_start_ns)
+		json_object_set_new(v, "elapsed_s",
+				    json_real((double)(d->finished_ns - d->run_start_ns) / 1e9));
 	if (v && d->exports)
 		json_object_set_new(v, "exports", exports_status_json(d->exports));
 	return v;

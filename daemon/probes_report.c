@@ -8,6 +8,7 @@
 
 #include <systemd/sd-journal.h>
 
+#include "journal_ids.h"
 #include "workload.h"
 
 static const char *const family_names[PROBE_FAMILIES] = { "blk", "tcp" };
@@ -359,6 +360,7 @@ static void journal_blk(const struct probes *p, const struct probe_device *d, in
 			"max %.1f us, %" PRIu64 " errors", d->name, blk_op_names[op], sum.count,
 			sum.p50 / 1e3, sum.p99 / 1e3, sum.max / 1e3, sum.errors,
 			"PRIORITY=%d", LOG_INFO, "SYSLOG_IDENTIFIER=soakd",
+			"MESSAGE_ID=" SOAK_MESSAGE_KERNEL_BLK,
 			"SOAK_RUN=%s", p->cfg->name, "SOAK_KERNEL=blk",
 			"SOAK_DEVICE=%s", d->name, "SOAK_OP=%s", blk_op_names[op],
 			"SOAK_BLK_OPS=%" PRIu64, sum.count,
@@ -385,6 +387,7 @@ static void journal_tcp(const struct probes *p, const struct probe_endpoint *e)
 			sum.srtt_p50 / 1e3, sum.srtt_p99 / 1e3, sum.connects,
 			sum.connect_p99 / 1e3, sum.retransmits,
 			"PRIORITY=%d", LOG_INFO, "SYSLOG_IDENTIFIER=soakd",
+			"MESSAGE_ID=" SOAK_MESSAGE_KERNEL_TCP,
 			"SOAK_RUN=%s", p->cfg->name, "SOAK_KERNEL=tcp",
 			"SOAK_ENDPOINT=%s", e->label, "SOAK_WORKLOAD=%s", owner,
 			"SOAK_TCP_SRTT_SAMPLES=%" PRIu64, sum.srtt_samples,

@@ -13,6 +13,7 @@
 #include <systemd/sd-journal.h>
 
 #include "dev_facts.h"
+#include "journal_ids.h"
 #include "log.h"
 #include "probes.h"
 #include "rundir.h"
@@ -177,7 +178,7 @@ static void summarize(const struct op_stats *o, double target_ops, uint64_t span
 		.rate_achieved = secs > 0 ? o->count / secs : 0,
 		.p50 = hist_percentile(&o->latency, 50), .p90 = hist_percentile(&o->latency, 90),
 		.p99 = hist_percentile(&o->latency, 99), .p999 = hist_percentile(&o->latency, 99.9),
-		.max = hist_max(&o->latency),
+		.min = hist_min(&o->latency), .max = hist_max(&o->latency),
 		.svc_p50 = hist_percentile(&o->service, 50),
 		.svc_p99 = hist_percentile(&o->service, 99),
 		.corrupt = o->corrupt,
@@ -263,8 +264,10 @@ static void journal_send(struct journal_fields *f)
 	f->n = 0;
 }
 
-/* The fields an op's interval and its run summary share. */
-static void journal_add_op(struct journal_fields *f, const struct op_summary *s)
+/* The fields an op's interval and its run summary share; the object
+ * workloads' own (corrupt reads, time to first byte) only on theirs. */
+static void journal_add_op(struct journal_fields *f, const struct workload *w,
+			   const struct op_summary *s)
 {
 	journal_add(f, "SOAK_OPS=%" PRIu64, s->count);
 	journal_add(f, "SOAK_ERRORS=%" PRIu64, s->errors);
@@ -278,7 +281,8 @@ static void journal_add_op(struct journal_fields *f, const struct op_summary *s)
 	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
 	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
 	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
-	journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+	if (w->cfg->type == WORKLOAD_OBJECT)
+		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
 }
 
 static void journal_row(const struct results *r, const struct workload_results *wr,
@@ -300,15 +304,18 @@ static void journal_row(const struct results *r, const struct workload_results *
 			    s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors);
 		journal_add(&f, "PRIORITY=%d", LOG_INFO);
 		journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+		journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_INTERVAL);
 		journal_add(&f, "SOAK_EVENT=interval");
 		journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
 		journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
 		journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
 		journal_add(&f, "SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9);
 		journal_add(&f, "SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9);
-		journal_add_op(&f, s);
-		journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
-		journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
+		journal_add_op(&f, w, s);
+		if (w->cfg->type == WORKLOAD_OBJECT) {
+			journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
+			journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
+		}
 		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
 		/* The kernel's view of the same interval: the block layer for
 		 * this op on the workload's devices, TCP toward its endpoints. */
@@ -354,6 +361,7 @@ void results_journal_summary(const struct results *r, const char *why)
 				    s.p999 / 1e3, s.max / 1e3, s.errors, why);
 			journal_add(&f, "PRIORITY=%d", LOG_NOTICE);
 			journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+			journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_SUMMARY);
 			journal_add(&f, "SOAK_EVENT=summary");
 			journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
 			journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
@@ -361,7 +369,7 @@ void results_journal_summary(const struct results *r, const char *why)
 			journal_add(&f, "SOAK_STATE=%s", workload_state_name(w->state));
 			journal_add(&f, "SOAK_ACTIVE_S=%.3f", wr->active_ns / 1e9);
 			journal_add(&f, "SOAK_INTERVALS=%" PRIu64, wr->intervals);
-			journal_add_op(&f, &s);
+			journal_add_op(&f, w, &s);
 			journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", wr->lag_max_ns / 1e6);
 			journal_send(&f);
 		}

@@ -21,7 +21,7 @@
 struct op_summary {
 	uint64_t count, errors, bytes;
 	double rate_target, rate_achieved;
-	uint64_t p50, p90, p99, p999, max;  /* latency_us, in ns */
+	uint64_t min, p50, p90, p99, p999, max; /* latency_us, in ns */
 	uint64_t svc_p50, svc_p99;          /* service_us, in ns */
 	uint64_t corrupt;                   /* object ops: data read back was wrong */
 	uint64_t ttfb_p50, ttfb_p99;        /* object ops: ttfb_us, in ns */

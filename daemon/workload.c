@@ -89,9 +89,13 @@ static int stream_sched_init(struct workload *w, struct workload_stream *s)
 {
 	const struct workload_config *cfg = w->cfg;
 	double rate = cfg->rate > 0 ? cfg->rate / (double)w->n_streams : 1;
-
-	return sched_init(&s->sched, rate, cfg->steps, cfg->n_steps,
-			  cfg->arrival == ARRIVAL_POISSON, cfg->seed * 7919 + s->index + 1);
+	int r = sched_init(&s->sched, rate, cfg->steps, cfg->n_steps,
+			   cfg->arrival == ARRIVAL_POISSON, cfg->seed * 7919 + s->index + 1);
+	if (r < 0)
+		return r;
+	/* The streams share the rate: interleave them, or N streams in step
+	 * would send their ops N at a time. */
+	return sched_set_phase(&s->sched, (double)s->index / (double)w->n_streams);
 }
 
 static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
