@@ -45,6 +45,26 @@ const char *probes_reason(const struct probes *p, enum probe_family f)
 	return p->fam[f].state == PROBE_UNAVAILABLE ? p->fam[f].reason : "";
 }
 
+enum probe_cause probes_cause(const struct probes *p, enum probe_family f)
+{
+	if (!p)
+		return PROBE_CAUSE_ERROR;
+	return p->fam[f].state == PROBE_UNAVAILABLE ? p->fam[f].cause : PROBE_CAUSE_NONE;
+}
+
+const char *probe_cause_name(enum probe_cause c)
+{
+	static const char *const names[] = {
+		[PROBE_CAUSE_NONE] = "",
+		[PROBE_CAUSE_PRIVILEGE] = "privilege",
+		[PROBE_CAUSE_KERNEL] = "kernel",
+		[PROBE_CAUSE_VERIFIER] = "verifier",
+		[PROBE_CAUSE_ERROR] = "error",
+	};
+
+	return c <= PROBE_CAUSE_ERROR ? names[c] : "error";
+}
+
 static int blk_op_index(const char *name)
 {
 	for (int op = 0; op < SOAK_BLK_OPS; op++)
@@ -175,8 +195,11 @@ json_t *probes_trace_json(const struct probes *p)
 					  probe_state_name(s));
 		json_t *tps = json_array();
 
-		if (s == PROBE_UNAVAILABLE)
+		if (s == PROBE_UNAVAILABLE) {
 			json_object_set_new(probe, "reason", json_string(probes_reason(p, f)));
+			json_object_set_new(probe, "cause",
+					    json_string(probe_cause_name(probes_cause(p, f))));
+		}
 		for (size_t i = 0; p && i < p->fam[f].n_progs; i++) {
 			const struct probe_prog *pp = &p->fam[f].progs[i];
 			if (!pp->missing && *pp->link)

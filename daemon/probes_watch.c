@@ -496,8 +496,14 @@ int probes_new(const struct run_config *cfg, struct probes **ret)
 	for (int f = 0; f < PROBE_FAMILIES; f++) {
 		bool on = f == PROBE_BLK ? cfg->trace.blk : cfg->trace.tcp;
 		if (p->fam[f].state == PROBE_UNAVAILABLE) {
-			log_notice("kernel tracing of %s is unavailable: %s",
-				   probe_family_name((enum probe_family)f), p->fam[f].reason);
+			/* A rejected program is soakd's bug, not the machine's. */
+			log_msg(p->fam[f].cause == PROBE_CAUSE_VERIFIER ||
+						p->fam[f].cause == PROBE_CAUSE_ERROR
+					? LOG_ERR
+					: LOG_NOTICE,
+				"kernel tracing of %s is unavailable (%s): %s",
+				probe_family_name((enum probe_family)f),
+				probe_cause_name(p->fam[f].cause), p->fam[f].reason);
 			continue;
 		}
 		if (probes_set(p, (enum probe_family)f, on, err, sizeof(err)) < 0)

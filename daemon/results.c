@@ -758,9 +758,12 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 		for (int f = 0; f < PROBE_FAMILIES; f++) {
 			enum probe_state ps = probes_state(r->probes, (enum probe_family)f);
 			json_t *jf = json_pack("{s:s}", "state", probe_state_name(ps));
-			if (ps == PROBE_UNAVAILABLE)
+			if (ps == PROBE_UNAVAILABLE) {
 				json_object_set_new(jf, "reason", json_string(
 					probes_reason(r->probes, (enum probe_family)f)));
+				json_object_set_new(jf, "cause", json_string(probe_cause_name(
+					probes_cause(r->probes, (enum probe_family)f))));
+			}
 			json_object_set_new(trace, probe_family_name((enum probe_family)f), jf);
 		}
 		json_object_set_new(status, "trace", trace);

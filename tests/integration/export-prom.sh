@@ -12,7 +12,7 @@ source "$(dirname "$0")/lib.sh"
 
 need_cmd python3 curl promtool
 NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
-[[ -x $NODE_EXPORTER ]] || skip "needs $NODE_EXPORTER (Debian's prometheus-node-exporter)"
+[[ -x $NODE_EXPORTER ]] || skip_unless_strict "needs $NODE_EXPORTER (Debian's prometheus-node-exporter)"
 
 TEXTFILE_DIR="$WORK/textfile"
 PROM="$TEXTFILE_DIR/soakd.prom"
