@@ -37,8 +37,10 @@ CG2_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n1)
 # What the rootfs holds; changing it changes the cache key, so the next run
 # builds a new one.  The libraries are soakd's and soakctl's (ldd).
 CT_SUITE=bookworm
+# openssh-server and python3: the fleet test (fleet-ssh.sh) reaches its
+# containers as Ansible reaches hosts, over SSH, and runs modules there.
 CT_PACKAGES=(systemd systemd-sysv dbus libjansson4 liburing2 libcurl4 libbpf1 libblkid1 zlib1g
-	libsystemd0 libssl3 libelf1)
+	libsystemd0 libssl3 libelf1 openssh-server python3)
 # Bumped when the way the rootfs is built or trimmed changes.
 CT_RECIPE=1
 
