@@ -302,8 +302,13 @@ exec /lib/systemd/systemd --system --show-status=no
 '
 
 # ct_boot: boot systemd as PID 1 of the container; CT_PID is its pid here.
+# CT_NAME (default: the test's name, no dots) names its cgroup, for a test
+# that boots several; CT_NETNS, a network namespace's file (/run/netns/X),
+# puts it in that network namespace instead of the machine's.
 ct_boot() {
-	CT_CGROUP="$CG2_ROOT/soakd-test.$TEST_NAME.$$"
+	CT_CGROUP="$CG2_ROOT/soakd-test.${CT_NAME:-$TEST_NAME}.$$"
+	local netns=()
+	[[ -n ${CT_NETNS:-} ]] && netns=(nsenter "--net=$CT_NETNS")
 	mkdir "$CT_CGROUP" || fail "cannot make cgroup $CT_CGROUP"
 	if [[ -z ${_ct_teardown_registered:-} ]]; then
 		on_exit _ct_teardown
@@ -316,7 +321,7 @@ ct_boot() {
 	# unshare itself is killed.  Not spawn(): _ct_teardown powers the
 	# container off before anything kills unshare.
 	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
-		"$CT_CGROUP" unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
+		"$CT_CGROUP" ${netns[@]+"${netns[@]}"} unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
 		--propagation private env -i container=unshare PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		bash -c "$_CT_INIT" ct-init "$CT_ROOT" ${CT_NODES[@]+"${CT_NODES[@]}"} \
 		>>"$WORK/systemd.log" 2>&1 &
