@@ -27,36 +27,44 @@ source "$(dirname "$0")/systemd-lib.sh"
 
 HOSTS=(1 2 3)
 NET=10.77.0
-NS_PREFIX="soakd-fleet-$$"
-CTL_NS="$NS_PREFIX-ctl"
 
-# Namespaces left by a run that was SIGKILLed (named after its pid).
-while read -r ns _; do
-	[[ $ns =~ ^soakd-fleet-([0-9]+)- ]] || continue
-	[[ -d /proc/${BASH_REMATCH[1]} ]] && continue
-	ip netns del "$ns" 2>/dev/null || true
-done < <(ip netns list 2>/dev/null)
+# net_ns VAR: a new network namespace, held by a process of its own whose
+# pid goes in VAR (its file: /proc/PID/ns/net).  No name under /run/netns,
+# no mount: the namespace ends with its last process, and the holder
+# (tail --pid) ends with this test's shell even if that is SIGKILLed.
+net_ns() {
+	local pid
+	unshare --net tail --pid=$$ -f /dev/null &
+	pid=$!
+	on_exit _kill_bg "$pid"
+	other_ns() { [[ $(readlink "/proc/$1/ns/net" 2>/dev/null) != "$(readlink /proc/self/ns/net)" ]]; }
+	wait_until 5 "a new network namespace" other_ns "$pid"
+	printf -v "$1" '%s' "$pid"
+}
+in_ns() {
+	local pid=$1
+	shift
+	nsenter "--net=/proc/$pid/ns/net" "$@"
+}
 
 # The network: the controller's namespace with a bridge, one namespace per
-# host with a veth pair to the bridge.  Deleting a namespace (last, after
-# the containers are gone) takes its veth ends with it.
-ip netns add "$CTL_NS" 2>"$WORK/ip.err" || skip "ip netns add fails here: $(cat "$WORK/ip.err")"
-on_exit ip netns del "$CTL_NS"
-ip -n "$CTL_NS" link set lo up
-ip -n "$CTL_NS" link add br0 type bridge
-ip -n "$CTL_NS" addr add "$NET.1/24" dev br0
-ip -n "$CTL_NS" link set br0 up
+# host with a veth pair to the bridge; the veths end with the namespaces.
+net_ns CTL_NS
+in_ns "$CTL_NS" ip link set lo up
+in_ns "$CTL_NS" ip link add br0 type bridge
+in_ns "$CTL_NS" ip addr add "$NET.1/24" dev br0
+in_ns "$CTL_NS" ip link set br0 up
+declare -A H_NS
 for i in "${HOSTS[@]}"; do
-	ns="$NS_PREFIX-h$i"
-	ip netns add "$ns"
-	on_exit ip netns del "$ns"
-	ip -n "$CTL_NS" link add "veth$i" type veth peer name eth0 netns "$ns"
-	ip -n "$CTL_NS" link set "veth$i" master br0 up
-	ip -n "$ns" link set lo up
-	ip -n "$ns" addr add "$NET.1$i/24" dev eth0
-	ip -n "$ns" link set eth0 up
+	net_ns "H_NS[$i]"
+	ns=${H_NS[$i]}
+	in_ns "$CTL_NS" ip link add "veth$i" type veth peer name eth0 netns "$ns"
+	in_ns "$CTL_NS" ip link set "veth$i" master br0 up
+	in_ns "$ns" ip link set lo up
+	in_ns "$ns" ip addr add "$NET.1$i/24" dev eth0
+	in_ns "$ns" ip link set eth0 up
 done
-in_ctl() { nsenter "--net=/run/netns/$CTL_NS" "$@"; }
+in_ctl() { in_ns "$CTL_NS" "$@"; }
 
 # The controller's key, and each host's own host key (the cached rootfs
 # holds one for all): known_hosts is exact, no host key is taken on trust.
@@ -91,7 +99,7 @@ for i in "${HOSTS[@]}"; do
 	[[ ! -e $CT_ROOT/srv/soak && ! -e $CT_ROOT/var/lib/prometheus ]] ||
 		fail "the rootfs already holds /srv/soak or /var/lib/prometheus"
 	on_exit teardown_host "$i"
-	CT_NAME="$TEST_NAME-$i" CT_NETNS="/run/netns/$NS_PREFIX-h$i" ct_boot
+	CT_NAME="$TEST_NAME-$i" CT_NETNS="/proc/${H_NS[$i]}/ns/net" ct_boot
 	H_PID[$i]=$CT_PID H_UNSHARE[$i]=$CT_UNSHARE H_CGROUP[$i]=$CT_CGROUP
 done
 for i in "${HOSTS[@]}"; do
