@@ -35,12 +35,16 @@ NET=10.77.0
 # no mount: the namespace ends with its last process, and the holder
 # (tail --pid) ends with this test's shell even if that is SIGKILLed.
 net_ns() {
-	local pid
-	unshare --net tail --pid=$$ -f /dev/null &
+	local pid i
+	unshare --net tail --pid=$$ -f /dev/null 2>"$WORK/unshare.err" &
 	pid=$!
 	on_exit _kill_bg "$pid"
-	other_ns() { [[ $(readlink "/proc/$1/ns/net" 2>/dev/null) != "$(readlink /proc/self/ns/net)" ]]; }
-	wait_until 5 "a new network namespace" other_ns "$pid"
+	for ((i = 0; i < 50; i++)); do
+		[[ $(readlink "/proc/$pid/ns/net" 2>/dev/null) != "$(readlink /proc/self/ns/net)" ]] && break
+		is_alive "$pid" || skip "unshare --net cannot make a network namespace: $(cat "$WORK/unshare.err")"
+		sleep 0.1
+	done
+	((i < 50)) || fail "no new network namespace after 5 s"
 	printf -v "$1" '%s' "$pid"
 }
 in_ns() {
@@ -53,14 +57,16 @@ in_ns() {
 # host with a veth pair to the bridge; the veths end with the namespaces.
 net_ns CTL_NS
 in_ns "$CTL_NS" ip link set lo up
-in_ns "$CTL_NS" ip link add br0 type bridge
+in_ns "$CTL_NS" ip link add br0 type bridge 2>"$WORK/ip.err" ||
+	skip "no bridge devices here (kernel): $(cat "$WORK/ip.err")"
 in_ns "$CTL_NS" ip addr add "$NET.1/24" dev br0
 in_ns "$CTL_NS" ip link set br0 up
 declare -A H_NS
 for i in "${HOSTS[@]}"; do
 	net_ns "H_NS[$i]"
 	ns=${H_NS[$i]}
-	in_ns "$CTL_NS" ip link add "veth$i" type veth peer name eth0 netns "$ns"
+	in_ns "$CTL_NS" ip link add "veth$i" type veth peer name eth0 netns "$ns" 2>"$WORK/ip.err" ||
+		skip "no veth devices here (kernel): $(cat "$WORK/ip.err")"
 	in_ns "$CTL_NS" ip link set "veth$i" master br0 up
 	in_ns "$ns" ip link set lo up
 	in_ns "$ns" ip addr add "$NET.1$i/24" dev eth0
