@@ -86,8 +86,14 @@ select_host() {
 	CT_ROOT=${H_ROOT[$1]} CT_PID=${H_PID[$1]:-} CT_UNSHARE=${H_UNSHARE[$1]:-}
 	CT_CGROUP=${H_CGROUP[$1]:-} CT_CONFIG=${H_CONFIG[$1]}
 }
+# (A container whose boot failed has no entry yet: it is still the
+# selected one.)
 teardown_host() {
-	select_host "$1"
+	if [[ -n ${H_CGROUP[$1]:-} ]]; then
+		select_host "$1"
+	elif [[ $1 != "${BOOTING:-}" ]]; then
+		return 0
+	fi
 	_ct_teardown
 }
 # Each container is torn down by its own entry, not ct_boot's single one.
@@ -107,6 +113,7 @@ for i in "${HOSTS[@]}"; do
 	[[ ! -e $CT_ROOT/srv/soak && ! -e $CT_ROOT/var/lib/prometheus ]] ||
 		fail "the rootfs already holds /srv/soak or /var/lib/prometheus"
 	on_exit teardown_host "$i"
+	BOOTING=$i CT_PID=
 	CT_NAME="$TEST_NAME-$i" CT_NETNS="/proc/${H_NS[$i]}/ns/net" ct_boot
 	H_PID[$i]=$CT_PID H_UNSHARE[$i]=$CT_UNSHARE H_CGROUP[$i]=$CT_CGROUP
 done
