@@ -104,6 +104,9 @@ for i in "${HOSTS[@]}"; do
 	[[ -x $CT_ROOT/usr/sbin/sshd && -x $CT_ROOT/usr/bin/python3 ]] ||
 		fail "the rootfs $CT_TARBALL has no sshd or python3 (CT_PACKAGES)"
 	echo "fleet-$i" >"$CT_ROOT/etc/hostname"
+	# sshd, masked by ct_prepare: these hosts have a network of their own.
+	rm -f "$CT_ROOT/etc/systemd/system/ssh.service" "$CT_ROOT/etc/systemd/system/ssh.socket" \
+		"$CT_ROOT/etc/systemd/system/rescue-ssh.target"
 	rm -f "$CT_ROOT"/etc/ssh/ssh_host_*
 	ssh-keygen -q -t ed25519 -N '' -C "fleet-$i" -f "$CT_ROOT/etc/ssh/ssh_host_ed25519_key"
 	echo "$NET.1$i $(cut -d' ' -f1-2 "$CT_ROOT/etc/ssh/ssh_host_ed25519_key.pub")" >>"$WORK/known_hosts"

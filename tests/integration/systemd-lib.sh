@@ -130,7 +130,11 @@ CT_MASK=(console-getty.service getty.target getty@.service serial-getty@.service
 	sys-kernel-debug.mount sys-kernel-tracing.mount sys-kernel-config.mount
 	sys-fs-fuse-connections.mount dev-hugepages.mount
 	apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer
-	e2scrub_reap.service fstrim.timer systemd-tmpfiles-clean.timer)
+	e2scrub_reap.service fstrim.timer systemd-tmpfiles-clean.timer
+	ssh.service ssh.socket rescue-ssh.target)
+# (sshd is for fleet-ssh.sh alone, which boots its containers in network
+# namespaces of their own and unmasks it: elsewhere a container shares the
+# machine's network and its sshd would listen on the machine's port 22.)
 
 # Containers left by a test run that was SIGKILLed: their cgroup and
 # rootfs are named after the test's shell, which is gone.
