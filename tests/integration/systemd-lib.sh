@@ -37,8 +37,10 @@ CG2_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n1)
 # What the rootfs holds; changing it changes the cache key, so the next run
 # builds a new one.  The libraries are soakd's and soakctl's (ldd).
 CT_SUITE=bookworm
+# openssh-server and python3: the fleet test (fleet-ssh.sh) reaches its
+# containers as Ansible reaches hosts, over SSH, and runs modules there.
 CT_PACKAGES=(systemd systemd-sysv dbus libjansson4 liburing2 libcurl4 libbpf1 libblkid1 zlib1g
-	libsystemd0 libssl3 libelf1)
+	libsystemd0 libssl3 libelf1 openssh-server python3)
 # Bumped when the way the rootfs is built or trimmed changes.
 CT_RECIPE=1
 
@@ -128,7 +130,11 @@ CT_MASK=(console-getty.service getty.target getty@.service serial-getty@.service
 	sys-kernel-debug.mount sys-kernel-tracing.mount sys-kernel-config.mount
 	sys-fs-fuse-connections.mount dev-hugepages.mount
 	apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer
-	e2scrub_reap.service fstrim.timer systemd-tmpfiles-clean.timer)
+	e2scrub_reap.service fstrim.timer systemd-tmpfiles-clean.timer
+	ssh.service ssh.socket rescue-ssh.target)
+# (sshd is for fleet-ssh.sh alone, which boots its containers in network
+# namespaces of their own and unmasks it: elsewhere a container shares the
+# machine's network and its sshd would listen on the machine's port 22.)
 
 # Containers left by a test run that was SIGKILLed: their cgroup and
 # rootfs are named after the test's shell, which is gone.
@@ -300,8 +306,13 @@ exec /lib/systemd/systemd --system --show-status=no
 '
 
 # ct_boot: boot systemd as PID 1 of the container; CT_PID is its pid here.
+# CT_NAME (default: the test's name, no dots) names its cgroup, for a test
+# that boots several; CT_NETNS, a network namespace's file (/run/netns/X),
+# puts it in that network namespace instead of the machine's.
 ct_boot() {
-	CT_CGROUP="$CG2_ROOT/soakd-test.$TEST_NAME.$$"
+	CT_CGROUP="$CG2_ROOT/soakd-test.${CT_NAME:-$TEST_NAME}.$$"
+	local netns=()
+	[[ -n ${CT_NETNS:-} ]] && netns=(nsenter "--net=$CT_NETNS")
 	mkdir "$CT_CGROUP" || fail "cannot make cgroup $CT_CGROUP"
 	if [[ -z ${_ct_teardown_registered:-} ]]; then
 		on_exit _ct_teardown
@@ -314,7 +325,7 @@ ct_boot() {
 	# unshare itself is killed.  Not spawn(): _ct_teardown powers the
 	# container off before anything kills unshare.
 	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
-		"$CT_CGROUP" unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
+		"$CT_CGROUP" ${netns[@]+"${netns[@]}"} unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
 		--propagation private env -i container=unshare PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		bash -c "$_CT_INIT" ct-init "$CT_ROOT" ${CT_NODES[@]+"${CT_NODES[@]}"} \
 		>>"$WORK/systemd.log" 2>&1 &
