@@ -105,6 +105,27 @@ grep -q '/var/lib/soakd/units/' "$WORK/fds" || fail "soakd holds nothing open in
 grep -q 'soakd.sock\|socket:' "$WORK/fds" || fail "soakd holds no socket: $(cat "$WORK/fds")"
 note "run directory /var/lib/soakd/units: $(interval_records) interval records"
 
+# 3b. The threads' priorities, which the unit allows (LimitNICE=-10,
+# setpriority and sched_setscheduler): the main thread SCHED_BATCH, the
+# workload's thread SCHED_OTHER at nice -10 (soakd(8), "CPU").
+in_ct sh -c "for t in /proc/$MAIN/task/*; do echo \$(cat \$t/stat); done" >"$WORK/threads.txt"
+python3 - "$WORK/threads.txt" "$MAIN" <<'PY' || fail "threads' priorities under the unit: $(cat "$WORK/threads.txt")"
+import sys
+threads = {}
+for line in open(sys.argv[1]):
+    if line.strip():
+        fields = line.rsplit(") ", 1)[1].split()
+        # nice is field 19 of stat, policy field 41; the list starts at 3.
+        threads[line.split()[0]] = (int(fields[16]), int(fields[38]))
+print(f"# threads (nice, policy): {threads}")
+problems = []
+if threads.get(sys.argv[2], (0, 0))[1] != 3:
+    problems.append("the main thread is not SCHED_BATCH (3)")
+if (-10, 0) not in threads.values():
+    problems.append("no thread runs SCHED_OTHER at nice -10")
+sys.exit("; ".join(problems) or None)
+PY
+
 # 4. The journal: soakd's entries of this invocation, with their fields.
 ct_journal_json "$WORK/journal.json" "_SYSTEMD_INVOCATION_ID=$INVOCATION"
 python3 - "$WORK/journal.json" "$(basename "$LOOP")" <<'PY' || fail "journal entries"

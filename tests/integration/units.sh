@@ -49,6 +49,9 @@ unit_has soakd.service NoNewPrivileges=yes
 # Least privilege: BPF and tracing, nothing else (unit-privileges.sh runs
 # soakd with just these).
 unit_has soakd.service "CapabilityBoundingSet=CAP_BPF CAP_PERFMON"
+# The workload threads before the control plane for the CPU (soakd(8), CPU).
+unit_has soakd.service LimitNICE=-10
+unit_has soakd.service "SystemCallFilter=bpf setpriority sched_setscheduler"
 
 # The group the socket belongs to: systemd-sysusers creates it (here in a
 # scratch root, so the machine's /etc is left alone).
