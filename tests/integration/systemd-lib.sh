@@ -24,15 +24,15 @@
 need_root "systemd as PID 1 in new namespaces"
 need_cmd unshare nsenter mount tar zstd losetup python3 flock findmnt
 [[ -n ${PLAIN_BUILD:-} ]] ||
-	skip "PLAIN_BUILD is not set: tools/test builds build-plain (meson setup -Dtests=false" \
+	skip_unless_strict "PLAIN_BUILD is not set: tools/test builds build-plain (meson setup -Dtests=false" \
 		"-Dtest_hooks=true) and exports PLAIN_BUILD"
 [[ -x $PLAIN_BUILD/daemon/soakd && -x $PLAIN_BUILD/ctl/soakctl ]] ||
-	skip "PLAIN_BUILD=$PLAIN_BUILD holds no built soakd and soakctl"
-[[ -e /dev/loop-control ]] || skip "no /dev/loop-control (loop driver not available)"
+	skip_unless_strict "PLAIN_BUILD=$PLAIN_BUILD holds no built soakd and soakctl"
+[[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 
 CG2_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n1)
 [[ -n $CG2_ROOT && -w $CG2_ROOT/cgroup.procs ]] ||
-	skip "no writable cgroup2 hierarchy: systemd in a container needs one"
+	skip_unless_strict "no writable cgroup2 hierarchy: systemd in a container needs one"
 
 # What the rootfs holds; changing it changes the cache key, so the next run
 # builds a new one.  The libraries are soakd's and soakctl's (ldd).
@@ -74,13 +74,13 @@ remove_tree() {
 # place, so that a run cut short never leaves a half tarball.
 ensure_rootfs() {
 	local cache key mirror tmp rc=0
-	cache=$(_ct_cache_dir) || skip "no writable cache directory for the rootfs (SOAKD_TEST_CACHE)"
+	cache=$(_ct_cache_dir) || skip_unless_strict "no writable cache directory for the rootfs (SOAKD_TEST_CACHE)"
 	key=$(printf '%s\n' "$CT_RECIPE" "$CT_SUITE" "${CT_PACKAGES[@]}" | sha256sum | cut -c1-16)
 	CT_TARBALL="$cache/rootfs-$CT_SUITE-$key.tar.zst"
 	[[ -s $CT_TARBALL ]] && return 0
 
 	command -v debootstrap >/dev/null ||
-		skip "no cached rootfs and no debootstrap to build one (tools/setup-deps installs it)"
+		skip_unless_strict "no cached rootfs and no debootstrap to build one (tools/setup-deps installs it)"
 	mirror=$(_ct_mirror)
 	note "building the rootfs once: debootstrap $CT_SUITE from $mirror (about a minute)"
 	local started=$SECONDS
@@ -241,7 +241,7 @@ ct_loop() {
 	on_exit rm -f "$backing"
 	truncate -s "$2" "$backing"
 	dev=$(losetup --direct-io=on -f --show "$backing" 2>"$WORK/losetup.err") ||
-		skip "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
+		skip_unless_strict "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
 	on_exit losetup -d "$dev"
 	local st
 	st=$(stat -Lc '%t %T' "$dev") || fail "cannot stat $dev"

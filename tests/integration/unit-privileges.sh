@@ -30,7 +30,7 @@ CONFINED=(prlimit --memlock=65536:65536 -- setpriv --bounding-set="$bounding" --
 
 new_loop 64M
 DEV=$NEW_LOOP
-"${CONFINED[@]}" true 2>"$WORK/setpriv.err" || skip "setpriv cannot confine here: $(cat "$WORK/setpriv.err")"
+"${CONFINED[@]}" true 2>"$WORK/setpriv.err" || skip_unless_strict "setpriv cannot confine here: $(cat "$WORK/setpriv.err")"
 "${CONFINED[@]}" "$SOAKD" --prep "$DEV" >"$WORK/prep.log" 2>&1 || fail "prep failed: $(cat "$WORK/prep.log")"
 note "prep of $DEV with the unit's capabilities: ok"
 
@@ -89,7 +89,8 @@ if [[ $line == "blk: unavailable"* ]]; then
 	# Say whether full root could have: then the unit's set is too small.
 	note "block probes unavailable with the unit's capabilities: $line"
 	grep -q "CAP_BPF" <<<"$caps" || fail "the unit lacks CAP_BPF"
-	skip "BPF does not load on this machine: ${line#blk: unavailable }"
+	{ read -r cause && read -r reason; } < <(probe_cause blk)
+	bpf_unavailable blk "$cause" "$reason"
 fi
 kcount=$(kernel_blk "$WORK/dump.json" "$(basename "$DEV")" write count)
 ((kcount > 0)) || fail "the block probes counted no writes on $DEV: $(ctl trace)"
