@@ -94,6 +94,8 @@ EOF
 	wait_until 15 "the control socket" ctl_answers
 	wait_until 10 "workload storm to run" workload_is storm running
 	chmod 0666 "$SOCK"
+	# Calm intervals first, to compare the device's p99 with (not a wait
+	# for a condition: the intervals are what is measured).
 	sleep "$STORM_BEFORE"
 
 	local main_before main_after t_start t_end
