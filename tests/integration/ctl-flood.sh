@@ -98,6 +98,21 @@ EOF
 	# for a condition: the intervals are what is measured).
 	sleep "$STORM_BEFORE"
 
+	# Run as root (CAP_SYS_NICE): the main thread SCHED_BATCH, the
+	# workload's thread nice -10 (soakd(8), CPU).
+	local task tid stat fields prio="" main_policy=""
+	for task in "/proc/$SOAKD_PID/task"/*; do
+		tid=${task##*/}
+		stat=$(cat "$task/stat" 2>/dev/null) || continue
+		read -r -a fields <<<"${stat##*) }"
+		# nice and policy: fields 19 and 41; the array starts at 3.
+		prio+=" $tid:${fields[16]}/${fields[38]}"
+		[[ $tid == "$SOAKD_PID" ]] && main_policy=${fields[38]}
+	done
+	note "soakd's threads (tid:nice/policy):$prio"
+	((main_policy == 3)) || fail "soakd's main thread runs policy $main_policy, not SCHED_BATCH (3)"
+	[[ $prio == *:-10/0* ]] || fail "no thread of soakd runs SCHED_OTHER at nice -10:$prio"
+
 	local main_before main_after t_start t_end
 	main_before=$(main_thread_ticks "$SOAKD_PID")
 	t_start=$(now_ns)
