@@ -34,6 +34,8 @@
  *     CTL_SEND_TIMEOUT_NS, and at most CTL_MAX_OUTPUT_TOTAL bytes of
  *     responses queued over all clients; a client idle for
  *     CTL_IDLE_TIMEOUT_NS is closed;
+ *   - a budget of connections and requests per uid a second, with a
+ *     reserve for root and soakd's own user (ctl_budget.h);
  *   - at most CTL_ACCEPTS_PER_WAKEUP connections accepted per turn; when
  *     soakd runs out of file descriptors, accepting pauses for a second
  *     rather than spinning.

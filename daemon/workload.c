@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu_prio.h"
+
 uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -83,6 +85,15 @@ int workload_prepare(struct workload *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* Every engine's thread: ahead of the control plane for the CPU. */
+static void *stream_thread(void *arg)
+{
+	struct workload_stream *s = arg;
+
+	cpu_prio_workload_thread();
+	return s->workload->engine->thread_main(s);
+}
+
 static int stream_sched_init(struct workload *w, struct workload_stream *s)
 {
 	const struct workload_config *cfg = w->cfg;
@@ -144,7 +155,7 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 	}
 	for (size_t i = 0; i < w->n_streams; i++) {
 		struct workload_stream *s = &w->streams[i];
-		r = -pthread_create(&s->thread, NULL, w->engine->thread_main, s);
+		r = -pthread_create(&s->thread, NULL, stream_thread, s);
 		if (r < 0) {
 			snprintf(err, errlen, "cannot start a thread for \"%s\": %s", s->label,
 				 strerror(-r));
