@@ -62,9 +62,9 @@ static const char help_text[] =
 	"  report [--slice D] [--thresholds LIST] [--limits LIST] [--workload NAME]\n"
 	"         [--op OP] [--service] [--run-dir DIR]\n"
 	"                              ACT-style table: per slice (default: as recorded,\n"
-	"                              1h) and op, the %% of ops over each threshold\n"
+	"                              1h) and op, the % of ops over each threshold\n"
 	"                              (default 1,8,64 ms), avg and max lines, and a\n"
-	"                              verdict against limits (default 5,1,0.1 %%);\n"
+	"                              verdict against limits (default 5,1,0.1 %);\n"
 	"                              reads are judged (or --op); exit 3 on FAIL\n"
 	"  watch [--interval S]        the status table again after every interval\n"
 	"                              (or every S seconds) until Ctrl-C; exit 2 when\n"
@@ -540,7 +540,15 @@ static int print_reply(const struct options *o, json_t *reply)
 			return EXIT_USAGE;
 		return r < 0 ? EXIT_NO_REPLY : r ? EXIT_REPORT_FAIL : 0;
 	} else if (strcmp(cmd, "trace") == 0) {
+		size_t i;
+		json_t *v;
 		print_states(json_object_get(reply, "probes"), "");
+		/* Targets the block probes cannot see, and why. */
+		json_array_foreach(json_object_get(reply, "probes"), i, v) {
+			const char *unwatched = field_str(v, "unwatched", NULL);
+			if (unwatched)
+				printf("%s: cannot watch %s\n", field_str(v, "name", "?"), unwatched);
+		}
 	} else if (strcmp(cmd, "debug") == 0) {
 		printf("soakd's main loop stalled for %s\n", field_str(reply, "stalled", "?"));
 	} else {

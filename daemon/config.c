@@ -26,6 +26,7 @@
 #include "jsonpos.h"
 #include "obj_config.h"
 #include "parse.h"
+#include "regfile.h"
 #include "rfc3339.h"
 
 #define FOREVER_NS (UINT64_C(1) << 62)
@@ -280,10 +281,12 @@ static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_confi
 	if (!json_object_get(obj, "name"))
 		cfg_report(c, "a workload needs a \"name\"");
 	else if (cfg_get_string(c, obj, "name", &s)) {
-		if (!cfg_valid_name(s)) {
+		const char *problem = cfg_name_problem(s);
+		if (problem) {
 			cfg_push_key(c, "name");
-			cfg_report(c, "workload name \"%s\" must be 1-%d letters, digits, '-', '_' or '.'",
-				   s, CONFIG_MAX_NAME - 1);
+			cfg_report(c, "workload name \"%s\" %s (a name is 1-%d letters, digits, '-', "
+				      "'_' or '.', not starting with '.')", s, problem,
+				   CONFIG_MAX_NAME - 1);
 			cfg_pop(c);
 		} else {
 			strcpy(w->name, s);
@@ -379,9 +382,11 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 	cfg_check_keys(c, obj, "\"run\"", keys);
 	if (cfg_get_string(c, obj, "name", &s)) {
 		cfg_push_key(c, "name");
-		if (!cfg_valid_name(s))
-			cfg_report(c, "run name \"%s\" must be 1-%d letters, digits, '-', '_' or '.'",
-			       s, CONFIG_MAX_NAME - 1);
+		const char *problem = cfg_name_problem(s);
+		if (problem)
+			cfg_report(c, "run name \"%s\" %s (it names the run's directory: 1-%d "
+				      "letters, digits, '-', '_' or '.', not starting with '.')",
+				   s, problem, CONFIG_MAX_NAME - 1);
 		else
 			strcpy(run->name, s);
 		cfg_pop(c);
@@ -529,14 +534,21 @@ int config_load_string(const char *text, const char *name, FILE *errout, struct 
 
 int config_load(const char *path, FILE *errout, struct run_config **ret)
 {
-	FILE *f = fopen(path, "re");
+	char err[PATH_MAX + 128];
 	char *text;
 	size_t n;
 	int r;
 
+	int fd = regfile_open(path, "configuration", err, sizeof(err));
+	if (fd < 0) {
+		fprintf(errout, "%s:1:1: %s\n", path, err);
+		return fd;
+	}
+	FILE *f = fdopen(fd, "r");
 	if (!f) {
 		r = -errno;
-		fprintf(errout, "%s:1:1: cannot open configuration: %s\n", path, strerror(errno));
+		close(fd);
+		fprintf(errout, "%s:1:1: cannot read configuration: %s\n", path, strerror(-r));
 		return r;
 	}
 	text = malloc(CONFIG_MAX_BYTES + 1);
@@ -701,6 +713,10 @@ void config_print_plan(const struct run_config *c, FILE *out)
 		fprintf(out, "\"start_at\": \"%s\", ", when);
 	}
 	trace_config_print(&c->trace, out);
+	if (c->exports.prom_textfile || c->exports.statsd_address) {
+		fputs(",\n   ", out);
+		export_config_print(&c->exports, out);
+	}
 	fprintf(out, "},\n  \"workloads\": [\n");
 	for (size_t i = 0; i < c->n_workloads; i++) {
 		print_workload(&c->workloads[i], out);

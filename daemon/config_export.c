@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_trace.h"
 
@@ -135,6 +136,38 @@ static void print_string(FILE *out, const char *s)
 	json_decref(j);
 }
 
+void export_statsd_name(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *in && n + 1 < len; in++) {
+		char ch = *in;
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
+			ch = '_';   /* '.' would add a level, ':' '|' '@' break the line */
+		out[n++] = ch;
+	}
+	out[n] = '\0';
+}
+
+char *export_prefix_expand(const char *prefix)
+{
+	const char *at = strstr(prefix, "{host}");
+	char host[256] = "", name[256];
+	char *out;
+
+	if (!at)
+		return strdup(prefix);
+	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+		strcpy(host, "localhost");
+	host[strcspn(host, ".")] = '\0';
+	export_statsd_name(host, name, sizeof(name));
+	if (asprintf(&out, "%.*s%s%s", (int)(at - prefix), prefix, name, at + 6) < 0)
+		return NULL;
+	return out;
+}
+
 void export_config_print(const struct export_config *e, FILE *out)
 {
 	fputs("\"exports\": {", out);
@@ -146,8 +179,15 @@ void export_config_print(const struct export_config *e, FILE *out)
 	if (e->statsd_address) {
 		fputs("\"statsd\": {\"address\": ", out);
 		print_string(out, e->statsd_address);
+		const char *prefix = e->statsd_prefix ? e->statsd_prefix : "soakd";
 		fputs(", \"prefix\": ", out);
-		print_string(out, e->statsd_prefix ? e->statsd_prefix : "soakd");
+		print_string(out, prefix);
+		if (strstr(prefix, "{host}")) {
+			char *expanded = export_prefix_expand(prefix);
+			fputs(", \"prefix_on_this_host\": ", out);
+			print_string(out, expanded ? expanded : "?");
+			free(expanded);
+		}
 		fputs("}", out);
 	}
 	fputs("}", out);

@@ -24,7 +24,13 @@
 
 void export_config_parse(struct cfg_ctx *c, json_t *v, struct export_config *e);
 void export_config_free(struct export_config *e);
-/* Its part of the resolved plan: one JSON member, `"exports": {...}`. */
+/* Its part of the resolved plan: one JSON member, `"exports": {...}`, with
+ * the StatsD prefix as this host expands it. */
 void export_config_print(const struct export_config *e, FILE *out);
+/* The name part for a host, workload or op: lower case, [a-z0-9_-] only. */
+void export_statsd_name(const char *in, char *out, size_t len);
+/* The prefix with "{host}" replaced by this host's name up to its first
+ * dot, as a StatsD name part; malloc'ed, NULL when out of memory. */
+char *export_prefix_expand(const char *prefix);
 
 #endif

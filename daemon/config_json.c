@@ -244,16 +244,26 @@ bool cfg_get_size(struct cfg_ctx *c, json_t *obj, const char *key, uint64_t *ret
 	return ok;
 }
 
-bool cfg_valid_name(const char *s)
+const char *cfg_name_problem(const char *s)
 {
 	size_t n = strlen(s);
-	if (n == 0 || n >= CONFIG_MAX_NAME)
-		return false;
+	if (n == 0)
+		return "is empty";
+	if (n >= CONFIG_MAX_NAME)
+		return "is longer than 63 bytes";
+	/* "." and ".." would name the state directory or its parent. */
+	if (s[0] == '.')
+		return "may not start with '.'";
 	for (const char *p = s; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9') || strchr("-_.", *p)))
-			return false;
-	return true;
+			return "may hold only letters, digits, '-', '_' and '.'";
+	return NULL;
+}
+
+bool cfg_valid_name(const char *s)
+{
+	return cfg_name_problem(s) == NULL;
 }
 
 char *cfg_absolute_path(const char *path)

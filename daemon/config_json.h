@@ -53,7 +53,13 @@ bool cfg_parse_duration_value(struct cfg_ctx *c, json_t *v, const char *what, ui
 bool cfg_get_duration(struct cfg_ctx *c, json_t *obj, const char *key, uint64_t *ret);
 bool cfg_parse_size_value(struct cfg_ctx *c, json_t *v, const char *what, uint64_t *ret);
 bool cfg_get_size(struct cfg_ctx *c, json_t *obj, const char *key, uint64_t *ret);
-/* 1-63 letters, digits, '-', '_' or '.'. */
+/*
+ * A name that becomes a file or directory name (run, workload, systemd
+ * credential): 1-63 letters, digits, '-', '_' or '.', not starting with
+ * '.', so "." and ".." (and hidden files) are never names.  Returns NULL
+ * when s is valid, else what is wrong with it.
+ */
+const char *cfg_name_problem(const char *s);
 bool cfg_valid_name(const char *s);
 /* malloc'd absolute path, relative ones resolved against the working directory. */
 char *cfg_absolute_path(const char *path);

@@ -21,6 +21,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "ctl_budget.h"
 #include "ctl_peer.h"
 #include "log.h"
 #include "workload.h"
@@ -93,6 +94,7 @@ struct ctl_server {
 	pthread_mutex_t done_lock;
 	struct ctl_stream *done;   /* streams handed back, not yet taken */
 	struct refusal_log denied_log, busy_log;
+	struct ctl_budget budget;
 };
 
 static void set_timer(struct ctl_server *s, bool on)
@@ -288,6 +290,10 @@ static void client_process(struct ctl_server *s, struct client *c)
 		if (!nl)
 			break;
 		size_t len = (size_t)(nl - c->in);
+		if (!ctl_budget_admit_request(&s->budget, c->fd, c->peer.uid)) {
+			c->dead = true;
+			return;
+		}
 		client_dispatch(s, c, c->in, len);
 		memmove(c->in, nl + 1, c->in_len - len - 1);
 		c->in_len -= len + 1;
@@ -440,7 +446,10 @@ static void accept_event(struct loop *l, int fd, uint32_t events, void *userdata
 	for (unsigned i = 0; i < CTL_ACCEPTS_PER_WAKEUP; i++) {
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (cfd >= 0) {
-			client_accept(s, cfd);
+			if (ctl_budget_admit_connection(&s->budget, cfd))
+				client_accept(s, cfd);
+			else
+				close(cfd);
 			continue;
 		}
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -683,6 +692,7 @@ int ctl_server_open(struct loop *l, const char *path, const struct ctl_policy *p
 	s->self_uid = geteuid();
 	pthread_mutex_init(&s->done_lock, NULL);
 	s->stream_done_fd = -1;
+	ctl_budget_init(&s->budget, s->self_uid);
 	/* Looked up once: NSS may be slow, and the loop must not wait on it. */
 	lookup_error = ctl_group_lookup(CTL_GROUP, &s->group);
 	if (lookup_error < 0)

@@ -39,6 +39,8 @@
  *     then written by another thread as it is produced, with no size
  *     limit, while the loop serves everyone else; the connection comes
  *     back to the loop once that reply is whole;
+ *   - a budget of connections and requests per uid a second, with a
+ *     reserve for root and soakd's own user (ctl_budget.h);
  *   - at most CTL_ACCEPTS_PER_WAKEUP connections accepted per turn; when
  *     soakd runs out of file descriptors, accepting pauses for a second
  *     rather than spinning.

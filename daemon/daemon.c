@@ -68,11 +68,14 @@ struct daemon {
 	bool removed[CONFIG_MAX_WORKLOADS]; /* a reload took it out of the configuration */
 	uint64_t *pending_start_ns;   /* 0: none */
 	int signal_fd, timer_fd;
-	uint64_t run_start_ns, run_end_ns;
+	/* The run's time 0 and end on CLOCK_MONOTONIC: signed, as a run
+	 * resumed after a reboot began before this boot (see mono_since). */
+	int64_t run_start_ns, run_end_ns;
 	uint64_t ticks;
 	uint64_t watchdog_usec;
 	uint64_t last_watchdog_ns;
 	enum run_state state;
+	uint64_t finished_ns;          /* CLOCK_MONOTONIC when the run finished */
 	bool quit;
 	bool ever_started;
 	bool stopping_sent;
@@ -96,7 +99,8 @@ static const char *run_state_name(enum run_state s)
  * start lies ahead on the monotonic clock. */
 static bool waiting_for_start_at(const struct daemon *d, uint64_t now)
 {
-	return d->state == RUN_RUNNING && d->results && now < d->run_start_ns;
+	return d->state == RUN_RUNNING && d->results && d->run_start_ns > 0 &&
+	       now < (uint64_t)d->run_start_ns;
 }
 
 static struct workload *find_workload(struct daemon *d, const char *name, size_t *ret_index)
@@ -143,6 +147,12 @@ static void print_summary(struct daemon *d)
 
 /* Everything done: no workload running or waiting to start, and the run's
  * duration, if any, over. */
+/* A run with a "duration" has reached it. */
+static bool run_end_reached(const struct daemon *d, uint64_t now)
+{
+	return d->cfg->duration_ns && (int64_t)now >= d->run_end_ns;
+}
+
 static bool run_is_over(struct daemon *d, uint64_t now)
 {
 	for (size_t i = 0; i < d->n_workloads; i++)
@@ -150,7 +160,7 @@ static bool run_is_over(struct daemon *d, uint64_t now)
 			return false;
 	/* A run whose workloads all wait for soakctl start is not over
 	 * before it began. */
-	return d->ever_started || (d->run_end_ns && now >= d->run_end_ns);
+	return d->ever_started || run_end_reached(d, now);
 }
 
 /* Writes a checkpoint of the results as they stand (checkpoint.h): on a
@@ -159,9 +169,8 @@ static void checkpoint(struct daemon *d, uint64_t now, bool wait)
 {
 	if (!d->rundir || !d->results)
 		return;
-	/* Modulo 2^64: a resumed run may have begun before this boot's
-	 * monotonic zero; one waiting for its start_at is at 0. */
-	uint64_t run_ns = (int64_t)(now - d->run_start_ns) > 0 ? now - d->run_start_ns : 0;
+	/* One waiting for its start_at is at 0. */
+	uint64_t run_ns = mono_since(d->run_start_ns, now);
 	checkpointer_write(&d->checkpointer, d->rundir, d->results, run_ns, wait);
 }
 
@@ -187,24 +196,24 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 	results_tick(d->results, now);
 	exports_publish(d->exports, d->results, now);
-	if ((int64_t)(now - d->run_start_ns) > 0 &&
-	    now - d->run_start_ns >= d->checkpointer.last_run_ns + CHECKPOINT_EVERY_NS)
+	if (mono_since(d->run_start_ns, now) >= d->checkpointer.last_run_ns + CHECKPOINT_EVERY_NS)
 		checkpoint(d, now, false);
 
-	if (d->run_end_ns && now >= d->run_end_ns && d->state == RUN_RUNNING) {
+	if (run_end_reached(d, now) && d->state == RUN_RUNNING) {
 		/* Workloads whose schedule ends with the run finish by
 		 * themselves; longer ones are cut here. */
 		for (size_t i = 0; i < d->n_workloads; i++) {
 			struct workload *w = d->workloads[i];
 			d->pending_start_ns[i] = 0;
 			if (workload_is_active(w) &&
-			    w->started_ns + sched_duration(&w->streams[0].sched) >
-				    d->run_end_ns + d->cfg->interval_ns)
+			    mono_at(w->started_ns, sched_duration(&w->streams[0].sched)) >
+				    mono_at(d->run_end_ns, d->cfg->interval_ns))
 				workload_request_stop(w, "the run's duration was reached");
 		}
 	}
 	if (d->state == RUN_RUNNING && run_is_over(d, now)) {
 		d->state = RUN_FINISHED;
+		d->finished_ns = now;
 		log_info("run %s finished", d->cfg->name);
 		print_summary(d);
 		if (d->cfg->exit_on_finish)
@@ -475,8 +484,12 @@ static json_t *status_json(struct daemon *d)
 		rfc3339_format(d->cfg->start_at_ns, when, sizeof(when));
 		json_object_set_new(v, "elapsed_s", json_real(0));
 		json_object_set_new(v, "start_at", json_string(when));
-		json_object_set_new(v, "starts_in_s", json_real((d->run_start_ns - now) / 1e9));
+		json_object_set_new(v, "starts_in_s", json_real(((uint64_t)d->run_start_ns - now) / 1e9));
 	}
+	/* A finished run's time stopped when it finished. */
+	if (v && d->state == RUN_FINISHED && d->finished_ns)
+		json_object_set_new(v, "elapsed_s",
+				    json_real(mono_since(d->run_start_ns, d->finished_ns) / 1e9));
 	if (v && d->exports)
 		json_object_set_new(v, "exports", exports_status_json(d->exports));
 	return v;
@@ -710,7 +723,7 @@ static int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 static void start_reloaded(struct daemon *d, size_t i, bool was_running, bool was_pending)
 {
 	const struct workload_config *wc = d->workloads[i]->cfg;
-	uint64_t at = d->run_start_ns + wc->start_offset_ns;
+	uint64_t at = mono_at(d->run_start_ns, wc->start_offset_ns);
 	char err[256];
 
 	/* A workload waiting for its start (offset, start_at) waits for the
@@ -830,7 +843,7 @@ static int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_runn
 			continue;
 		results_wait(d->results, i, STOP_TIMEOUT_NS);
 		if (was[i].running) {
-			was[i].sched_ns = mono_ns() - old->started_ns;
+			was[i].sched_ns = mono_since(old->started_ns, mono_ns());
 			results_record_state(d->results, i);
 		} else {
 			was[i].state = old->state;
@@ -1046,7 +1059,7 @@ static char *handle_reload(struct daemon *d)
 	 * the two starts a new run rather than mixing definitions. */
 	uint64_t now = mono_ns();
 	json_t *rec = json_pack("{s:s,s:I,s:I,s:O,s:O,s:O,s:O}", "type", "reload",
-				"run_ns", (json_int_t)(now - d->run_start_ns),
+				"run_ns", (json_int_t)mono_since(d->run_start_ns, now),
 				"wall_ns", (json_int_t)wall_ns(), "kept", names[RELOAD_KEPT],
 				"replaced", names[RELOAD_REPLACED], "added", names[RELOAD_ADDED],
 				"removed", names[RELOAD_REMOVED]);
@@ -1180,12 +1193,12 @@ static int setup_signals(struct daemon *d)
 static int arm_timer(struct daemon *d)
 {
 	uint64_t now = mono_ns();
-	uint64_t k = now > d->run_start_ns ? (now - d->run_start_ns) / d->cfg->interval_ns + 1 : 1;
+	uint64_t k = mono_since(d->run_start_ns, now) / d->cfg->interval_ns + 1;
 	/* Short intervals get a proportionally short grace, so the tick
 	 * still falls inside the interval after the boundary. */
 	uint64_t grace = d->cfg->interval_ns / 4 < TICK_GRACE_NS ? d->cfg->interval_ns / 4
 								   : TICK_GRACE_NS;
-	uint64_t first = d->run_start_ns + k * d->cfg->interval_ns + grace;
+	uint64_t first = mono_at(d->run_start_ns, k * d->cfg->interval_ns + grace);
 	struct itimerspec its = {
 		.it_value = { (time_t)(first / 1000000000u), (long)(first % 1000000000u) },
 		.it_interval = { (time_t)(d->cfg->interval_ns / 1000000000u),
@@ -1315,7 +1328,7 @@ static void apply_start_at(struct daemon *d, uint64_t now)
 			   -ahead / 1e9);
 		return;
 	}
-	d->run_start_ns = now + (uint64_t)ahead;
+	d->run_start_ns = (int64_t)now + ahead;
 	d->results->run_start_ns = d->run_start_ns;
 	log_info("run %s waits for start_at %s (in %.1f s)", d->cfg->name, when, ahead / 1e9);
 }
@@ -1373,12 +1386,13 @@ static int begin_run(struct daemon *d)
 	record_devices(d);
 	uint64_t now = mono_ns();
 	d->checkpointer.last_run_ns = 0;  /* a new run, or set by the resume's own */
-	d->run_start_ns = now;
-	d->results = results_new(d->cfg, d->workloads, d->n_workloads, now, d->opts->live_table);
+	d->run_start_ns = (int64_t)now;
+	d->results = results_new(d->cfg, d->workloads, d->n_workloads, d->run_start_ns,
+				 d->opts->live_table);
 	if (!d->results)
 		return log_error_errno(-ENOMEM, "cannot set up results");
 	d->results->rundir = d->rundir;
-	d->results->wall_offset_ns = (int64_t)(wall_ns() - now);
+	d->results->wall_offset_ns = (int64_t)wall_ns() - (int64_t)now;
 	d->results->probes = d->probes;
 	d->results->record_extra = probes_record_extra;
 	d->results->record_extra_userdata = d->probes;
@@ -1386,8 +1400,10 @@ static int begin_run(struct daemon *d)
 	uint64_t elapsed = 0;
 	if (resume) {
 		replay(d);
+		/* Run time goes on from the last record: after a reboot the
+		 * run's time 0 lies before this boot's, a negative instant. */
 		elapsed = d->results->recorded_end_ns;
-		d->run_start_ns = now - elapsed;
+		d->run_start_ns = (int64_t)now - (int64_t)elapsed;
 		d->results->run_start_ns = d->run_start_ns;
 		uint64_t down = d->results->recorded_wall_ns && wall_ns() > d->results->recorded_wall_ns
 					? wall_ns() - d->results->recorded_wall_ns : 0;
@@ -1414,7 +1430,7 @@ static int begin_run(struct daemon *d)
 
 	if (elapsed == 0 && d->cfg->start_at_ns)
 		apply_start_at(d, now);
-	d->run_end_ns = d->cfg->duration_ns ? d->run_start_ns + d->cfg->duration_ns : 0;
+	d->run_end_ns = d->run_start_ns + (int64_t)d->cfg->duration_ns;
 	for (size_t i = 0; i < d->n_workloads; i++)
 		d->workloads[i]->run_start_ns = d->run_start_ns;
 	r = arm_timer(d);
@@ -1447,8 +1463,8 @@ static int begin_run(struct daemon *d)
 		}
 		if (!wc->autostart)
 			continue;
-		if (d->run_start_ns + wc->start_offset_ns > mono_ns()) {
-			d->pending_start_ns[i] = d->run_start_ns + wc->start_offset_ns;
+		if (mono_at(d->run_start_ns, wc->start_offset_ns) > mono_ns()) {
+			d->pending_start_ns[i] = mono_at(d->run_start_ns, wc->start_offset_ns);
 			continue;
 		}
 		if (start_workload(d, i, err, sizeof(err)) < 0) {

@@ -298,6 +298,25 @@ static void close_intervals(struct workload_stream *s, uint64_t now_ns, uint64_t
 	}
 }
 
+/*
+ * A regular-file target unlinked behind soakd's back: the I/O goes on to an
+ * orphaned inode that nothing can look at afterwards, so for a file-system
+ * soak the rest of the run would measure nothing anyone can check.  Seen
+ * on the held descriptor (its link count drops to 0), once an interval.
+ */
+static bool target_deleted(const struct workload_stream *s, const struct dev_stream *d,
+			   char *reason, size_t reason_len)
+{
+	struct stat st;
+
+	if (d->is_blockdev || fstat(d->fd, &st) < 0 || st.st_nlink > 0)
+		return false;
+	snprintf(reason, reason_len, "target %s was deleted (its link count is 0): the I/O "
+		 "would go on to an orphaned file", s->label);
+	log_error("%s: %s", s->workload->cfg->name, reason);
+	return true;
+}
+
 static int start_generators(struct workload_stream *s, struct dev_stream *d)
 {
 	const struct workload_config *cfg = s->workload->cfg;
@@ -311,6 +330,11 @@ static int start_generators(struct workload_stream *s, struct dev_stream *d)
 		int r = sched_init(&g->sched, g->rate, cfg->steps, cfg->n_steps,
 				   cfg->arrival == ARRIVAL_POISSON,
 				   cfg->seed * 7919 + s->index * DEV_MAX_GENS + i + 1);
+		/* Each stream runs a share of the generator's rate: the
+		 * streams' ops interleave rather than arrive together. */
+		if (r == 0)
+			r = sched_set_phase(&g->sched,
+					    (double)s->index / (double)s->workload->n_streams);
 		if (r < 0)
 			return r;
 		/* A resumed run goes on where its schedule was. */
@@ -344,7 +368,7 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 						g->finished = true;
 						break;
 					}
-					g->due_ns = w->started_ns + rel;
+					g->due_ns = mono_at(w->started_ns, rel);
 					g->have_due = true;
 				}
 				if (g->due_ns > now)
@@ -369,7 +393,7 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 		if (!g->have_due) {
 			uint64_t rel;
 			if (sched_next(&g->sched, &rel)) {
-				g->due_ns = w->started_ns + rel;
+				g->due_ns = mono_at(w->started_ns, rel);
 				g->have_due = true;
 			} else {
 				g->finished = true;
@@ -428,8 +452,9 @@ static void *dev_thread(void *arg)
 	struct workload *w = s->workload;
 	const struct workload_config *cfg = w->cfg;
 	struct dev_stream *d = s->engine;
-	uint64_t end_ns = w->started_ns + sched_duration(&s->sched);
+	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&s->sched));
 	uint64_t next_boundary = workload_next_boundary(w, mono_ns());
+	uint64_t link_checked_at = next_boundary;
 	unsigned *prepped = calloc(d->n_slots, sizeof(*prepped));
 	enum stream_outcome outcome = STREAM_STOPPED;
 	char reason[WORKLOAD_REASON_MAX] = "";
@@ -445,6 +470,13 @@ static void *dev_thread(void *arg)
 		close_intervals(s, now, &next_boundary);
 		if (atomic_load_explicit(&w->stop_requested, memory_order_relaxed))
 			break;
+		if (next_boundary != link_checked_at) {
+			link_checked_at = next_boundary;
+			if (target_deleted(s, d, reason, sizeof(reason))) {
+				outcome = STREAM_FAILED;
+				break;
+			}
+		}
 
 		unsigned n_prepped = issue_due(s, d, now, end_ns, prepped, &lag);
 		atomic_store_explicit(&s->lag_ns, lag, memory_order_relaxed);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config_export.h"
 #include "log.h"
 #include "results.h"
 #include "workload.h"
@@ -22,6 +23,7 @@ struct sent_op {
 
 struct sent_workload {
 	bool any;
+	bool zeroed;                  /* its gauges were set to 0 after it ended */
 	size_t n_ops;
 	uint64_t interval_end_ns;
 	struct sent_op *ops;
@@ -38,24 +40,6 @@ struct exports {
 	struct sent_workload *sent;
 	size_t n_sent;
 };
-
-/* "{host}" in the prefix becomes this host's name up to its first dot. */
-static char *expand_prefix(const char *prefix)
-{
-	const char *at = strstr(prefix, "{host}");
-	char host[256] = "", name[256];
-	char *out;
-
-	if (!at)
-		return strdup(prefix);
-	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
-		strcpy(host, "localhost");
-	host[strcspn(host, ".")] = '\0';
-	export_statsd_name(host, name, sizeof(name));
-	if (asprintf(&out, "%.*s%s%s", (int)(at - prefix), prefix, name, at + 6) < 0)
-		return NULL;
-	return out;
-}
 
 int exports_new(const struct export_config *cfg, struct exports **ret)
 {
@@ -79,7 +63,7 @@ int exports_new(const struct export_config *cfg, struct exports **ret)
 			 e->prom_path);
 	}
 	if (cfg->statsd_address) {
-		e->statsd_prefix = expand_prefix(cfg->statsd_prefix ? cfg->statsd_prefix : "soakd");
+		e->statsd_prefix = export_prefix_expand(cfg->statsd_prefix ? cfg->statsd_prefix : "soakd");
 		if (!e->statsd_prefix) {
 			exports_free(e);
 			return log_error_errno(-ENOMEM, "cannot set up exports");
@@ -136,6 +120,7 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 	op->p90_ns = s->p90;
 	op->p99_ns = s->p99;
 	op->p999_ns = s->p999;
+	op->min_ns = s->min;
 	op->max_ns = s->max;
 }
 
@@ -170,6 +155,7 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 		wl[i] = (struct export_workload){
 			.name = wr->workload->cfg->name,
 			.state = workload_state_name(wr->workload->state),
+			.active = workload_is_active(wr->workload),
 			.lag_s = wr->have_last ? wr->last.lag_max_ns / 1e9 : 0,
 			.has_interval = wr->have_last,
 		};
@@ -194,7 +180,7 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 		state_names[st] = workload_state_name((enum workload_state)st);
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	uint64_t elapsed = now_ns > r->run_start_ns ? now_ns - r->run_start_ns : 0;
+	uint64_t elapsed = mono_since(r->run_start_ns, now_ns);
 	*s = (struct export_snapshot){
 		.run = r->cfg->name,
 		.start_time_s = wall.tv_sec + wall.tv_nsec / 1e9 - elapsed / 1e9,
@@ -274,10 +260,25 @@ static void publish_statsd(struct exports *e, const struct results *r,
 		bool fresh = wl->has_interval && n_ops > 0 &&
 			     (!sw->any || s->ops[k].interval_end_ns != sw->interval_end_ns);
 
+		/* A workload that ended leaves no stale gauges behind: once its
+		 * last interval is out, they go to 0, as aisloader's do. */
+		if (!fresh && !wl->active && sw->any && !sw->zeroed) {
+			for (size_t op = 0; op < n_ops; op++) {
+				n = export_statsd_format_op_end(buf, sizeof(buf), e->statsd_prefix,
+								&s->ops[k + op]);
+				if (n < sizeof(buf))
+					export_statsd_add(e->statsd, buf, n);
+			}
+			n = export_statsd_format_workload_end(buf, sizeof(buf), e->statsd_prefix, wl);
+			if (n < sizeof(buf))
+				export_statsd_add(e->statsd, buf, n);
+			sw->zeroed = true;
+		}
 		if (!fresh) {
 			k += n_ops;
 			continue;
 		}
+		sw->zeroed = false;
 		for (size_t op = 0; op < n_ops; op++, k++) {
 			const struct export_op *o = &s->ops[k];
 			struct sent_op *so = &sw->ops[op];

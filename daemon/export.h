@@ -44,12 +44,13 @@ struct export_op {
 	double interval_s;
 	uint64_t count, errors, bytes;
 	double rate, rate_target;     /* ops/s */
-	uint64_t p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
+	uint64_t min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
 };
 
 struct export_workload {
 	const char *name;
 	const char *state;            /* workload_state_name() */
+	bool active;                  /* running or stopping: its gauges are live */
 	double lag_s;                 /* largest lag in the last interval */
 	bool has_interval;
 };
@@ -92,13 +93,16 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 			       const struct export_op *op, const struct export_delta *delta);
 size_t export_statsd_format_workload(char *buf, size_t len, const char *prefix,
 				     const struct export_workload *w);
+/* The gauges of an op and of a workload that has ended, all 0. */
+size_t export_statsd_format_op_end(char *buf, size_t len, const char *prefix,
+				   const struct export_op *op);
+size_t export_statsd_format_workload_end(char *buf, size_t len, const char *prefix,
+					 const struct export_workload *w);
 /* Queues lines, sending a datagram when the next would not fit. */
 void export_statsd_add(struct statsd_sender *s, const char *lines, size_t len);
 void export_statsd_flush(struct statsd_sender *s);
 /* {"address", "datagrams", "send_errors", "error"?} */
 json_t *export_statsd_status_json(const struct statsd_sender *s);
-/* The name part for a workload or op: lower case, [a-z0-9_-] only. */
-void export_statsd_name(const char *in, char *out, size_t len);
 
 /* The exports of a run; NULL from exports_new when none is configured. */
 struct exports;

@@ -5,11 +5,12 @@
  * Names follow Prometheus' conventions: a soakd_ prefix, snake case, base
  * units (seconds, bytes), _total on counters, labels run, workload, op and
  * target.  Counters run from the start of the run; gauges hold the last
- * closed interval.  Latency is a summary-shaped set of gauges
- * (soakd_latency_seconds{quantile="0.99"}) computed from the interval's
- * exact histogram, not a Prometheus summary: quantiles of different
- * intervals or hosts cannot be averaged, so a fleet is merged with
- * soakctl merge, and Prometheus is for watching.
+ * closed interval.  Latency is a summary (soakd_latency_seconds{quantile=
+ * "0.99"}, _sum, _count) whose quantiles come from the last interval's
+ * exact histogram: quantiles of different intervals or hosts cannot be
+ * averaged, so a fleet is merged with soakctl merge, and Prometheus is for
+ * watching.  "target" always means a device or file a workload drives (the
+ * target label, soakd_target_*); the schedule's rate is "scheduled".
  *
  * node_exporter reads every *.prom file in its directory at each scrape, so
  * the file is written under another name in the same directory and renamed
@@ -106,7 +107,7 @@ static void counters(FILE *out, const struct export_snapshot *s, bool targets, e
 
 static void rates(FILE *out, const struct export_snapshot *s, bool target_rate)
 {
-	const char *name = target_rate ? "soakd_rate_target_ops_per_second"
+	const char *name = target_rate ? "soakd_rate_scheduled_ops_per_second"
 				       : "soakd_rate_ops_per_second";
 	bool any = false;
 
@@ -126,6 +127,13 @@ static void rates(FILE *out, const struct export_snapshot *s, bool target_rate)
 	}
 }
 
+/*
+ * A Prometheus summary, as client libraries write one: the quantiles cover
+ * a recent window (here the last closed interval, from its exact
+ * histogram; "1" is the maximum), _sum and _count run from the start of the
+ * run (successful ops, the ones with a latency), so rate(_sum)/rate(_count)
+ * gives a mean over any range.  An interval without ops has no quantiles.
+ */
 static void latencies(FILE *out, const struct export_snapshot *s)
 {
 	static const char *const quantiles[] = { "0.5", "0.9", "0.99", "0.999", "1" };
@@ -134,20 +142,27 @@ static void latencies(FILE *out, const struct export_snapshot *s)
 	for (size_t i = 0; i < s->n_ops; i++) {
 		const struct export_op *op = &s->ops[i];
 		const uint64_t ns[] = { op->p50_ns, op->p90_ns, op->p99_ns, op->p999_ns, op->max_ns };
-		/* An interval without ops has no latency to show. */
-		if (op->target || !op->has_interval || op->count == 0)
+		if (op->target)
 			continue;
 		if (!any)
-			header(out, "soakd_latency_seconds", "gauge",
+			header(out, "soakd_latency_seconds", "summary",
 			       "Latency from each op's intended start (coordinated omission "
-			       "corrected) in the last interval, by quantile; 1 is the maximum.");
+			       "corrected): quantiles of the last interval (1 is the maximum), "
+			       "sum and count since the run started.");
 		any = true;
-		for (size_t q = 0; q < sizeof(quantiles) / sizeof(quantiles[0]); q++) {
+		for (size_t q = 0; op->has_interval && op->count > 0 &&
+				   q < sizeof(quantiles) / sizeof(quantiles[0]); q++) {
 			labels(out, "soakd_latency_seconds", s->run, op);
 			fprintf(out, ",quantile=\"%s\"} ", quantiles[q]);
 			put_double(out, ns[q] / 1e9);
 			fputc('\n', out);
 		}
+		labels(out, "soakd_latency_seconds_sum", s->run, op);
+		fputs("} ", out);
+		put_double(out, op->latency_sum_ns / 1e9);
+		fputc('\n', out);
+		labels(out, "soakd_latency_seconds_count", s->run, op);
+		fprintf(out, "} %" PRIu64 "\n", op->latency_count);
 	}
 }
 

@@ -7,13 +7,21 @@
  *   count:N|c          ops completed since the last send (aisloader: get.count)
  *   error:N|c          ops failed since the last send (get.error)
  *   throughput:B|g     bytes per second in the last interval (get.throughput)
- *   latency:MS|ms      mean latency of the ops that succeeded since the last send
+ *   latency:MS|ms|@S   mean latency of the ops that succeeded since the last send
  *                      (get.latency)
- *   maxlatency:MS|ms   the interval's maximum (get.maxlatency)
- *   latency.p50:MS|ms  and p90, p99, p999: the interval's exact quantiles
+ *   minlatency:MS|ms|@S, maxlatency:MS|ms|@S  the interval's minimum and
+ *                      maximum (get.minlatency, get.maxlatency)
+ *   latency.p50:MS|ms|@S  and p90, p99, p999: the interval's exact quantiles
  *   rate:R|g           ops per second completed in the last interval
  *   rate_target:R|g    ops per second the schedule asked for
  * and per workload <prefix>.<workload>.lag:MS|g.
+ *
+ * A timer line stands for the N ops that succeeded since the last send, so
+ * it carries the sample rate @S = 1/N, as aisloader's do: a StatsD server
+ * then counts N samples (its .count and .count_ps), not one.  When a
+ * workload has ended and its last interval is out, its gauges are sent once
+ * more as 0, as aisloader does at its end, so a dashboard does not show the
+ * last rate of a run that is over.
  *
  * Counters carry differences of the run's totals, so what a StatsD server
  * adds up equals soakd's own totals even when a tick was skipped.  Lines
@@ -32,6 +40,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config_export.h"
 #include "config_trace.h"
 #include "log.h"
 
@@ -49,21 +58,6 @@ struct statsd_sender {
 	char error[256];
 };
 
-void export_statsd_name(const char *in, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (; *in && n + 1 < len; in++) {
-		char ch = *in;
-		if (ch >= 'A' && ch <= 'Z')
-			ch = (char)(ch - 'A' + 'a');
-		else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
-			ch = '_';   /* '.' would add a level, ':' '|' '@' break the line */
-		out[n++] = ch;
-	}
-	out[n] = '\0';
-}
-
 /* snprintf that keeps counting past the end of buf. */
 static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -80,10 +74,31 @@ static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
 		*off += (size_t)n;
 }
 
+/*
+ * "|@S" for a timer line standing for n samples: S = 1/n in plain decimals
+ * (StatsD servers read [0-9.] after '@', not exponents), with enough
+ * digits that 1/S gives n back to within 10^-6.  Empty for n <= 1.
+ */
+static void sample_rate(char *buf, size_t len, uint64_t n)
+{
+	int digits = 6;
+
+	buf[0] = '\0';
+	if (n <= 1)
+		return;
+	for (uint64_t v = n; v; v /= 10)
+		digits++;
+	int k = snprintf(buf, len, "|@%.*f", digits, 1.0 / (double)n);
+	if (k <= 0 || (size_t)k >= len)
+		return;
+	while (k > 3 && buf[k - 1] == '0')
+		buf[--k] = '\0';
+}
+
 size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 			       const struct export_op *op, const struct export_delta *delta)
 {
-	char w[CONFIG_MAX_NAME * 2], o[CONFIG_MAX_NAME * 2];
+	char w[CONFIG_MAX_NAME * 2], o[CONFIG_MAX_NAME * 2], at[40];
 	size_t off = 0;
 
 	if (len)
@@ -98,16 +113,40 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	       op->interval_s > 0 ? op->bytes / op->interval_s : 0.0);
 	append(buf, len, &off, "%s.%s.%s.rate:%.3f|g\n", prefix, w, o, op->rate);
 	append(buf, len, &off, "%s.%s.%s.rate_target:%.3f|g\n", prefix, w, o, op->rate_target);
-	if (delta->latency_count > 0)
-		append(buf, len, &off, "%s.%s.%s.latency:%.3f|ms\n", prefix, w, o,
-		       delta->latency_sum_ns / 1e6 / (double)delta->latency_count);
-	if (op->count == 0)
+	/* Failed ops have no latency: no timers without a success. */
+	if (delta->latency_count == 0 || op->count == 0)
 		return off;
-	append(buf, len, &off, "%s.%s.%s.maxlatency:%.3f|ms\n", prefix, w, o, op->max_ns / 1e6);
-	append(buf, len, &off, "%s.%s.%s.latency.p50:%.3f|ms\n", prefix, w, o, op->p50_ns / 1e6);
-	append(buf, len, &off, "%s.%s.%s.latency.p90:%.3f|ms\n", prefix, w, o, op->p90_ns / 1e6);
-	append(buf, len, &off, "%s.%s.%s.latency.p99:%.3f|ms\n", prefix, w, o, op->p99_ns / 1e6);
-	append(buf, len, &off, "%s.%s.%s.latency.p999:%.3f|ms\n", prefix, w, o, op->p999_ns / 1e6);
+	sample_rate(at, sizeof(at), delta->latency_count);
+	append(buf, len, &off, "%s.%s.%s.latency:%.3f|ms%s\n", prefix, w, o,
+	       delta->latency_sum_ns / 1e6 / (double)delta->latency_count, at);
+	append(buf, len, &off, "%s.%s.%s.minlatency:%.3f|ms%s\n", prefix, w, o, op->min_ns / 1e6,
+	       at);
+	append(buf, len, &off, "%s.%s.%s.maxlatency:%.3f|ms%s\n", prefix, w, o, op->max_ns / 1e6,
+	       at);
+	append(buf, len, &off, "%s.%s.%s.latency.p50:%.3f|ms%s\n", prefix, w, o, op->p50_ns / 1e6,
+	       at);
+	append(buf, len, &off, "%s.%s.%s.latency.p90:%.3f|ms%s\n", prefix, w, o, op->p90_ns / 1e6,
+	       at);
+	append(buf, len, &off, "%s.%s.%s.latency.p99:%.3f|ms%s\n", prefix, w, o, op->p99_ns / 1e6,
+	       at);
+	append(buf, len, &off, "%s.%s.%s.latency.p999:%.3f|ms%s\n", prefix, w, o,
+	       op->p999_ns / 1e6, at);
+	return off;
+}
+
+size_t export_statsd_format_op_end(char *buf, size_t len, const char *prefix,
+				   const struct export_op *op)
+{
+	char w[CONFIG_MAX_NAME * 2], o[CONFIG_MAX_NAME * 2];
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	export_statsd_name(op->workload, w, sizeof(w));
+	export_statsd_name(op->op, o, sizeof(o));
+	append(buf, len, &off, "%s.%s.%s.throughput:0|g\n", prefix, w, o);
+	append(buf, len, &off, "%s.%s.%s.rate:0|g\n", prefix, w, o);
+	append(buf, len, &off, "%s.%s.%s.rate_target:0|g\n", prefix, w, o);
 	return off;
 }
 
@@ -121,6 +160,19 @@ size_t export_statsd_format_workload(char *buf, size_t len, const char *prefix,
 		buf[0] = '\0';
 	export_statsd_name(wl->name, w, sizeof(w));
 	append(buf, len, &off, "%s.%s.lag:%.3f|g\n", prefix, w, wl->lag_s * 1e3);
+	return off;
+}
+
+size_t export_statsd_format_workload_end(char *buf, size_t len, const char *prefix,
+					 const struct export_workload *wl)
+{
+	char w[CONFIG_MAX_NAME * 2];
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	export_statsd_name(wl->name, w, sizeof(w));
+	append(buf, len, &off, "%s.%s.lag:0|g\n", prefix, w);
 	return off;
 }
 

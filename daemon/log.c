@@ -27,6 +27,27 @@ bool log_to_journal(void)
 	return journal;
 }
 
+char *log_clean(const char *in, size_t inlen, size_t max, char *out, size_t outlen)
+{
+	size_t o = 0, i = 0;
+
+	if (!outlen)
+		return out;
+	if (max > outlen - 1)
+		max = outlen - 1;
+	for (; i < inlen && in[i] && o < max; i++) {
+		unsigned char c = (unsigned char)in[i];
+		out[o++] = c < ' ' || c == 0x7f ? ' ' : c >= 0x80 ? '?' : (char)c;
+	}
+	if (i < inlen && in[i] && max >= 3) {
+		o = o > max - 3 ? max - 3 : o;
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 static void vlog(int priority, const char *suffix, const char *fmt, va_list ap)
 {
 	static const char *const names[] = { "emerg", "alert", "crit", "error",
@@ -34,6 +55,12 @@ static void vlog(int priority, const char *suffix, const char *fmt, va_list ap)
 	char msg[2048];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* One message, one line: whatever reached the text (a remote
+	 * string that was not cleaned) cannot start a line of its own or
+	 * drive a terminal. */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			*p = ' ';
 	if (journal) {
 		sd_journal_send("MESSAGE=%s%s", msg, suffix, "PRIORITY=%i", priority,
 				"SYSLOG_IDENTIFIER=soakd", NULL);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cpu_prio.h"
 #include "daemon.h"
 #include "dev_model.h"
 #include "dev_prep.h"
@@ -164,6 +165,8 @@ int main(int argc, char **argv)
 	r = config_load(config_path, stderr, &cfg);
 	if (r < 0)
 		return EXIT_FAILURE;
+	/* Before any thread exists: the workloads' threads set their own. */
+	cpu_prio_control_thread();
 	r = daemon_run(cfg, &opts);
 	config_free(cfg);
 	return r;

@@ -16,6 +16,7 @@
 
 #include "obj_config.h"
 #include "obj_creds.h"
+#include "regfile.h"
 /* Relative paths in an object workload (credentials, CA file) are read
  * relative to the configuration file, which is where people keep them. */
 static char *path_near_config(struct cfg_ctx *c, const char *path)
@@ -171,9 +172,17 @@ void obj_cfg_parse_tls(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 	if (cfg_get_string(c, obj, "ca_file", &s)) {
 		cfg_push_key(c, "ca_file");
 		o->ca_file = path_near_config(c, s);
-		if (!*s || !o->ca_file || access(o->ca_file, R_OK) < 0)
-			cfg_report(c, "cannot read CA file \"%s\": %s", o->ca_file ? o->ca_file : s,
-				   strerror(errno));
+		/* libcurl opens it with a blocking open: a FIFO would hang
+		 * every TLS connection. */
+		char err[PATH_MAX + 128];
+		int fd = *s && o->ca_file ? regfile_open(o->ca_file, "CA file", err, sizeof(err))
+					  : -ENOENT;
+		if (fd >= 0)
+			close(fd);
+		else if (!*s || !o->ca_file)
+			cfg_report(c, "cannot read CA file \"%s\": %s", s, strerror(-fd));
+		else
+			cfg_report(c, "%s", err);
 		cfg_pop(c);
 	}
 	if (o->endpoint && strncmp(o->endpoint, "https://", 8) != 0 &&

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "regfile.h"
+
 static const char *trim(const char *s, const char *end, const char **ret_end)
 {
 	while (s < end && isspace((unsigned char)*s))
@@ -152,13 +154,10 @@ int obj_creds_load(const char *path, const char *profile, struct obj_creds *ret,
 	ssize_t n;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errlen, "cannot open credentials file %s: %s", path, strerror(errno));
-		return r;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > OBJ_CREDS_MAX_FILE) {
+	fd = regfile_open(path, "credentials file", err, errlen);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || st.st_size > OBJ_CREDS_MAX_FILE) {
 		snprintf(err, errlen, "credentials file %s must be a regular file of at most %d bytes",
 			 path, OBJ_CREDS_MAX_FILE);
 		close(fd);

@@ -127,7 +127,8 @@ static int obj_prepare(struct workload *w, char *err, size_t errlen)
 	r = obj_client_init(cl, w->cfg, err, errlen);
 	if (r < 0)
 		return r;
-	r = cl->proto->probe(cl, err, errlen);
+	enum op_error_class ignored;
+	r = cl->proto->probe(cl, &ignored, err, errlen);
 	if (r == -EAGAIN) {
 		log_warning("%s: %s cannot be reached now (%s); the workload will keep trying",
 			    w->cfg->name, o->endpoint, err);

@@ -57,10 +57,12 @@ struct obj_proto {
 	/*
 	 * Asks the endpoint whether the workload can run (and creates the
 	 * bucket if configured).  Returns 0; -EAGAIN when the endpoint cannot
-	 * be reached now (the workload retries); another negative errno with
-	 * err set when it never will (bad credentials, no such bucket).
+	 * be reached now (the workload retries) with *ret_class saying how it
+	 * failed; another negative errno with err set when it never will (bad
+	 * credentials, no such bucket).
 	 */
-	int (*probe)(const struct obj_client *cl, char *err, size_t errlen);
+	int (*probe)(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+		     size_t errlen);
 };
 
 extern const struct obj_proto obj_proto_s3;
@@ -215,6 +217,8 @@ int obj_request(const struct obj_client *cl, const char *method, const char *url
 		const char *body, struct obj_response *ret);
 /* A failure that trying again will not cure (TLS verification, bad URL). */
 bool obj_result_is_lasting(CURLcode result);
+/* The class of an error a synchronous request met. */
+enum op_error_class obj_response_class(const struct obj_response *r);
 /* "HTTP 403 InvalidAccessKeyId: ..." or libcurl's message, for people. */
 void obj_response_describe(const struct obj_client *cl, const struct obj_response *r, char *buf,
 			   size_t len);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "obj_engine.h"
 
 int obj_setup_common(const struct obj_client *cl, CURL *e)
@@ -51,12 +52,9 @@ void obj_text_message(const char *body, size_t len, char *out, size_t outlen)
 	while (s < end && isspace((unsigned char)*s))
 		s++;
 	size_t n = 0;
-	while (s + n < end && s[n] != '\n' && s[n] != '\r' && n < 200)
+	while (s + n < end && s[n] != '\n' && s[n] != '\r')
 		n++;
-	snprintf(out, outlen, "%.*s", (int)n, s);
-	for (char *p = out; *p; p++)
-		if ((unsigned char)*p < ' ')
-			*p = ' ';
+	log_clean(s, n, LOG_REMOTE_MAX, out, outlen);
 }
 
 static int http_setup_handle(const struct obj_client *cl, CURL *e)
@@ -76,7 +74,8 @@ static int http_object_url(const struct obj_client *cl, const char *key, char *b
 }
 
 /* Reachable or not: a plain HTTP server has nothing else to agree on. */
-static int http_probe(const struct obj_client *cl, char *err, size_t errlen)
+static int http_probe(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+		      size_t errlen)
 {
 	struct obj_response resp;
 	char url[OBJ_MAX_URL_LEN + 2];
@@ -89,6 +88,7 @@ static int http_probe(const struct obj_client *cl, char *err, size_t errlen)
 	}
 	if (resp.result != CURLE_OK) {
 		obj_response_describe(cl, &resp, err, errlen);
+		*ret_class = obj_response_class(&resp);
 		return obj_result_is_lasting(resp.result) ? -EPERM : -EAGAIN;
 	}
 	return 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "obj_engine.h"
 
 #define PROBE_TIMEOUT_MS 10000L
@@ -79,10 +80,13 @@ int obj_request(const struct obj_client *cl, const char *method, const char *url
 void obj_response_describe(const struct obj_client *cl, const struct obj_response *r, char *buf,
 			   size_t len)
 {
-	char message[OBJ_ERRBODY_MAX];
+	char message[OBJ_ERRBODY_MAX], curl_text[LOG_REMOTE_MAX + 1];
 
 	if (r->result != CURLE_OK) {
-		snprintf(buf, len, "%s%s", r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->result),
+		/* libcurl's text can quote the server (a certificate's names,
+		 * a status line). */
+		log_clean(r->errbuf, sizeof(r->errbuf), LOG_REMOTE_MAX, curl_text, sizeof(curl_text));
+		snprintf(buf, len, "%s%s", curl_text[0] ? curl_text : curl_easy_strerror(r->result),
 			 r->result == CURLE_PEER_FAILED_VERIFICATION
 				 ? " (give the CA as \"ca_file\", or set \"tls_verify\": false)" : "");
 		return;

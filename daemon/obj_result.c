@@ -48,6 +48,14 @@ static enum op_error_class class_of(CURLcode r)
 	}
 }
 
+enum op_error_class obj_response_class(const struct obj_response *r)
+{
+	if (r->result != CURLE_OK)
+		return class_of(r->result);
+	return r->status >= 500 && r->status <= 599 ? OP_ERR_HTTP_5XX
+	       : r->status >= 400 && r->status <= 499 ? OP_ERR_HTTP_4XX : OP_ERR_TRANSFER;
+}
+
 static void log_failure(const struct obj_client *cl, const struct obj_xfer *x,
 		      enum op_error_class c, const char *detail)
 {
@@ -210,7 +218,8 @@ enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl
 	*ret_gone = false;
 	if (result != CURLE_OK) {
 		*ret_class = class_of(result);
-		log_failure(cl, x, *ret_class, x->errbuf[0] ? x->errbuf : curl_easy_strerror(result));
+		log_clean(x->errbuf, sizeof(x->errbuf), LOG_REMOTE_MAX, message, sizeof(message));
+		log_failure(cl, x, *ret_class, message[0] ? message : curl_easy_strerror(result));
 		return OBJ_ERROR;
 	}
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);

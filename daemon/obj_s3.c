@@ -68,16 +68,18 @@ static void s3_error_message(const char *body, size_t len, char *out, size_t out
 		obj_text_message(body, len, out, outlen);
 		return;
 	}
+	/* The server's words, cleaned: a <Message> could hold newlines
+	 * that forge log lines, terminal escapes, or kilobytes. */
+	char code_text[64], message_text[LOG_REMOTE_MAX + 1];
 	code += 6;
-	int code_len = (int)strcspn(code, "<");
+	log_clean(code, strcspn(code, "<"), sizeof(code_text) - 1, code_text, sizeof(code_text));
 	if (message) {
 		message += 9;
-		int message_len = (int)strcspn(message, "<");
-		snprintf(out, outlen, "%.*s: %.*s", code_len, code, message_len > 300 ? 300
-										  : message_len,
-			 message);
+		log_clean(message, strcspn(message, "<"), LOG_REMOTE_MAX, message_text,
+			  sizeof(message_text));
+		snprintf(out, outlen, "%s: %s", code_text, message_text);
 	} else {
-		snprintf(out, outlen, "%.*s", code_len, code);
+		snprintf(out, outlen, "%s", code_text);
 	}
 }
 
@@ -89,7 +91,8 @@ static void creds_source(const struct obj_client *cl, char *buf, size_t len)
 		 o->creds_file, o->creds_profile);
 }
 
-static int create_bucket(const struct obj_client *cl, char *err, size_t errlen)
+static int create_bucket(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+			 size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 	struct obj_response resp;
@@ -108,6 +111,7 @@ static int create_bucket(const struct obj_client *cl, char *err, size_t errlen)
 	}
 	if (resp.result != CURLE_OK || resp.status >= 500) {
 		obj_response_describe(cl, &resp, err, errlen);
+		*ret_class = obj_response_class(&resp);
 		return -EAGAIN;
 	}
 	if (resp.status == 200 || strstr(resp.body, "BucketAlreadyOwnedByYou")) {
@@ -119,7 +123,8 @@ static int create_bucket(const struct obj_client *cl, char *err, size_t errlen)
 	return -EPERM;
 }
 
-static int s3_probe(const struct obj_client *cl, char *err, size_t errlen)
+static int s3_probe(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+		    size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 	struct obj_response resp;
@@ -135,6 +140,7 @@ static int s3_probe(const struct obj_client *cl, char *err, size_t errlen)
 	}
 	if (resp.result != CURLE_OK || resp.status >= 500) {
 		obj_response_describe(cl, &resp, err, errlen);
+		*ret_class = obj_response_class(&resp);
 		return obj_result_is_lasting(resp.result) ? -EPERM : -EAGAIN;
 	}
 	if (resp.status == 200)
@@ -142,7 +148,7 @@ static int s3_probe(const struct obj_client *cl, char *err, size_t errlen)
 	obj_response_describe(cl, &resp, why, sizeof(why));
 	if (resp.status == 404 && strstr(resp.body, "NoSuchBucket")) {
 		if (o->create_bucket)
-			return create_bucket(cl, err, errlen);
+			return create_bucket(cl, ret_class, err, errlen);
 		snprintf(err, errlen, "bucket %s does not exist at %s (%s); create it, or set "
 				      "\"create_bucket\": true", o->bucket, o->endpoint, why);
 		return -ENOENT;

@@ -92,24 +92,55 @@ static bool stop_requested(const struct obj_stream *st)
 	return atomic_load_explicit(&st->ws->workload->stop_requested, memory_order_relaxed);
 }
 
+/* Looks at the next op of the schedule without issuing it, to know how
+ * late it already is; false when the schedule has no more ops. */
+static bool peek_due(struct obj_stream *st)
+{
+	uint64_t rel;
+
+	if (st->have_due)
+		return true;
+	if (!sched_next(&st->ws->sched, &rel))
+		return false;
+	st->due_ns = mono_at(st->ws->workload->started_ns, rel);
+	st->have_due = true;
+	return true;
+}
+
+/* Publishes how far behind schedule the stream is (for status, the
+ * interval's lag_max and the exports); true, with reason set, when that
+ * is beyond max_lag. */
+static bool note_lag(struct obj_stream *st, uint64_t lag, char *reason, size_t reason_len)
+{
+	struct workload_stream *ws = st->ws;
+	const struct workload_config *cfg = ws->workload->cfg;
+
+	atomic_store_explicit(&ws->lag_ns, lag, memory_order_relaxed);
+	struct interval_slot *cur = stream_current(&ws->stats);
+	if (lag > cur->lag_max_ns)
+		cur->lag_max_ns = lag;
+	if (!cfg->max_lag_ns || lag <= cfg->max_lag_ns)
+		return false;
+	char limit[32];
+	format_duration(cfg->max_lag_ns, limit, sizeof(limit));
+	snprintf(reason, reason_len, "max_lag %s exceeded: ops are %.1f s behind schedule, the "
+		 "target rate cannot be sustained", limit, lag / 1e9);
+	return true;
+}
+
 /* Issues the mix's due ops while transfers are free. */
 static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool *finished)
 {
 	struct workload *w = st->ws->workload;
 	bool open_loop = w->cfg->rate > 0;
 	unsigned skips = 0;
-	uint64_t rel;
 
 	while (st->n_free && !*finished) {
 		uint64_t due;
 		if (open_loop) {
-			if (!st->have_due) {
-				if (!sched_next(&st->ws->sched, &rel)) {
-					*finished = true;
-					break;
-				}
-				st->due_ns = w->started_ns + rel;
-				st->have_due = true;
+			if (!peek_due(st)) {
+				*finished = true;
+				break;
 			}
 			if (st->due_ns > now)
 				break;
@@ -134,6 +165,11 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 			}
 		}
 	}
+	/* Every transfer busy: the next op is still looked at, so that
+	 * its lateness shows as lag (issue 14: without this, lag was 0
+	 * however late the ops were). */
+	if (open_loop && !*finished && !peek_due(st))
+		*finished = true;
 }
 
 /* Prefill and cleanup: sweep the pool, closed loop, pass after pass until
@@ -166,7 +202,7 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 	struct workload *w = ws->workload;
 	const struct workload_config *cfg = w->cfg;
 	bool open_loop = phase == PHASE_RUN && cfg->rate > 0;
-	uint64_t end_ns = w->started_ns + sched_duration(&ws->sched);
+	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&ws->sched));
 	uint64_t deadline = phase == PHASE_CLEANUP ? mono_ns() + CLEANUP_LIMIT_NS : UINT64_MAX;
 	bool finished = false;
 
@@ -189,17 +225,8 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		/* Ops due but not started because every transfer is busy:
 		 * the endpoint is not keeping up with the schedule. */
 		uint64_t lag = open_loop && st->have_due && st->due_ns < now ? now - st->due_ns : 0;
-		atomic_store_explicit(&ws->lag_ns, lag, memory_order_relaxed);
-		struct interval_slot *cur = stream_current(&ws->stats);
-		if (lag > cur->lag_max_ns)
-			cur->lag_max_ns = lag;
-		if (cfg->max_lag_ns && lag > cfg->max_lag_ns) {
-			char limit[32];
-			format_duration(cfg->max_lag_ns, limit, sizeof(limit));
-			snprintf(reason, reason_len, "max_lag %s exceeded: ops are %.1f s behind "
-				 "schedule, the target rate cannot be sustained", limit, lag / 1e9);
+		if (note_lag(st, lag, reason, reason_len))
 			return STREAM_FAILED;
-		}
 		if (finished && st->n_free == st->n_xfers)
 			return STREAM_FINISHED;
 
@@ -242,18 +269,42 @@ static void drain(struct obj_stream *st)
 			    abandoned, DRAIN_LIMIT_NS / 1e9);
 }
 
-/* The endpoint was not reachable when soakd started: try again until it
- * is, or until the workload is stopped. */
+/* A probe of the unreachable endpoint failed: it stands for the op due
+ * first (any op, closed loop), which is counted as an error of the
+ * probe's class. */
+static void count_failed_probe(struct obj_stream *st, enum op_error_class class, uint64_t now)
+{
+	struct workload *w = st->ws->workload;
+
+	if (w->cfg->rate > 0) {
+		if (!st->have_due || st->due_ns > now)
+			return;
+		st->have_due = false;
+	}
+	int op = st->cl->op_index[obj_op_draw(st)];
+	if (op >= 0)
+		op_stats_record_error(&stream_current(&st->ws->stats)->ops[op], class);
+}
+
+/*
+ * The endpoint was not reachable when soakd started: try again until it
+ * is, or until the workload is stopped.  Meanwhile the schedule runs on:
+ * each failed probe counts as an error of the op due first, and the ops
+ * due and not issued show as lag from the first of them (and max_lag
+ * applies), as when the endpoint goes away mid-run.
+ */
 static int wait_for_endpoint(struct obj_stream *st, char *reason, size_t reason_len)
 {
 	struct obj_client *cl = st->cl;
+	bool open_loop = st->ws->workload->cfg->rate > 0;
 	uint64_t retry_ns = OBJ_NS_PER_S;
 	char err[1024];
 
 	while (!atomic_load(&cl->ready)) {
 		if (stop_requested(st))
 			return -ECANCELED;
-		int r = cl->proto->probe(cl, err, sizeof(err));
+		enum op_error_class class = OP_ERR_CONNECT;
+		int r = cl->proto->probe(cl, &class, err, sizeof(err));
 		if (r == 0) {
 			if (!atomic_exchange(&cl->ready, true))
 				log_notice("%s: %s is reachable; starting", cl->wcfg->name,
@@ -264,10 +315,21 @@ static int wait_for_endpoint(struct obj_stream *st, char *reason, size_t reason_
 			snprintf(reason, reason_len, "%.*s", (int)reason_len - 1, err);
 			return r;
 		}
-		uint64_t until = mono_ns() + retry_ns;
-		while (mono_ns() < until && !stop_requested(st)) {
-			close_intervals(st, mono_ns());
-			wait_until(st, st->next_boundary < until ? st->next_boundary : until);
+		uint64_t now = mono_ns(), until = now + retry_ns;
+		close_intervals(st, now);
+		if (open_loop)
+			peek_due(st);
+		count_failed_probe(st, class, now);
+		while ((now = mono_ns()) < until && !stop_requested(st)) {
+			close_intervals(st, now);
+			if (open_loop && peek_due(st) &&
+			    note_lag(st, st->due_ns < now ? now - st->due_ns : 0, reason, reason_len))
+				return -ETIMEDOUT;
+			uint64_t wake = st->next_boundary < until ? st->next_boundary : until;
+			/* Wake at least every 100 ms, so status sees the lag grow. */
+			if (wake > now + 100 * OBJ_NS_PER_MS)
+				wake = now + 100 * OBJ_NS_PER_MS;
+			wait_until(st, wake);
 		}
 		retry_ns = retry_ns * 2 > PROBE_RETRY_MAX_NS ? PROBE_RETRY_MAX_NS : retry_ns * 2;
 	}
@@ -300,9 +362,11 @@ void *obj_stream_main(void *arg)
 			goto end;
 		/* Ops due while prefilling are not issued late: the mix
 		 * starts with the first op due from now on. */
-		uint64_t now = mono_ns();
-		if (w->cfg->rate > 0 && now > w->started_ns)
-			sched_seek(&ws->sched, now - w->started_ns);
+		uint64_t pos = mono_since(w->started_ns, mono_ns());
+		if (w->cfg->rate > 0 && pos > 0) {
+			st->have_due = false;
+			sched_seek(&ws->sched, pos);
+		}
 	}
 	outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));
 end:

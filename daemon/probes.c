@@ -73,9 +73,10 @@ static const char *missing_privilege(void)
 	       "(or CAP_SYS_ADMIN)";
 }
 
-static void set_reason(struct probe_family_state *fs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_reason(struct probe_family_state *fs, const char *fmt, ...)
+static void set_reason(struct probe_family_state *fs, enum probe_cause cause, const char *fmt,
+		       ...) __attribute__((format(printf, 3, 4)));
+static void set_reason(struct probe_family_state *fs, enum probe_cause cause, const char *fmt,
+		       ...)
 {
 	va_list ap;
 
@@ -83,19 +84,111 @@ static void set_reason(struct probe_family_state *fs, const char *fmt, ...)
 	vsnprintf(fs->reason, sizeof(fs->reason), fmt, ap);
 	va_end(ap);
 	fs->state = PROBE_UNAVAILABLE;
+	fs->cause = cause;
 }
 
-static void load_failed(struct probe_family_state *fs, int r)
+/*
+ * The verifier's log of each program, kept only when a load fails.  With
+ * log_level 0 libbpf loads without a log and, on failure, loads again
+ * with level 1 into these buffers, so a successful load costs nothing.
+ * Since Linux 6.4 the kernel keeps the end of a log that does not fit
+ * (where the verdict is) and fails with ENOSPC instead of the verdict's
+ * errno: a non-empty log, not the errno, says that the verifier ran.
+ */
+#define VERIFIER_LOG_SIZE (256u * 1024)
+
+struct verifier_logs {
+	char *text[PROBE_MAX_PROGS];
+};
+
+static int verifier_logs_give(struct verifier_logs *logs, struct probe_family_state *fs)
 {
+	for (size_t i = 0; i < fs->n_progs; i++) {
+		logs->text[i] = calloc(1, VERIFIER_LOG_SIZE);
+		if (!logs->text[i])
+			return -ENOMEM;
+		int r = bpf_program__set_log_buf(fs->progs[i].prog, logs->text[i],
+						 VERIFIER_LOG_SIZE);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void verifier_logs_free(struct verifier_logs *logs, struct probe_family_state *fs)
+{
+	for (size_t i = 0; i < fs->n_progs; i++) {
+		bpf_program__set_log_buf(fs->progs[i].prog, NULL, 0);
+		free(logs->text[i]);
+		logs->text[i] = NULL;
+	}
+}
+
+/* Where the last `lines` lines of text start. */
+static const char *last_lines(const char *text, size_t len, int lines)
+{
+	while (len > 0 && text[len - 1] == '\n')
+		len--;
+	for (size_t i = len; i-- > 0;)
+		if (text[i] == '\n' && --lines == 0)
+			return text + i + 1;
+	return text;
+}
+
+/* The verifier rejected program i: its verdict (the log's last lines) in
+ * the reason, and the end of the log in the journal.  SOAKD_BPF_DEBUG
+ * prints the whole log (libbpf_print). */
+static void verifier_rejected(struct probe_family_state *fs, size_t i, int r, const char *log)
+{
+	size_t len = strnlen(log, VERIFIER_LOG_SIZE);
+	const char *verdict = last_lines(log, len, 3), *tail = last_lines(log, len, 40);
+	int verdict_len = (int)(log + len - verdict);
+
+	/* log_msg keeps 2 KiB. */
+	while (log + len - tail > 1800)
+		tail = strchr(tail, '\n') ? strchr(tail, '\n') + 1 : log + len - 1800;
+	set_reason(fs, PROBE_CAUSE_VERIFIER,
+		   "the kernel's verifier rejected program %s (%s), a bug in soakd's BPF code: %.*s",
+		   bpf_program__name(fs->progs[i].prog), strerror(-r), verdict_len, verdict);
+	for (char *c = fs->reason; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	for (size_t n = strlen(fs->reason); n > 0 && fs->reason[n - 1] == ' ';)
+		fs->reason[--n] = '\0';
+	log_error("the verifier's log of %s (last lines):\n%s", bpf_program__name(fs->progs[i].prog),
+		  tail);
+	if (getenv("SOAKD_BPF_DEBUG"))
+		fprintf(stderr, "the verifier's log of %s:\n%s\n", bpf_program__name(fs->progs[i].prog),
+			log);
+}
+
+static void load_failed(struct probe_family_state *fs, int r, const struct verifier_logs *logs)
+{
+	for (size_t i = 0; logs && i < fs->n_progs; i++)
+		if (logs->text[i] && logs->text[i][0]) {
+			verifier_rejected(fs, i, r, logs->text[i]);
+			return;
+		}
+	/* The kernel refuses before verifying: with soakd's capabilities
+	 * checked already, something outside soakd said no. */
 	if (r == -EPERM || r == -EACCES)
-		set_reason(fs, "the kernel refused to load BPF programs (%s) although soakd has "
-			       "CAP_BPF and CAP_PERFMON: a lockdown, seccomp or LSM policy?",
+		set_reason(fs, PROBE_CAUSE_PRIVILEGE,
+			   "the kernel refused to load BPF programs (%s) before verifying them "
+			   "although soakd has CAP_BPF and CAP_PERFMON: a lockdown, seccomp or LSM "
+			   "policy?",
 			   strerror(-r));
 	else if (r == -ENOSYS)
-		set_reason(fs, "this kernel has no bpf() system call (CONFIG_BPF_SYSCALL)");
+		set_reason(fs, PROBE_CAUSE_KERNEL,
+			   "this kernel has no bpf() system call (CONFIG_BPF_SYSCALL)");
+	else if (r == -EOPNOTSUPP || r == -ENOTSUP || r == -524 /* ENOTSUPP */)
+		set_reason(fs, PROBE_CAUSE_KERNEL,
+			   "this kernel does not support the BPF programs or maps soakd needs: %s%s%s",
+			   strerror(-r), libbpf_last_warning[0] ? ": libbpf: " : "",
+			   libbpf_last_warning);
 	else
-		set_reason(fs, "cannot load the BPF programs: %s%s%s", strerror(-r),
-			   libbpf_last_warning[0] ? ": libbpf: " : "", libbpf_last_warning);
+		set_reason(fs, PROBE_CAUSE_ERROR, "cannot load the BPF programs: %s%s%s",
+			   strerror(-r), libbpf_last_warning[0] ? ": libbpf: " : "",
+			   libbpf_last_warning);
 }
 
 /* Marks the family's programs whose tracepoint this kernel lacks: they are
@@ -147,7 +240,7 @@ static void open_blk(struct probes *p, const struct btf *vmlinux)
 
 	p->blk = blk_bpf__open();
 	if (!p->blk) {
-		load_failed(fs, -errno);
+		load_failed(fs, -errno, NULL);
 		return;
 	}
 	add_prog(fs, "block_rq_complete", p->blk->progs.soak_blk_complete,
@@ -158,7 +251,7 @@ static void open_blk(struct probes *p, const struct btf *vmlinux)
 		 &p->blk->links.soak_blk_insert, true);
 	check_tracepoints(fs, vmlinux);
 	if (fs->progs[0].missing) {
-		set_reason(fs, "tracepoint block_rq_complete is missing from this kernel");
+		set_reason(fs, PROBE_CAUSE_KERNEL, "tracepoint block_rq_complete is missing from this kernel");
 		return;
 	}
 	if (fs->progs[1].missing)
@@ -171,14 +264,18 @@ static void open_blk(struct probes *p, const struct btf *vmlinux)
 	if ((r = bpf_map__set_max_entries(p->blk->maps.devices, (__u32)p->max_slots)) < 0 ||
 	    (r = bpf_map__set_max_entries(p->blk->maps.blk_hists,
 					  (__u32)(p->max_slots * SOAK_BLK_OPS))) < 0) {
-		load_failed(fs, r);
+		load_failed(fs, r, NULL);
 		return;
 	}
-	r = blk_bpf__load(p->blk);
-	if (r < 0) {
-		load_failed(fs, r);
+	struct verifier_logs logs = { { NULL } };
+	r = verifier_logs_give(&logs, fs);
+	if (r == 0)
+		r = blk_bpf__load(p->blk);
+	if (r < 0)
+		load_failed(fs, r, &logs);
+	verifier_logs_free(&logs, fs);
+	if (r < 0)
 		return;
-	}
 	fs->state = PROBE_OFF;
 	if (missing_list(fs, list, sizeof(list))[0])
 		snprintf(fs->note, sizeof(fs->note), "tracepoints missing: %s", list);
@@ -192,7 +289,7 @@ static void open_tcp(struct probes *p, const struct btf *vmlinux)
 
 	p->tcp = tcp_bpf__open();
 	if (!p->tcp) {
-		load_failed(fs, -errno);
+		load_failed(fs, -errno, NULL);
 		return;
 	}
 	add_prog(fs, "tcp_probe", p->tcp->progs.soak_tcp_probe, &p->tcp->links.soak_tcp_probe,
@@ -206,20 +303,24 @@ static void open_tcp(struct probes *p, const struct btf *vmlinux)
 	add_prog(fs, "tcp_receive_reset", p->tcp->progs.soak_tcp_receive_reset,
 		 &p->tcp->links.soak_tcp_receive_reset, false);
 	if (check_tracepoints(fs, vmlinux) == fs->n_progs) {
-		set_reason(fs, "tracepoints %s are missing from this kernel",
+		set_reason(fs, PROBE_CAUSE_KERNEL, "tracepoints %s are missing from this kernel",
 			   missing_list(fs, list, sizeof(list)));
 		return;
 	}
 	if ((r = bpf_map__set_max_entries(p->tcp->maps.endpoints, (__u32)p->max_eps)) < 0 ||
 	    (r = bpf_map__set_max_entries(p->tcp->maps.tcp_hists, (__u32)p->max_eps)) < 0) {
-		load_failed(fs, r);
+		load_failed(fs, r, NULL);
 		return;
 	}
-	r = tcp_bpf__load(p->tcp);
-	if (r < 0) {
-		load_failed(fs, r);
+	struct verifier_logs logs = { { NULL } };
+	r = verifier_logs_give(&logs, fs);
+	if (r == 0)
+		r = tcp_bpf__load(p->tcp);
+	if (r < 0)
+		load_failed(fs, r, &logs);
+	verifier_logs_free(&logs, fs);
+	if (r < 0)
 		return;
-	}
 	fs->state = PROBE_OFF;
 	if (missing_list(fs, list, sizeof(list))[0])
 		snprintf(fs->note, sizeof(fs->note), "tracepoints missing: %s", list);
@@ -227,24 +328,29 @@ static void open_tcp(struct probes *p, const struct btf *vmlinux)
 
 static void load_all(struct probes *p)
 {
+	enum probe_cause cause = PROBE_CAUSE_PRIVILEGE;
 	const char *why;
 	struct btf *vmlinux;
 
 	libbpf_set_print(libbpf_print);
 	why = missing_privilege();
-	if (!why && access(VMLINUX_BTF, R_OK) < 0)
+	if (!why && access(VMLINUX_BTF, R_OK) < 0) {
+		cause = errno == ENOENT ? PROBE_CAUSE_KERNEL
+			: errno == EACCES || errno == EPERM ? PROBE_CAUSE_PRIVILEGE
+							    : PROBE_CAUSE_ERROR;
 		why = errno == ENOENT ? "this kernel has no BTF (" VMLINUX_BTF " is missing; it "
 					"needs CONFIG_DEBUG_INFO_BTF), which the CO-RE probes need"
 				      : "cannot read " VMLINUX_BTF ", which the CO-RE probes need";
+	}
 	if (why) {
 		for (int f = 0; f < PROBE_FAMILIES; f++)
-			set_reason(&p->fam[f], "%s", why);
+			set_reason(&p->fam[f], cause, "%s", why);
 		return;
 	}
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
 		for (int f = 0; f < PROBE_FAMILIES; f++)
-			set_reason(&p->fam[f], "cannot parse the kernel's BTF: %s",
+			set_reason(&p->fam[f], PROBE_CAUSE_KERNEL, "cannot parse the kernel's BTF: %s",
 				   strerror(errno));
 		return;
 	}
@@ -585,7 +691,7 @@ int probes_load(struct probes *p)
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		for (int f = 0; f < PROBE_FAMILIES; f++)
-			set_reason(&p->fam[f], "cannot count the possible CPUs: %s",
+			set_reason(&p->fam[f], PROBE_CAUSE_ERROR, "cannot count the possible CPUs: %s",
 				   strerror(-p->ncpus));
 		return 0;
 	}

@@ -42,6 +42,16 @@ enum probe_state {
 	PROBE_ON,
 };
 
+/* Why a family is unavailable, for people and for tests that must tell a
+ * machine that cannot trace from a soakd that is broken. */
+enum probe_cause {
+	PROBE_CAUSE_NONE,       /* available */
+	PROBE_CAUSE_PRIVILEGE,  /* no CAP_BPF/CAP_PERFMON, or a policy refused the load */
+	PROBE_CAUSE_KERNEL,     /* no BTF, no bpf(), a tracepoint or program type missing */
+	PROBE_CAUSE_VERIFIER,   /* the verifier rejected a program: soakd's bug */
+	PROBE_CAUSE_ERROR,      /* anything else */
+};
+
 struct probes;
 
 /* Loads what cfg->trace asks for, watching the targets of cfg's device
@@ -58,6 +68,9 @@ const char *probe_state_name(enum probe_state s);
 enum probe_state probes_state(const struct probes *p, enum probe_family f);
 /* Why a family is unavailable; "" when it is not. */
 const char *probes_reason(const struct probes *p, enum probe_family f);
+enum probe_cause probes_cause(const struct probes *p, enum probe_family f);
+/* "privilege", "kernel", "verifier", "error"; "" for PROBE_CAUSE_NONE. */
+const char *probe_cause_name(enum probe_cause c);
 
 /* Attaches (on) or detaches (off) a family's programs.  Returns 0, or a
  * negative errno with the reason in err (-EOPNOTSUPP: unavailable). */

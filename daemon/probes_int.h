@@ -28,6 +28,7 @@ struct probe_prog {
 
 struct probe_family_state {
 	enum probe_state state;
+	enum probe_cause cause;         /* when unavailable */
 	char reason[PROBE_REASON_MAX];  /* when unavailable */
 	char note[PROBE_REASON_MAX];    /* when available but partial */
 	struct probe_prog progs[PROBE_MAX_PROGS];

@@ -8,6 +8,7 @@
 
 #include <systemd/sd-journal.h>
 
+#include "journal_ids.h"
 #include "workload.h"
 
 static const char *const family_names[PROBE_FAMILIES] = { "blk", "tcp" };
@@ -42,6 +43,26 @@ const char *probes_reason(const struct probes *p, enum probe_family f)
 	if (!p)
 		return "kernel tracing was not set up (out of memory at start)";
 	return p->fam[f].state == PROBE_UNAVAILABLE ? p->fam[f].reason : "";
+}
+
+enum probe_cause probes_cause(const struct probes *p, enum probe_family f)
+{
+	if (!p)
+		return PROBE_CAUSE_ERROR;
+	return p->fam[f].state == PROBE_UNAVAILABLE ? p->fam[f].cause : PROBE_CAUSE_NONE;
+}
+
+const char *probe_cause_name(enum probe_cause c)
+{
+	static const char *const names[] = {
+		[PROBE_CAUSE_NONE] = "",
+		[PROBE_CAUSE_PRIVILEGE] = "privilege",
+		[PROBE_CAUSE_KERNEL] = "kernel",
+		[PROBE_CAUSE_VERIFIER] = "verifier",
+		[PROBE_CAUSE_ERROR] = "error",
+	};
+
+	return c <= PROBE_CAUSE_ERROR ? names[c] : "error";
 }
 
 static int blk_op_index(const char *name)
@@ -174,8 +195,11 @@ json_t *probes_trace_json(const struct probes *p)
 					  probe_state_name(s));
 		json_t *tps = json_array();
 
-		if (s == PROBE_UNAVAILABLE)
+		if (s == PROBE_UNAVAILABLE) {
 			json_object_set_new(probe, "reason", json_string(probes_reason(p, f)));
+			json_object_set_new(probe, "cause",
+					    json_string(probe_cause_name(probes_cause(p, f))));
+		}
 		for (size_t i = 0; p && i < p->fam[f].n_progs; i++) {
 			const struct probe_prog *pp = &p->fam[f].progs[i];
 			if (!pp->missing && *pp->link)
@@ -336,6 +360,7 @@ static void journal_blk(const struct probes *p, const struct probe_device *d, in
 			"max %.1f us, %" PRIu64 " errors", d->name, blk_op_names[op], sum.count,
 			sum.p50 / 1e3, sum.p99 / 1e3, sum.max / 1e3, sum.errors,
 			"PRIORITY=%d", LOG_INFO, "SYSLOG_IDENTIFIER=soakd",
+			"MESSAGE_ID=" SOAK_MESSAGE_KERNEL_BLK,
 			"SOAK_RUN=%s", p->cfg->name, "SOAK_KERNEL=blk",
 			"SOAK_DEVICE=%s", d->name, "SOAK_OP=%s", blk_op_names[op],
 			"SOAK_BLK_OPS=%" PRIu64, sum.count,
@@ -362,6 +387,7 @@ static void journal_tcp(const struct probes *p, const struct probe_endpoint *e)
 			sum.srtt_p50 / 1e3, sum.srtt_p99 / 1e3, sum.connects,
 			sum.connect_p99 / 1e3, sum.retransmits,
 			"PRIORITY=%d", LOG_INFO, "SYSLOG_IDENTIFIER=soakd",
+			"MESSAGE_ID=" SOAK_MESSAGE_KERNEL_TCP,
 			"SOAK_RUN=%s", p->cfg->name, "SOAK_KERNEL=tcp",
 			"SOAK_ENDPOINT=%s", e->label, "SOAK_WORKLOAD=%s", owner,
 			"SOAK_TCP_SRTT_SAMPLES=%" PRIu64, sum.srtt_samples,

@@ -109,12 +109,12 @@ static int target_devices(const char *path, struct kdev_list *out, char *why, si
 	} else if (S_ISREG(st.st_mode)) {
 		dev = st.st_dev;
 		if (major(dev) == 0) {
-			snprintf(why, len, "%s is on a filesystem without a block device under it "
+			snprintf(why, len, "%s: on a filesystem without a block device under it "
 					   "(tmpfs, btrfs, overlay, NFS...)", path);
 			return -ENODEV;
 		}
 	} else {
-		snprintf(why, len, "%s is neither a block device nor a regular file", path);
+		snprintf(why, len, "%s: neither a block device nor a regular file", path);
 		return -ENODEV;
 	}
 	return add_bottom_devices(dev, 0, out);
@@ -181,7 +181,7 @@ static void note_unwatched(struct probes *p, const char *why)
 {
 	size_t off = strlen(p->unwatched);
 
-	log_notice("block probes will not see %s", why);
+	log_notice("block probes cannot watch %s", why);
 	if (off + 3 < sizeof(p->unwatched))
 		snprintf(p->unwatched + off, sizeof(p->unwatched) - off, "%s%.*s", off ? "; " : "",
 			 (int)(sizeof(p->unwatched) - off - 3), why);
@@ -496,8 +496,14 @@ int probes_new(const struct run_config *cfg, struct probes **ret)
 	for (int f = 0; f < PROBE_FAMILIES; f++) {
 		bool on = f == PROBE_BLK ? cfg->trace.blk : cfg->trace.tcp;
 		if (p->fam[f].state == PROBE_UNAVAILABLE) {
-			log_notice("kernel tracing of %s is unavailable: %s",
-				   probe_family_name((enum probe_family)f), p->fam[f].reason);
+			/* A rejected program is soakd's bug, not the machine's. */
+			log_msg(p->fam[f].cause == PROBE_CAUSE_VERIFIER ||
+						p->fam[f].cause == PROBE_CAUSE_ERROR
+					? LOG_ERR
+					: LOG_NOTICE,
+				"kernel tracing of %s is unavailable (%s): %s",
+				probe_family_name((enum probe_family)f),
+				probe_cause_name(p->fam[f].cause), p->fam[f].reason);
 			continue;
 		}
 		if (probes_set(p, (enum probe_family)f, on, err, sizeof(err)) < 0)

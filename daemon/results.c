@@ -13,6 +13,7 @@
 #include <systemd/sd-journal.h>
 
 #include "dev_facts.h"
+#include "journal_ids.h"
 #include "log.h"
 #include "probes.h"
 #include "rundir.h"
@@ -118,7 +119,7 @@ fail:
 }
 
 struct results *results_new(const struct run_config *cfg, struct workload **workloads,
-			    size_t n, uint64_t run_start_ns, bool live_table)
+			    size_t n, int64_t run_start_ns, bool live_table)
 {
 	struct results *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -177,7 +178,7 @@ static void summarize(const struct op_stats *o, double target_ops, uint64_t span
 		.rate_achieved = secs > 0 ? o->count / secs : 0,
 		.p50 = hist_percentile(&o->latency, 50), .p90 = hist_percentile(&o->latency, 90),
 		.p99 = hist_percentile(&o->latency, 99), .p999 = hist_percentile(&o->latency, 99.9),
-		.max = hist_max(&o->latency),
+		.min = hist_min(&o->latency), .max = hist_max(&o->latency),
 		.svc_p50 = hist_percentile(&o->service, 50),
 		.svc_p99 = hist_percentile(&o->service, 99),
 		.corrupt = o->corrupt,
@@ -198,13 +199,14 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 		json_object_set_new(j, "share", json_real(w->op_share[op]));
 		json_object_set_new(ops, w->op_names[op], j);
 	}
-	uint64_t mono_start = r->run_start_ns + row->start_ns, mono_end = r->run_start_ns + row->end_ns;
+	/* Signed: the run may have begun before this boot's monotonic 0. */
+	int64_t wall_start = r->run_start_ns + (int64_t)row->start_ns + r->wall_offset_ns;
+	int64_t wall_end = r->run_start_ns + (int64_t)row->end_ns + r->wall_offset_ns;
 	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o}", "type", "interval",
 				"workload", w->cfg->name,
 				"start_ns", (json_int_t)row->start_ns, "end_ns", (json_int_t)row->end_ns,
-				"wall_start_ns", (json_int_t)(mono_start + r->wall_offset_ns),
-				"wall_end_ns", (json_int_t)(mono_end + r->wall_offset_ns),
-				"sched_ns", (json_int_t)(mono_end > w->started_ns ? mono_end - w->started_ns : 0),
+				"wall_start_ns", (json_int_t)wall_start, "wall_end_ns", (json_int_t)wall_end,
+				"sched_ns", (json_int_t)mono_since(w->started_ns, wr->iv_end_ns),
 				"lag_max_ns", (json_int_t)row->lag_max_ns, "target_ops", target_ops,
 				"ops", ops);
 	if (rec && wr->target_interval) {
@@ -221,7 +223,7 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 		json_object_set_new(rec, "targets", targets);
 	}
 	if (rec && r->record_extra)
-		r->record_extra(r->record_extra_userdata, w, mono_start, mono_end, rec);
+		r->record_extra(r->record_extra_userdata, w, wr->iv_start_ns, wr->iv_end_ns, rec);
 	return rec;
 }
 
@@ -263,8 +265,10 @@ static void journal_send(struct journal_fields *f)
 	f->n = 0;
 }
 
-/* The fields an op's interval and its run summary share. */
-static void journal_add_op(struct journal_fields *f, const struct op_summary *s)
+/* The fields an op's interval and its run summary share; the object
+ * workloads' own (corrupt reads, time to first byte) only on theirs. */
+static void journal_add_op(struct journal_fields *f, const struct workload *w,
+			   const struct op_summary *s)
 {
 	journal_add(f, "SOAK_OPS=%" PRIu64, s->count);
 	journal_add(f, "SOAK_ERRORS=%" PRIu64, s->errors);
@@ -278,7 +282,8 @@ static void journal_add_op(struct journal_fields *f, const struct op_summary *s)
 	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
 	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
 	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
-	journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+	if (w->cfg->type == WORKLOAD_OBJECT)
+		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
 }
 
 static void journal_row(const struct results *r, const struct workload_results *wr,
@@ -300,15 +305,18 @@ static void journal_row(const struct results *r, const struct workload_results *
 			    s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors);
 		journal_add(&f, "PRIORITY=%d", LOG_INFO);
 		journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+		journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_INTERVAL);
 		journal_add(&f, "SOAK_EVENT=interval");
 		journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
 		journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
 		journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
 		journal_add(&f, "SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9);
 		journal_add(&f, "SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9);
-		journal_add_op(&f, s);
-		journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
-		journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
+		journal_add_op(&f, w, s);
+		if (w->cfg->type == WORKLOAD_OBJECT) {
+			journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
+			journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
+		}
 		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
 		/* The kernel's view of the same interval: the block layer for
 		 * this op on the workload's devices, TCP toward its endpoints. */
@@ -354,6 +362,7 @@ void results_journal_summary(const struct results *r, const char *why)
 				    s.p999 / 1e3, s.max / 1e3, s.errors, why);
 			journal_add(&f, "PRIORITY=%d", LOG_NOTICE);
 			journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+			journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_SUMMARY);
 			journal_add(&f, "SOAK_EVENT=summary");
 			journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
 			journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
@@ -361,7 +370,7 @@ void results_journal_summary(const struct results *r, const char *why)
 			journal_add(&f, "SOAK_STATE=%s", workload_state_name(w->state));
 			journal_add(&f, "SOAK_ACTIVE_S=%.3f", wr->active_ns / 1e9);
 			journal_add(&f, "SOAK_INTERVALS=%" PRIu64, wr->intervals);
-			journal_add_op(&f, &s);
+			journal_add_op(&f, w, &s);
 			journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", wr->lag_max_ns / 1e6);
 			journal_send(&f);
 		}
@@ -453,8 +462,8 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 		return;
 	span = wr->iv_end_ns > wr->iv_start_ns ? wr->iv_end_ns - wr->iv_start_ns : 0;
 	target = workload_target_ops(w, wr->iv_start_ns, wr->iv_end_ns);
-	row.start_ns = wr->iv_start_ns - r->run_start_ns;
-	row.end_ns = wr->iv_end_ns - r->run_start_ns;
+	row.start_ns = mono_since(r->run_start_ns, wr->iv_start_ns);
+	row.end_ns = mono_since(r->run_start_ns, wr->iv_end_ns);
 	row.lag_max_ns = wr->iv_lag_max_ns;
 	fold_into_slice(r, wr, &row);
 	uint64_t n_intervals = r->cfg->interval_ns ? (span + r->cfg->interval_ns / 2) / r->cfg->interval_ns
@@ -473,13 +482,12 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	wr->intervals++;
 	/* What a replay of this record would know (checkpoints). */
 	wr->recorded = true;
-	wr->recorded_sched_ns = r->run_start_ns + row.end_ns > w->started_ns
-					? r->run_start_ns + row.end_ns - w->started_ns : 0;
+	wr->recorded_sched_ns = mono_since(w->started_ns, wr->iv_end_ns);
 	if (row.end_ns > r->logged_end_ns)
 		r->logged_end_ns = row.end_ns;
-	if ((int64_t)(r->run_start_ns + row.end_ns) + r->wall_offset_ns > (int64_t)r->logged_wall_ns)
-		r->logged_wall_ns = (uint64_t)((int64_t)(r->run_start_ns + row.end_ns) +
-					       r->wall_offset_ns);
+	int64_t wall_end = r->run_start_ns + (int64_t)row.end_ns + r->wall_offset_ns;
+	if (wall_end > (int64_t)r->logged_wall_ns)
+		r->logged_wall_ns = (uint64_t)wall_end;
 	for (size_t i = 0; wr->target_interval && i < wr->n_streams * wr->n_ops; i++)
 		op_stats_init(&wr->target_interval[i]);
 	for (size_t op = 0; op < wr->n_ops; op++) {
@@ -516,8 +524,8 @@ static void record_hole(struct results *r, struct workload_results *wr, uint64_t
 		return;
 	for (uint64_t at = wr->iv_prev_end_ns; at + interval / 2 < start;) {
 		/* Up to the next boundary of the run, or to start. */
-		uint64_t k = (at - r->run_start_ns) / interval + 1;
-		uint64_t end = r->run_start_ns + k * interval;
+		uint64_t k = mono_since(r->run_start_ns, at) / interval + 1;
+		uint64_t end = mono_at(r->run_start_ns, k * interval);
 		if (end > start || start - end < interval / 2)
 			end = start;
 		wr->iv_start_ns = at;
@@ -706,10 +714,9 @@ void results_record_state(struct results *r, size_t i)
 	uint64_t now = mono_ns();
 	json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I}", "type", "state", "workload",
 				w->cfg->name, "state", workload_state_name(w->state),
-				"reason", w->reason, "run_ns", (json_int_t)(now - r->run_start_ns),
-				"wall_ns", (json_int_t)(now + r->wall_offset_ns),
-				"sched_ns", (json_int_t)(w->started_ns && mono_ns() > w->started_ns
-							  ? mono_ns() - w->started_ns : 0));
+				"reason", w->reason, "run_ns", (json_int_t)mono_since(r->run_start_ns, now),
+				"wall_ns", (json_int_t)((int64_t)now + r->wall_offset_ns),
+				"sched_ns", (json_int_t)(w->started_ns ? mono_since(w->started_ns, now) : 0));
 	if (rec)
 		rundir_append(r->rundir, rec);
 	json_decref(rec);
@@ -717,8 +724,8 @@ void results_record_state(struct results *r, size_t i)
 	wr->recorded = true;
 	snprintf(wr->recorded_state, sizeof(wr->recorded_state), "%s", workload_state_name(w->state));
 	snprintf(wr->recorded_reason, sizeof(wr->recorded_reason), "%s", w->reason);
-	if (now - r->run_start_ns > r->logged_end_ns)
-		r->logged_end_ns = now - r->run_start_ns;
+	if (mono_since(r->run_start_ns, now) > r->logged_end_ns)
+		r->logged_end_ns = mono_since(r->run_start_ns, now);
 	if ((int64_t)now + r->wall_offset_ns > (int64_t)r->logged_wall_ns)
 		r->logged_wall_ns = (uint64_t)((int64_t)now + r->wall_offset_ns);
 }
@@ -827,7 +834,7 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 		json_array_append_new(arr, jw);
 	}
 	json_t *status = json_pack("{s:b,s:s,s:s,s:f,s:f,s:o}", "ok", 1, "run", r->cfg->name,
-				   "state", run_state, "elapsed_s", (now_ns - r->run_start_ns) / 1e9,
+				   "state", run_state, "elapsed_s", mono_since(r->run_start_ns, now_ns) / 1e9,
 				   "interval_s", r->cfg->interval_ns / 1e9, "workloads", arr);
 	if (status && r->rundir)
 		json_object_set_new(status, "results", rundir_status_json(r->rundir));
@@ -836,9 +843,12 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 		for (int f = 0; f < PROBE_FAMILIES; f++) {
 			enum probe_state ps = probes_state(r->probes, (enum probe_family)f);
 			json_t *jf = json_pack("{s:s}", "state", probe_state_name(ps));
-			if (ps == PROBE_UNAVAILABLE)
+			if (ps == PROBE_UNAVAILABLE) {
 				json_object_set_new(jf, "reason", json_string(
 					probes_reason(r->probes, (enum probe_family)f)));
+				json_object_set_new(jf, "cause", json_string(probe_cause_name(
+					probes_cause(r->probes, (enum probe_family)f))));
+			}
 			json_object_set_new(trace, probe_family_name((enum probe_family)f), jf);
 		}
 		json_object_set_new(status, "trace", trace);

@@ -21,7 +21,7 @@
 struct op_summary {
 	uint64_t count, errors, bytes;
 	double rate_target, rate_achieved;
-	uint64_t p50, p90, p99, p999, max;  /* latency_us, in ns */
+	uint64_t min, p50, p90, p99, p999, max; /* latency_us, in ns */
 	uint64_t svc_p50, svc_p99;          /* service_us, in ns */
 	uint64_t corrupt;                   /* object ops: data read back was wrong */
 	uint64_t ttfb_p50, ttfb_p99;        /* object ops: ttfb_us, in ns */
@@ -86,7 +86,7 @@ struct probes;
 
 struct results {
 	const struct run_config *cfg;
-	uint64_t run_start_ns;
+	int64_t run_start_ns;               /* the run's time 0 on CLOCK_MONOTONIC (mono_since) */
 	int64_t wall_offset_ns;             /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct rundir *rundir;              /* NULL: nothing recorded */
 	uint64_t recorded_end_ns;           /* a resumed run: its run time so far */
@@ -105,7 +105,7 @@ struct results {
 };
 
 struct results *results_new(const struct run_config *cfg, struct workload **workloads,
-			    size_t n, uint64_t run_start_ns, bool live_table);
+			    size_t n, int64_t run_start_ns, bool live_table);
 void results_free(struct results *r);
 /* Slot i measures workload w from now on, with nothing measured yet: a
  * new slot when i is the next one (a reload added a workload), else in

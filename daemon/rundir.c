@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,20 +23,30 @@ struct rundir {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, synced;
 
-	/* Under lock. */
+	/* Under lock.  Every record appended is, at any time, exactly one
+	 * of: synced (on disk), dropped (lost, counted), or not yet on disk
+	 * (pending, or written but not synced). */
 	char *pending;
 	size_t pending_len, pending_cap;
-	uint64_t records_dropped;
+	uint64_t pending_records;
+	uint64_t records_appended, records_synced, records_dropped;
 	bool stop, sync_requested;
 	uint64_t sync_seq, synced_seq;
 	int sync_result;
 	char error[256];
-	uint64_t bytes_written;
+	uint64_t bytes_written;      /* synced */
 
-	/* Writer thread only. */
+	/* Writer thread only.  What was written since the last fdatasync()
+	 * is kept: until the sync succeeds the kernel may still lose it (a
+	 * filesystem that aborts drops its dirty pages), and then it is
+	 * written again. */
 	int fd;
-	uint64_t good_size;          /* the log's size up to the last whole record */
-	uint64_t last_sync_ns;
+	bool opened;                 /* synced_size is known */
+	uint64_t synced_size;        /* the log's size at the last successful sync */
+	char *unsynced;
+	size_t unsynced_len;
+	uint64_t unsynced_records;
+	uint64_t unsynced_since_ns;  /* when its first record was written */
 	bool error_logged;
 };
 
@@ -125,18 +136,30 @@ static int open_log(struct rundir *d)
 		close(fd);
 		return r;
 	}
-	d->good_size = (uint64_t)st.st_size;
+	if (d->opened && (uint64_t)st.st_size != d->synced_size) {
+		/* Reopened after a failure: what lies beyond the last sync
+		 * is written again from memory, so it must go first. */
+		if (ftruncate(fd, (off_t)d->synced_size) < 0) {
+			r = -errno;
+			close(fd);
+			set_error(d, r, "cannot cut back the interval log in");
+			return r;
+		}
+		st.st_size = (off_t)d->synced_size;
+	}
 	if (st.st_size == 0) {
 		ssize_t n = write(fd, RUNLOG_HEADER, strlen(RUNLOG_HEADER));
-		if (n != (ssize_t)strlen(RUNLOG_HEADER)) {
-			r = n < 0 ? -errno : -ENOSPC;
+		if (n != (ssize_t)strlen(RUNLOG_HEADER) || fdatasync(fd) < 0) {
+			r = n >= 0 && n != (ssize_t)strlen(RUNLOG_HEADER) ? -ENOSPC : -errno;
 			(void)!ftruncate(fd, 0);
 			close(fd);
 			set_error(d, r, "cannot write the interval log in");
 			return r;
 		}
-		d->good_size = (uint64_t)n;
+		st.st_size = n;
 	}
+	d->synced_size = (uint64_t)st.st_size;
+	d->opened = true;
 	pthread_mutex_lock(&d->lock);
 	char *plan = d->plan ? strdup(d->plan) : NULL;
 	pthread_mutex_unlock(&d->lock);
@@ -154,9 +177,6 @@ static int open_log(struct rundir *d)
 	return 0;
 }
 
-/* Writes what is pending; on failure the file is cut back to its last
- * whole record, so a partial write never leaves a torn record between
- * good ones. */
 static uint64_t mono(void)
 {
 	struct timespec ts;
@@ -164,13 +184,89 @@ static uint64_t mono(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Keeps written records until they are synced; false: out of memory. */
+static bool keep_unsynced(struct rundir *d, char *buf, size_t len, uint64_t records)
+{
+	if (!d->unsynced_len) {
+		free(d->unsynced);
+		d->unsynced = buf;
+		d->unsynced_since_ns = mono();
+	} else {
+		char *more = realloc(d->unsynced, d->unsynced_len + len);
+		if (!more)
+			return false;
+		memcpy(more + d->unsynced_len, buf, len);
+		d->unsynced = more;
+		free(buf);
+	}
+	d->unsynced_len += len;
+	d->unsynced_records += records;
+	return true;
+}
+
+/* Puts what is not on disk back in front of what arrived meanwhile, to be
+ * written again; what cannot be kept is counted as dropped. */
+static void requeue(struct rundir *d, char *buf, size_t len, uint64_t records)
+{
+	char *all = d->unsynced;
+	size_t all_len = d->unsynced_len;
+	uint64_t all_records = d->unsynced_records;
+
+	d->unsynced = NULL;
+	d->unsynced_len = 0;
+	d->unsynced_records = 0;
+	if (len) {
+		char *more = realloc(all, all_len + len);
+		if (more) {
+			memcpy(more + all_len, buf, len);
+			all = more;
+			all_len += len;
+			all_records += records;
+		} else {
+			pthread_mutex_lock(&d->lock);
+			d->records_dropped += records;
+			pthread_mutex_unlock(&d->lock);
+		}
+	}
+	free(buf);
+
+	pthread_mutex_lock(&d->lock);
+	if (d->pending_len) {
+		char *merged = realloc(all, all_len + d->pending_len);
+		if (merged) {
+			memcpy(merged + all_len, d->pending, d->pending_len);
+			all = merged;
+			all_len += d->pending_len;
+			all_records += d->pending_records;
+		} else {
+			d->records_dropped += d->pending_records;
+		}
+		free(d->pending);
+	}
+	d->pending = all;
+	d->pending_len = d->pending_cap = all_len;
+	d->pending_records = all_records;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * Writes what is pending and syncs when due (sync_now, or RUNDIR_FLUSH_NS
+ * after the first record written since the last sync).  write() at once
+ * puts records beyond a crash of soakd; only a successful fdatasync()
+ * puts them beyond a power cut or a filesystem that aborts, so until then
+ * they stay in memory.  On failure the file is cut back to its last sync
+ * and every record since is queued again, so nothing is torn, doubled or
+ * silently lost.
+ */
 static int write_pending(struct rundir *d, bool sync_now)
 {
 	pthread_mutex_lock(&d->lock);
 	char *buf = d->pending;
 	size_t len = d->pending_len;
+	uint64_t records = d->pending_records;
 	d->pending = NULL;
 	d->pending_len = d->pending_cap = 0;
+	d->pending_records = 0;
 	pthread_mutex_unlock(&d->lock);
 
 	int r = open_log(d);
@@ -184,47 +280,64 @@ static int write_pending(struct rundir *d, bool sync_now)
 		else
 			off += (size_t)n;
 	}
-	/* write() at once puts records beyond a crash of soakd; fdatasync()
-	 * at most every RUNDIR_FLUSH_NS bounds what a power cut can take. */
-	if (r == 0 && len && (sync_now || mono() - d->last_sync_ns >= RUNDIR_FLUSH_NS)) {
-		if (fdatasync(d->fd) < 0)
+	if (r == 0 && len) {
+		if (keep_unsynced(d, buf, len, records)) {
+			buf = NULL;
+			len = 0;
+			records = 0;
+		} else {
+			sync_now = true; /* cannot keep a copy: make it durable now */
+		}
+	}
+	if (r == 0 && (d->unsynced_len || len) &&
+	    (sync_now || mono() - d->unsynced_since_ns >= RUNDIR_FLUSH_NS)) {
+		if (fdatasync(d->fd) < 0) {
 			r = -errno;
-		else
-			d->last_sync_ns = mono();
+		} else {
+			size_t synced = d->unsynced_len + len;
+			d->synced_size += synced;
+			pthread_mutex_lock(&d->lock);
+			d->bytes_written += synced;
+			d->records_synced += d->unsynced_records + records;
+			pthread_mutex_unlock(&d->lock);
+			free(d->unsynced);
+			d->unsynced = NULL;
+			d->unsynced_len = 0;
+			d->unsynced_records = 0;
+			free(buf);
+			buf = NULL;
+			len = 0;
+			records = 0;
+		}
 	}
 	if (r == 0) {
-		d->good_size += len;
-		pthread_mutex_lock(&d->lock);
-		d->bytes_written += len;
-		pthread_mutex_unlock(&d->lock);
 		free(buf);
 		clear_error(d);
 		return 0;
 	}
 	if (d->fd >= 0) {
-		if (ftruncate(d->fd, (off_t)d->good_size) < 0) {
-			/* Cannot even cut back: reopen later, the reader drops
-			 * the torn line. */
+		set_error(d, r, "cannot write the interval log in");
+		if (ftruncate(d->fd, (off_t)d->synced_size) < 0) {
+			/* Cannot even cut back (a filesystem turned read-only):
+			 * reopening cuts back before writing again. */
 			close(d->fd);
 			d->fd = -1;
 		}
-		set_error(d, r, "cannot write the interval log in");
 	}
-	/* Put the records back in front of what arrived meanwhile. */
-	pthread_mutex_lock(&d->lock);
-	if (d->pending_len) {
-		char *merged = realloc(buf, len + d->pending_len);
-		if (merged) {
-			memcpy(merged + len, d->pending, d->pending_len);
-			buf = merged;
-			len += d->pending_len;
-		}
-		free(d->pending);
-	}
-	d->pending = buf;
-	d->pending_len = d->pending_cap = len;
-	pthread_mutex_unlock(&d->lock);
+	requeue(d, buf, len, records);
 	return r;
+}
+
+/* When the writer must next look at the disk: the sync deadline of what
+ * is written but not synced, else (idle, or retrying a failing disk) a
+ * period from now. */
+static struct timespec next_deadline(const struct rundir *d)
+{
+	uint64_t at = mono() + RUNDIR_FLUSH_NS;
+	if (d->unsynced_len && !d->error[0])
+		at = d->unsynced_since_ns + RUNDIR_FLUSH_NS;
+	return (struct timespec){ .tv_sec = (time_t)(at / 1000000000u),
+				  .tv_nsec = (long)(at % 1000000000u) };
 }
 
 static void *writer_thread(void *arg)
@@ -232,20 +345,14 @@ static void *writer_thread(void *arg)
 	struct rundir *d = arg;
 
 	pthread_mutex_lock(&d->lock);
-	while (!d->stop || d->pending_len) {
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += RUNDIR_FLUSH_NS / 1000000000;
+	for (;;) {
+		struct timespec until = next_deadline(d);
 		/* Woken by each batch of records (once per tick), by a sync
-		 * request, or to retry a failing disk. */
-		while (!d->stop && !d->sync_requested && !d->pending_len) {
+		 * request, at the sync deadline of what is written, or to retry
+		 * a failing disk: once per period then, not per tick. */
+		while (!d->stop && !d->sync_requested && (!d->pending_len || d->error[0]))
 			if (pthread_cond_timedwait(&d->wake, &d->lock, &until) == ETIMEDOUT)
 				break;
-		}
-		if (d->error[0] && !d->stop && !d->sync_requested) {
-			/* The disk failed: retry once per period, not per tick. */
-			pthread_cond_timedwait(&d->wake, &d->lock, &until);
-		}
 		uint64_t seq = d->sync_seq;
 		bool sync_now = d->sync_requested || d->stop;
 		d->sync_requested = false;
@@ -256,8 +363,10 @@ static void *writer_thread(void *arg)
 		d->synced_seq = seq;
 		d->sync_result = r;
 		pthread_cond_broadcast(&d->synced);
-		if (stopping && r < 0)
-			break; /* the disk is gone: don't hold up shutdown */
+		/* Stopping: everything was written and synced, or the disk
+		 * is gone and must not hold up shutdown. */
+		if (stopping)
+			break;
 	}
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
@@ -394,12 +503,14 @@ void rundir_append(struct rundir *d, const json_t *record)
 	char *line = runlog_frame(record);
 	if (!line) {
 		pthread_mutex_lock(&d->lock);
+		d->records_appended++;
 		d->records_dropped++;
 		pthread_mutex_unlock(&d->lock);
 		return;
 	}
 	size_t len = strlen(line);
 	pthread_mutex_lock(&d->lock);
+	d->records_appended++;
 	if (d->pending_len + len > RUNDIR_MAX_PENDING) {
 		/* The disk has been failing for long: drop the oldest
 		 * records, count them, keep the newest. */
@@ -408,6 +519,7 @@ void rundir_append(struct rundir *d, const json_t *record)
 			char *nl = memchr(d->pending + cut, '\n', d->pending_len - cut);
 			cut = nl ? (size_t)(nl - d->pending) + 1 : d->pending_len;
 			d->records_dropped++;
+			d->pending_records--;
 		}
 		memmove(d->pending, d->pending + cut, d->pending_len - cut);
 		d->pending_len -= cut;
@@ -426,6 +538,7 @@ void rundir_append(struct rundir *d, const json_t *record)
 	}
 	memcpy(d->pending + d->pending_len, line, len);
 	d->pending_len += len;
+	d->pending_records++;
 	pthread_cond_signal(&d->wake);
 	pthread_mutex_unlock(&d->lock);
 	free(line);
@@ -451,9 +564,15 @@ int rundir_sync(struct rundir *d)
 json_t *rundir_status_json(struct rundir *d)
 {
 	pthread_mutex_lock(&d->lock);
-	json_t *j = json_pack("{s:s,s:I,s:I,s:I}", "path", d->path,
+	/* records = records_synced + records_pending + records_dropped */
+	json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "path", d->path,
 			      "bytes_written", (json_int_t)d->bytes_written,
 			      "pending_bytes", (json_int_t)d->pending_len,
+			      "records", (json_int_t)d->records_appended,
+			      "records_synced", (json_int_t)d->records_synced,
+			      "records_pending", (json_int_t)(d->records_appended -
+							      d->records_synced -
+							      d->records_dropped),
 			      "records_dropped", (json_int_t)d->records_dropped);
 	if (d->error[0])
 		json_object_set_new(j, "error", json_string(d->error));
@@ -472,15 +591,22 @@ void rundir_close(struct rundir *d)
 		pthread_mutex_unlock(&d->lock);
 		pthread_join(d->thread, NULL);
 	}
-	if (d->pending_len)
-		log_error("%zu bytes of results could not be written to %s", d->pending_len,
-			  d->path);
+	/* What the writer could not make durable is lost: count it. */
+	d->records_dropped += d->pending_records + d->unsynced_records;
+	if (d->records_dropped)
+		log_error("%" PRIu64 " of the run's %" PRIu64 " records could not be written to %s "
+			  "and are lost (records_dropped)",
+			  d->records_dropped, d->records_appended, d->log_path);
+	else if (d->records_appended)
+		log_info("all %" PRIu64 " of the run's records are synced in %s", d->records_appended,
+			 d->log_path);
 	if (d->fd >= 0)
 		close(d->fd);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->wake);
 	pthread_cond_destroy(&d->synced);
 	free(d->pending);
+	free(d->unsynced);
 	free(d->plan);
 	free(d->log_path);
 	free(d->path);

@@ -11,14 +11,17 @@
  * A run's directory under the state directory: plan.json (the resolved
  * configuration), devices.json (facts about the targets) and intervals.log
  * (see common/runlog.h).  Records are appended by a writer thread that
- * batches them and fsyncs at most every RUNDIR_FLUSH_NS, so a crash loses
- * at most the records of the last few seconds and the main loop never
- * waits for the disk.
+ * writes them at once and fsyncs them at most RUNDIR_FLUSH_NS later (on a
+ * deadline, whether more records follow or not), so a crash of soakd loses
+ * nothing written, a power cut at most the last RUNDIR_FLUSH_NS, and the
+ * main loop never waits for the disk.  Records stay in memory until their
+ * sync succeeds: if it fails they are written again.
  *
  * When the disk fails (full, read-only, gone), the error is logged once
  * and shown in status; records wait in memory (up to RUNDIR_MAX_PENDING
  * bytes, then the oldest are dropped and counted) and writing resumes by
- * itself when the disk takes them again.
+ * itself when the disk takes them again.  Records still not on disk when
+ * the run's log is closed are counted as dropped and logged.
  */
 
 #define RUNDIR_FLUSH_NS (UINT64_C(2) * 1000000000)
@@ -49,7 +52,9 @@ int rundir_write_file(struct rundir *d, const char *name, const char *text);
  * restart with the same configuration resumes it. */
 int rundir_set_plan(struct rundir *d, const char *plan);
 
-/* {"path", "bytes_written", "pending_bytes", "records_dropped", "error"?} */
+/* {"path", "bytes_written" (synced), "pending_bytes", "records" (appended),
+ *  "records_synced", "records_pending" (not yet synced), "records_dropped"
+ *  (lost, each counted once), "error"?} */
 json_t *rundir_status_json(struct rundir *d);
 /* Flushes, syncs and stops the writer. */
 void rundir_close(struct rundir *d);

@@ -145,10 +145,11 @@ static bool due_in_step(const struct sched *s, size_t i, double ops, uint64_t *r
 	return true;
 }
 
-/* Due time of the constant-spacing op at Λ = index, wherever it falls. */
+/* Due time of the constant-spacing op at Λ = index + phase, wherever it
+ * falls. */
 static bool due_of_index(const struct sched *s, uint64_t index, uint64_t *ret_due_ns)
 {
-	double ops = (double)index;
+	double ops = (double)index + s->phase;
 
 	if (ops >= s->step_start_ops[s->n_steps])
 		return false;
@@ -248,7 +249,7 @@ bool sched_next(struct sched *s, uint64_t *ret_due_ns)
 	if (s->poisson)
 		s->target_ops += rng_exp(s);
 	else
-		s->target_ops = (double)s->issued;
+		s->target_ops = (double)s->issued + s->phase;
 	*ret_due_ns = due;
 	return true;
 }
@@ -274,6 +275,18 @@ double sched_ops_between(const struct sched *s, uint64_t from_ns, uint64_t to_ns
 	return ops_at(s, to_ns) - ops_at(s, from_ns);
 }
 
+int sched_set_phase(struct sched *s, double phase)
+{
+	if (!(phase >= 0 && phase < 1))
+		return -EINVAL;
+	if (s->poisson || s->issued)
+		return 0;
+	s->phase = phase;
+	s->target_ops = phase;
+	s->step = phase < s->step_start_ops[s->n_steps] ? step_by_ops(s, phase) : s->n_steps - 1;
+	return 0;
+}
+
 void sched_seek(struct sched *s, uint64_t t_ns)
 {
 	double ops = ops_at(s, t_ns);
@@ -292,15 +305,15 @@ void sched_seek(struct sched *s, uint64_t t_ns)
 		 * against the rounded due times that sched_next() will
 		 * hand out.  This moves it by at most one either way.
 		 */
-		double first = ceil(ops);
-		uint64_t index = (uint64_t)first, due;
+		double first = ceil(ops - s->phase);
+		uint64_t index = first > 0 ? (uint64_t)first : 0, due;
 
 		while (index > 0 && due_of_index(s, index - 1, &due) && due >= t_ns)
 			index--;
 		while (due_of_index(s, index, &due) && due < t_ns)
 			index++;
 		s->issued = index;
-		s->target_ops = (double)index;
+		s->target_ops = (double)index + s->phase;
 	}
 	s->step = s->target_ops < total ? step_by_ops(s, s->target_ops) : s->n_steps - 1;
 }

@@ -49,6 +49,7 @@ struct sched {
 	uint64_t issued;             /* ops handed out */
 	uint64_t rng;                /* xorshift state for Poisson */
 	uint64_t last_due_ns;        /* floor for the next due time */
+	double phase;                /* constant spacing: op n is due at Λ = n - 1 + phase */
 };
 
 /*
@@ -59,6 +60,16 @@ struct sched {
  */
 int sched_init(struct sched *s, double base_rate, const struct sched_step *steps,
 	       size_t n_steps, bool poisson, uint64_t seed);
+
+/*
+ * Shift a constant-spacing schedule by a fraction of one op, before its
+ * first op: op n becomes due where Λ = n - 1 + phase.  N schedules of rate
+ * R/N, the i-th at phase i/N, together send R evenly spaced ops per second
+ * instead of N at once every N/R s.  Poisson arrivals (independent already)
+ * and a schedule that has handed out ops are left alone.  Returns -EINVAL
+ * unless 0 <= phase < 1.
+ */
+int sched_set_phase(struct sched *s, double phase);
 
 /*
  * Due time of the next op; advances the schedule.  Returns false (and sets

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu_prio.h"
+
 uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -17,10 +19,8 @@ uint64_t mono_ns(void)
 
 uint64_t workload_next_boundary(const struct workload *w, uint64_t t_ns)
 {
-	if (t_ns <= w->run_start_ns)
-		return w->run_start_ns + w->interval_ns;
-	uint64_t k = (t_ns - w->run_start_ns) / w->interval_ns + 1;
-	return w->run_start_ns + k * w->interval_ns;
+	uint64_t k = mono_since(w->run_start_ns, t_ns) / w->interval_ns + 1;
+	return mono_at(w->run_start_ns, k * w->interval_ns);
 }
 
 const char *workload_state_name(enum workload_state s)
@@ -41,7 +41,7 @@ bool workload_is_active(const struct workload *w)
 	return w->state == WORKLOAD_RUNNING || w->state == WORKLOAD_STOPPING;
 }
 
-int workload_new(const struct workload_config *cfg, uint64_t run_start_ns, uint64_t interval_ns,
+int workload_new(const struct workload_config *cfg, int64_t run_start_ns, uint64_t interval_ns,
 		 struct workload **ret, char *err, size_t errlen)
 {
 	struct workload *w = calloc(1, sizeof(*w));
@@ -85,13 +85,26 @@ int workload_prepare(struct workload *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* Every engine's thread: ahead of the control plane for the CPU. */
+static void *stream_thread(void *arg)
+{
+	struct workload_stream *s = arg;
+
+	cpu_prio_workload_thread();
+	return s->workload->engine->thread_main(s);
+}
+
 static int stream_sched_init(struct workload *w, struct workload_stream *s)
 {
 	const struct workload_config *cfg = w->cfg;
 	double rate = cfg->rate > 0 ? cfg->rate / (double)w->n_streams : 1;
-
-	return sched_init(&s->sched, rate, cfg->steps, cfg->n_steps,
-			  cfg->arrival == ARRIVAL_POISSON, cfg->seed * 7919 + s->index + 1);
+	int r = sched_init(&s->sched, rate, cfg->steps, cfg->n_steps,
+			   cfg->arrival == ARRIVAL_POISSON, cfg->seed * 7919 + s->index + 1);
+	if (r < 0)
+		return r;
+	/* The streams share the rate: interleave them, or N streams in step
+	 * would send their ops N at a time. */
+	return sched_set_phase(&s->sched, (double)s->index / (double)w->n_streams);
 }
 
 static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
@@ -119,7 +132,9 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 		return -EBUSY;
 	}
 	atomic_store(&w->stop_requested, false);
-	w->started_ns = now_ns - pos_ns;
+	/* After a reboot the position can exceed the clock: the origin
+	 * is then before this boot, negative. */
+	w->started_ns = (int64_t)now_ns - (int64_t)pos_ns;
 	w->resume_ns = pos_ns;
 	w->reason[0] = '\0';
 	for (size_t i = 0; i < w->n_streams; i++) {
@@ -140,7 +155,7 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 	}
 	for (size_t i = 0; i < w->n_streams; i++) {
 		struct workload_stream *s = &w->streams[i];
-		r = -pthread_create(&s->thread, NULL, w->engine->thread_main, s);
+		r = -pthread_create(&s->thread, NULL, stream_thread, s);
 		if (r < 0) {
 			snprintf(err, errlen, "cannot start a thread for \"%s\": %s", s->label,
 				 strerror(-r));
@@ -246,13 +261,12 @@ double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t 
 {
 	double ops = 0;
 
-	if (w->cfg->rate <= 0 || to_ns <= w->started_ns || to_ns <= from_ns)
+	uint64_t from = mono_since(w->started_ns, from_ns), to = mono_since(w->started_ns, to_ns);
+
+	if (w->cfg->rate <= 0 || to == 0 || to_ns <= from_ns)
 		return 0;
-	if (from_ns < w->started_ns)
-		from_ns = w->started_ns;
 	for (size_t i = 0; i < w->n_streams; i++)
-		ops += sched_ops_between(&w->streams[i].sched, from_ns - w->started_ns,
-					 to_ns - w->started_ns);
+		ops += sched_ops_between(&w->streams[i].sched, from, to);
 	return ops;
 }
 

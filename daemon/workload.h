@@ -82,21 +82,47 @@ struct workload {
 	enum workload_state state;
 	char reason[WORKLOAD_REASON_MAX];
 	_Atomic bool stop_requested;
-	uint64_t started_ns;        /* schedule origin, CLOCK_MONOTONIC */
+	int64_t started_ns;         /* schedule origin, CLOCK_MONOTONIC (see mono_since) */
 	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
 	bool resuming;              /* set before prepare: a resumed run does not prep again */
-	uint64_t run_start_ns;      /* interval boundaries: run_start + k * interval */
+	int64_t run_start_ns;       /* interval boundaries: run_start + k * interval */
 	uint64_t interval_ns;
 	void *engine_data;
 	bool released;              /* targets closed (workload_release) */
 };
 
+/*
+ * CLOCK_MONOTONIC restarts near 0 at every boot.  A run's time 0 and a
+ * schedule's origin are instants on it, and a run resumed after a reboot
+ * began before this boot: those origins are signed and may be negative.
+ * Times are measured from an origin with mono_since() and instants placed
+ * after one with mono_at(), never by subtracting or adding unsigned
+ * instants, which wrap.
+ */
 uint64_t mono_ns(void);
+
+/* Nanoseconds from origin to t; 0 when t is not after it. */
+static inline uint64_t mono_since(int64_t origin_ns, uint64_t t_ns)
+{
+	if (origin_ns < 0)
+		return t_ns + (uint64_t)-origin_ns;
+	return t_ns > (uint64_t)origin_ns ? t_ns - (uint64_t)origin_ns : 0;
+}
+
+/* The instant offset after origin; 0 when it was before this boot,
+ * UINT64_MAX when it is beyond the clock's range. */
+static inline uint64_t mono_at(int64_t origin_ns, uint64_t offset_ns)
+{
+	if (origin_ns < 0)
+		return offset_ns > (uint64_t)-origin_ns ? offset_ns - (uint64_t)-origin_ns : 0;
+	return offset_ns > UINT64_MAX - (uint64_t)origin_ns ? UINT64_MAX
+							   : (uint64_t)origin_ns + offset_ns;
+}
 
 /* The interval boundary at or after t. */
 uint64_t workload_next_boundary(const struct workload *w, uint64_t t_ns);
 
-int workload_new(const struct workload_config *cfg, uint64_t run_start_ns, uint64_t interval_ns,
+int workload_new(const struct workload_config *cfg, int64_t run_start_ns, uint64_t interval_ns,
 		 struct workload **ret, char *err, size_t errlen);
 int workload_prepare(struct workload *w, char *err, size_t errlen);
 int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen);

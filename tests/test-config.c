@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "daemon/config.h"
+#include "daemon/config_json.h"
 #include "daemon/jsonpos.h"
 
 /* Loads text; returns 0 or -errno, with error lines in *ret_errors. */
@@ -178,7 +179,7 @@ static void test_impossible_values(void **state)
 		     "{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"g\"]}]}", "t.json:1:",
 		     "used twice");
 	expect_error("{\"workloads\":[{\"name\":\"a b\",\"type\":\"device\",\"targets\":[\"f\"]}]}",
-		     "t.json:1:", "must be 1-63 letters");
+		     "t.json:1:", "1-63 letters");
 	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"tape\",\"targets\":[\"f\"]}]}",
 		     "t.json:1:", "unknown workload type");
 	expect_error("{\"run\":{\"interval\":\"500us\"},\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
@@ -190,6 +191,33 @@ static void test_impossible_values(void **state)
 		     "\"type\":\"device\",\"targets\":[\"f\"]}]}", "t.json:1:", "between 1ms and 1h");
 	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"]}],"
 		     "\"workloads\":[]}", "t.json:1:", "duplicate");
+}
+
+/* Issue 12: "." and ".." named the state directory and its parent. */
+static void test_run_and_workload_names(void **state)
+{
+	(void)state;
+#define NAMED(run, wl) "{\"run\":{\"name\":\"" run "\"},\"workloads\":[{\"name\":\"" wl \
+		       "\",\"type\":\"device\",\"targets\":[\"f\"]}]}"
+	expect_error(NAMED("..", "w"), "t.json:1:", "run name \"..\" may not start with '.'");
+	expect_error(NAMED(".", "w"), "t.json:1:", "run name \".\" may not start with '.'");
+	expect_error(NAMED(".hidden", "w"), "t.json:1:", "may not start with '.'");
+	expect_error(NAMED("a/b", "w"), "t.json:1:", "run name \"a/b\" may hold only letters");
+	expect_error(NAMED("", "w"), "t.json:1:", "run name \"\" is empty");
+	expect_error(NAMED("r", ".."), "t.json:1:", "workload name \"..\" may not start with '.'");
+	expect_error(NAMED("r", ".w"), "t.json:1:", "workload name \".w\" may not start with '.'");
+
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	assert_int_equal(load(NAMED("soak-1.2_x", "w.1-a_b"), &c, &errors), 0);
+	assert_string_equal(c->name, "soak-1.2_x");
+	assert_string_equal(c->workloads[0].name, "w.1-a_b");
+	free(errors);
+	config_free(c);
+#undef NAMED
+	assert_null(cfg_name_problem("a.b"));
+	assert_non_null(cfg_name_problem(".."));
+	assert_non_null(cfg_name_problem("a\nb"));
 }
 
 static void test_all_errors_reported(void **state)
@@ -236,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_key_position),
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_impossible_values),
+		cmocka_unit_test(test_run_and_workload_names),
 		cmocka_unit_test(test_all_errors_reported),
 		cmocka_unit_test(test_jsonpos),
 	};

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "daemon/config.h"
+#include "daemon/config_export.h"
 #include "daemon/export.h"
 
 static const char *const states[] = { "idle", "running", "stopping", "stopped", "finished",
@@ -25,10 +27,10 @@ static const struct export_workload workloads[] = {
 
 static struct export_op ops[] = {
 	{ .workload = "rand4k", .op = "read", .ops_total = 7000, .errors_total = 2,
-	  .bytes_total = 28672000, .latency_sum_ns = 7000 * UINT64_C(250000),
-	  .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
+	  .bytes_total = 28672000, .latency_sum_ns = 6998 * UINT64_C(250000),
+	  .latency_count = 6998, .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
 	  .count = 700, .errors = 1, .bytes = 2867200, .rate = 700, .rate_target = 700,
-	  .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
+	  .min_ns = 100000, .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
 	  .max_ns = 3000000 },
 	{ .workload = "rand4k", .op = "write", .ops_total = 3000, .bytes_total = 12288000,
 	  .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
@@ -79,7 +81,8 @@ static bool valid_metric_name(const char *s, size_t n)
 
 /* The exposition format as node_exporter's parser reads it: each family's
  * HELP and TYPE once, before its samples; a sample is name{labels} value,
- * no timestamp; counters end in _total. */
+ * no timestamp; counters end in _total; a summary's family also holds its
+ * _sum and _count.  (The integration test runs promtool on a real file.) */
 static void check_exposition(char *text)
 {
 	char typed[64][96], type_of[64][16];
@@ -95,7 +98,8 @@ static void check_exposition(char *text)
 			for (size_t i = 0; i < n_typed; i++)
 				if (strcmp(typed[i], name) == 0)
 					fail_msg("TYPE of %s given twice", name);
-			assert_true(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0);
+			assert_true(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0 ||
+				    strcmp(type, "summary") == 0);
 			if (strcmp(type, "counter") == 0 && !strstr(name, "_total"))
 				fail_msg("counter %s does not end in _total", name);
 			assert_true(n_typed < 64);
@@ -107,7 +111,14 @@ static void check_exposition(char *text)
 		size_t n = strcspn(line, "{ ");
 		assert_true(valid_metric_name(line, n));
 		assert_true(n_typed > 0);
-		if (strncmp(line, typed[n_typed - 1], n) != 0 || typed[n_typed - 1][n] != '\0')
+		/* A summary's samples are NAME{quantile}, NAME_sum and NAME_count. */
+		size_t family = strlen(typed[n_typed - 1]);
+		bool summary = strcmp(type_of[n_typed - 1], "summary") == 0;
+		if (strncmp(line, typed[n_typed - 1], family) != 0 ||
+		    !(n == family || (summary && ((n == family + 4 &&
+						    strncmp(line + family, "_sum", 4) == 0) ||
+						   (n == family + 6 &&
+						    strncmp(line + family, "_count", 6) == 0)))))
 			fail_msg("sample %s is not under its TYPE line", line);
 		char *rest = line + n;
 		if (*rest == '{') {
@@ -142,8 +153,8 @@ static void test_prom_lines(void **state)
 	expect_line(text, "soakd_bytes_total{run=\"demo\",workload=\"rand4k\",op=\"write\"} 12288000");
 	expect_line(text, "# TYPE soakd_rate_ops_per_second gauge");
 	expect_line(text, "soakd_rate_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"read\"} 700");
-	expect_line(text, "soakd_rate_target_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"write\"} 300");
-	expect_line(text, "# TYPE soakd_latency_seconds gauge");
+	expect_line(text, "soakd_rate_scheduled_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"write\"} 300");
+	expect_line(text, "# TYPE soakd_latency_seconds summary");
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.5\"} 0.00025");
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.99\"} 0.0012");
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.999\"} 0.0025");
@@ -155,7 +166,11 @@ static void test_prom_lines(void **state)
 	/* Label values escaped as the format says. */
 	expect_line(text, "soakd_target_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\","
 			  "target=\"/dev/loop0 \\\"a\\\"\\\\b\\nc\"} 3500");
-	/* An interval without writes has no write latency. */
+	/* The summary's sum and count run from the start of the run. */
+	expect_line(text, "soakd_latency_seconds_sum{run=\"demo\",workload=\"rand4k\",op=\"read\"} 1.7495");
+	expect_line(text, "soakd_latency_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"read\"} 6998");
+	expect_line(text, "soakd_latency_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"write\"} 0");
+	/* An interval without writes has no write quantiles. */
 	assert_null(strstr(text, "op=\"write\",quantile"));
 	/* Targets only in their own families, so sums do not count twice. */
 	assert_null(strstr(text, "soakd_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\",target"));
@@ -173,7 +188,9 @@ static void test_prom_before_first_interval(void **state)
 	char *text = prom_text(&s);
 	expect_line(text, "soakd_ops_total{run=\"r\",workload=\"w\",op=\"read\"} 0");
 	assert_null(strstr(text, "soakd_rate_ops_per_second"));
-	assert_null(strstr(text, "soakd_latency_seconds"));
+	/* A summary with no observations yet: count 0, no quantiles. */
+	expect_line(text, "soakd_latency_seconds_count{run=\"r\",workload=\"w\",op=\"read\"} 0");
+	assert_null(strstr(text, "quantile="));
 	assert_null(strstr(text, "soakd_lag_seconds"));
 	assert_null(strstr(text, "soakd_target_"));
 	check_exposition(text);
@@ -240,12 +257,40 @@ static void test_statsd_lines(void **state)
 		"soakd.host1.rand4k.read.throughput:2867200|g\n"
 		"soakd.host1.rand4k.read.rate:700.000|g\n"
 		"soakd.host1.rand4k.read.rate_target:700.000|g\n"
-		"soakd.host1.rand4k.read.latency:0.300|ms\n"
-		"soakd.host1.rand4k.read.maxlatency:3.000|ms\n"
-		"soakd.host1.rand4k.read.latency.p50:0.250|ms\n"
-		"soakd.host1.rand4k.read.latency.p90:0.400|ms\n"
-		"soakd.host1.rand4k.read.latency.p99:1.200|ms\n"
-		"soakd.host1.rand4k.read.latency.p999:2.500|ms\n");
+		"soakd.host1.rand4k.read.latency:0.300|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.minlatency:0.100|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.maxlatency:3.000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p50:0.250|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p90:0.400|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p99:1.200|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p999:2.500|ms|@0.001430615\n");
+
+	/* One success: no sample rate (1 is the default). */
+	d = (struct export_delta){ .ops = 1, .latency_sum_ns = 500000, .latency_count = 1 };
+	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
+	assert_non_null(strstr(buf, "\ns.rand4k.read.latency:0.500|ms\n"));
+	assert_null(strstr(buf, "|@"));
+
+	/* Only failures since the last send: no timers. */
+	d = (struct export_delta){ .ops = 3, .errors = 3 };
+	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
+	assert_null(strstr(buf, "|ms"));
+
+	/* A million ops: 1/S is a million to 10^-6. */
+	d = (struct export_delta){ .ops = 1000003, .latency_sum_ns = 1000003, .latency_count = 1000003 };
+	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
+	const char *at = strstr(buf, "|@");
+	assert_non_null(at);
+	assert_true(fabs(1.0 / strtod(at + 2, NULL) - 1000003.0) < 1e-3);
+	assert_int_equal(strspn(at + 2, "0123456789."), strcspn(at + 2, "\n"));
+
+	/* The end of a workload: its gauges at 0. */
+	export_statsd_format_op_end(buf, sizeof(buf), "s", &ops[0]);
+	assert_string_equal(buf, "s.rand4k.read.throughput:0|g\n"
+				 "s.rand4k.read.rate:0|g\n"
+				 "s.rand4k.read.rate_target:0|g\n");
+	export_statsd_format_workload_end(buf, sizeof(buf), "s", &workloads[0]);
+	assert_string_equal(buf, "s.rand4k.lag:0|g\n");
 
 	/* No ops in the interval: counters and rates, no latency. */
 	d = (struct export_delta){ 0 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -105,6 +106,13 @@ static void test_file(void **state)
 	assert_non_null(strstr(err, path));
 	/* Not a regular file. */
 	assert_int_equal(obj_creds_load("/tmp", "default", &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "/tmp is a directory"));
+	/* A FIFO with no writer: refused at once, not waited on forever. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(obj_creds_load(path, "default", &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "is a FIFO"));
+	unlink(path);
 }
 
 static void test_systemd(void **state)

@@ -472,6 +472,61 @@ static void test_invalid(void **state)
 	assert_int_equal(sched_duration(&S), SCHED_MAX_STEPS * NS_PER_S);
 }
 
+/*
+ * N streams sharing a rate (an object workload's threads, a device
+ * workload's targets): 4 schedules of 250/s at phases 0, 1/4, 2/4, 3/4
+ * together send one op every 1 ms, not 4 at once every 4 ms; each still
+ * sends 250 in every whole second, and a seek keeps the phase.
+ */
+static struct sched four[4];
+
+static void test_phases_interleave(void **state)
+{
+	struct sched_step steps[] = { STEP(1, 2) };
+	uint64_t next[4], due, last = 0, n = 0;
+	bool have[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(sched_init(&four[i], 250, steps, 1, false, 0), 0);
+		assert_int_equal(sched_set_phase(&four[i], i / 4.0), 0);
+		have[i] = sched_next(&four[i], &next[i]);
+	}
+	for (;;) {
+		int pick = -1;
+		for (int i = 0; i < 4; i++)
+			if (have[i] && (pick < 0 || next[i] < next[pick]))
+				pick = i;
+		if (pick < 0)
+			break;
+		due = next[pick];
+		/* Op n of the merged stream is due at n ms exactly. */
+		assert_int_equal(due, n * 1000000);
+		assert_true(n == 0 || due - last == 1000000);
+		last = due;
+		n++;
+		have[pick] = sched_next(&four[pick], &next[pick]);
+	}
+	assert_int_equal(n, 2000);
+
+	/* A seek to 1.0005 s: stream 2 (phase 1/2) goes on at 1.002 s, its
+	 * op 251 (Λ = 250.5); stream 0 at 1.004 s. */
+	assert_int_equal(sched_init(&four[2], 250, steps, 1, false, 0), 0);
+	assert_int_equal(sched_set_phase(&four[2], 0.5), 0);
+	sched_seek(&four[2], 1000500000);
+	assert_true(sched_next(&four[2], &due));
+	assert_int_equal(due, 1002000000);
+	assert_int_equal(sched_init(&four[0], 250, steps, 1, false, 0), 0);
+	assert_int_equal(sched_set_phase(&four[0], 0), 0);
+	sched_seek(&four[0], 1000500000);
+	assert_true(sched_next(&four[0], &due));
+	assert_int_equal(due, 1004000000);
+
+	/* A phase is a fraction of one op. */
+	assert_int_equal(sched_set_phase(&four[1], 1.0), -EINVAL);
+	assert_int_equal(sched_set_phase(&four[1], -0.1), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_long_schedule),
 		cmocka_unit_test(test_whole_second_is_exact),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_phases_interleave),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

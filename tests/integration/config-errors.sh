@@ -92,6 +92,52 @@ timeout 20 "$SOAKD" --check-config "$WORK/absent.json" >"$WORK/absent.out" 2>&1 
 grep -q "absent.json" "$WORK/absent.out" ||
 	fail "absent file: the message does not name it: $(cat "$WORK/absent.out")"
 
+# Run names become directory names: "." and ".." named the state
+# directory itself and its parent (issue 12).  Refused at the name, and a
+# real start writes nothing beside the state directory.
+for bad in .. . .hidden; do
+	write_case "run-name$bad" '      "read_pct": 70,'
+	sed -i "s/\"name\": \"broken\"/\"name\": \"$bad\"/" "$WORK/run-name$bad.json"
+	check_error "run-name$bad" 2 "may not start with '.'"
+done
+mkdir -p "$WORK/parent/state"
+rc=0
+(cd "$WORK" && timeout 20 "$SOAKD" --config "$WORK/run-name...json" --state-dir "$WORK/parent/state" \
+	--socket "$WORK/parent.sock" --no-table) >"$WORK/run-name-start.out" 2>&1 || rc=$?
+((rc != 0)) || fail "soakd started a run named '..': $(cat "$WORK/run-name-start.out")"
+grep -q "may not start with '.'" "$WORK/run-name-start.out" ||
+	fail "soakd refused '..' without saying why: $(cat "$WORK/run-name-start.out")"
+[[ $(ls -A "$WORK/parent") == state ]] || fail "a run named '..' wrote into the state directory's parent: $(ls -A "$WORK/parent")"
+note "run names '..', '.' and '.hidden' refused"
+
+# A FIFO where a file soakd reads should be (issue 12): refused at once
+# with its path and type.  Opening one for reading used to wait for a
+# writer forever; the short timeout turns such a hang into a failure.
+fifo_refused() {
+	local label=$1 config=$2 fifo=$3 rc=0
+	timeout 5 "$SOAKD" --check-config "$config" >"$WORK/$label.out" 2>&1 || rc=$?
+	((rc != 124)) || fail "$label: soakd hung on the FIFO $fifo"
+	((rc == 1)) || fail "$label: --check-config exited $rc, expected 1: $(cat "$WORK/$label.out")"
+	grep -q "$fifo is a FIFO; it must be a regular file" "$WORK/$label.out" ||
+		fail "$label: the message does not name the FIFO: $(cat "$WORK/$label.out")"
+}
+mkfifo "$WORK/config.fifo" "$WORK/creds.fifo" "$WORK/ca.fifo"
+fifo_refused config-fifo "$WORK/config.fifo" "$WORK/config.fifo"
+printf '[default]\naws_access_key_id = AKID\naws_secret_access_key = SECRETKEY\n' >"$WORK/s3.creds"
+for which in creds ca; do
+	creds=$WORK/s3.creds ca=
+	[[ $which == creds ]] && creds=$WORK/creds.fifo
+	[[ $which == ca ]] && ca=", \"ca_file\": \"$WORK/ca.fifo\""
+	endpoint=http
+	[[ $which == ca ]] && endpoint=https
+	cat >"$WORK/$which-fifo.json" <<CONFIG
+{"workloads": [{"name": "o", "type": "object", "protocol": "s3",
+  "endpoint": "$endpoint://127.0.0.1:9", "bucket": "soak-bucket", "credentials": {"file": "$creds"}$ca}]}
+CONFIG
+	fifo_refused "$which-fifo" "$WORK/$which-fifo.json" "$WORK/$which.fifo"
+done
+note "FIFOs as configuration, credentials and CA file refused"
+
 # --version prints the project's version.
 version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$SRCDIR/meson.build" | head -n1)
 out=$(timeout 10 "$SOAKD" --version 2>&1) || fail "soakd --version exited $?: $out"
@@ -123,8 +169,11 @@ plan = open(sys.argv[2]).read()
 missing = [w["name"] for w in config["workloads"] if w["name"] not in plan]
 if missing:
     sys.exit(f"missing {missing}")
+exports = config["run"].get("exports")
+if exports and json.loads(plan)["run"].get("exports", {}).get("prometheus") != exports.get("prometheus"):
+    sys.exit(f"exports {exports} not in the plan")
 PY
-		fail "config/$name: the plan does not name every workload: $(cat "$WORK/$name.plan")"
+		fail "config/$name: the plan does not name every workload or export: $(cat "$WORK/$name.plan")"
 	note "config/$name: ok ($(wc -l <"$WORK/$name.plan") lines of plan${no_targets[*]:+, ${no_targets[*]}})"
 done
 created=$(ls -A "$WORK/cwd")

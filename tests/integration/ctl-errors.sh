@@ -10,6 +10,12 @@ source "$(dirname "$0")/lib.sh"
 
 need_cmd python3
 
+# Help texts are printed as they are written: no printf escapes left in.
+for prog in "$SOAKCTL" "$SOAKD"; do
+	"$prog" --help >"$WORK/help.txt" 2>&1 || fail "$prog --help exited $?"
+	grep -n '%%\|\\n' "$WORK/help.txt" && fail "$prog --help prints escapes literally"
+done
+
 CFG="$WORK/ctl.json"
 write_file_config "$CFG" ctl small 60s idle 100
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state"

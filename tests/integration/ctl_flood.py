@@ -18,6 +18,13 @@ refuses, at most CONNECT_RATE a second) for SECONDS, each playing a role:
 
 and writes what happened to STATS_JSON.  Never blocks: every socket is
 non-blocking, so a hung soakd shows up as missing answers, not a hung test.
+
+    ctl_flood.py --storm SOCKET SECONDS RATE STATS_JSON
+
+A connection storm instead: RATE connections a second (as many as it can
+if that is more) for SECONDS, each sending a few status requests and
+closing at once without reading, as a script gone wrong in a loop would;
+every hundredth reads its answer, to see what soakd says.
 """
 import errno
 import json
@@ -45,14 +52,70 @@ class Conn:
         self.closed_by_soakd = False
 
 
+def storm(path, seconds, rate, stats_path):
+    stats = {"opened": 0, "connect_eagain": 0, "connect_failed": 0, "sampled": 0,
+             "sampled_ok": 0, "sampled_refused": 0, "sampled_messages": []}
+    requests = b'{"cmd":"status"}\n' * 4
+    start = time.monotonic()
+    end = start + seconds
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        if stats["opened"] + stats["connect_eagain"] >= rate * (now - start):
+            time.sleep(0.0005)
+            continue
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setblocking(False)
+        try:
+            s.connect(path)
+        except BlockingIOError:
+            # The listen backlog is full: soakd is behind.
+            stats["connect_eagain"] += 1
+            s.close()
+            continue
+        except OSError:
+            stats["connect_failed"] += 1
+            s.close()
+            continue
+        stats["opened"] += 1
+        try:
+            s.send(requests)
+        except OSError:
+            pass
+        if stats["opened"] % 100 == 0:
+            stats["sampled"] += 1
+            s.setblocking(True)
+            s.settimeout(1.0)
+            try:
+                line = s.makefile("rb").readline()
+                reply = json.loads(line) if line else {}
+                if reply.get("ok") is True:
+                    stats["sampled_ok"] += 1
+                elif "budget" in reply.get("error", ""):
+                    stats["sampled_refused"] += 1
+                msg = reply.get("error")
+                if msg and msg not in stats["sampled_messages"] and len(stats["sampled_messages"]) < 3:
+                    stats["sampled_messages"].append(msg)
+            except (OSError, ValueError):
+                pass
+        s.close()
+    stats["seconds"] = time.monotonic() - start
+    with open(stats_path, "w") as f:
+        json.dump(stats, f, indent=1, sort_keys=True)
+
+
 def main():
+    if sys.argv[1] == "--storm":
+        storm(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
+        return
     path, seconds, target, stats_path = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     roles = sys.argv[5].split(",") if len(sys.argv) > 5 else ALL_ROLES
     sel = selectors.DefaultSelector()
     conns = []
     stats = {
         "opened": 0, "connect_eagain": 0, "connect_failed": 0, "refused_busy": 0,
-        "error_lines": 0, "ok_lines": 0, "closed_by_soakd": {}, "lifetime_max": {},
+        "error_lines": 0, "ok_lines": 0, "over_budget": 0, "closed_by_soakd": {}, "lifetime_max": {},
         "lifetime_min": {}, "still_open_at_end": {}, "busy_messages": [],
     }
     role_i = 0
@@ -142,6 +205,8 @@ def main():
                 else:
                     stats["error_lines"] += 1
                     msg = reply.get("error", "")
+                    if "budget" in msg:
+                        stats["over_budget"] += 1
                     if "too many" in msg:
                         stats["refused_busy"] += 1
                         if len(stats["busy_messages"]) < 3 and msg not in stats["busy_messages"]:

@@ -11,16 +11,16 @@
 source "$(dirname "$0")/lib.sh"
 need_root "loop devices and a tmpfs"
 need_cmd losetup python3 mount umount
-[[ -e /dev/loop-control ]] || skip "no /dev/loop-control (loop driver not available)"
+[[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 
 FS="$WORK/fs"
 mkdir -p "$FS"
-mount -t tmpfs -o size=1m soakd-eio "$FS" || skip "cannot mount a tmpfs"
+mount -t tmpfs -o size=1m soakd-eio "$FS" || skip_unless_strict "cannot mount a tmpfs"
 on_exit umount -l "$FS"
 truncate -s 64M "$FS/disk.img"
 dd if=/dev/zero of="$FS/fill" bs=4k 2>/dev/null || true # the tmpfs is now full
 LOOP=$(losetup --direct-io=on -f --show "$FS/disk.img" 2>"$WORK/losetup.err") ||
-	skip "losetup cannot attach: $(cat "$WORK/losetup.err")"
+	skip_unless_strict "losetup cannot attach: $(cat "$WORK/losetup.err")"
 on_exit losetup -d "$LOOP"
 
 CFG="$WORK/errors.json"

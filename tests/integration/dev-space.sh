@@ -13,11 +13,11 @@ need_cmd mount umount prlimit
 
 FS="$WORK/small"
 mkdir "$FS"
-mount -t tmpfs -o size=32m,mode=0755 tmpfs "$FS" || skip "cannot mount a tmpfs"
+mount -t tmpfs -o size=32m,mode=0755 tmpfs "$FS" || skip_unless_strict "cannot mount a tmpfs"
 on_exit umount "$FS"
 # tmpfs takes O_DIRECT since Linux 6.6.
 dd if=/dev/zero of="$FS/probe" bs=4096 count=1 oflag=direct status=none 2>/dev/null ||
-	skip "tmpfs does not take O_DIRECT on this kernel"
+	skip_unless_strict "tmpfs does not take O_DIRECT on this kernel"
 rm -f "$FS/probe"
 
 # write_config FILE SIZE TARGET...: a workload on each target.

@@ -52,7 +52,9 @@ note "soakctl dump while the disk is full: exit $rc: $(cat "$WORK/full.err")"
 ((rc == 1)) || fail "dump exited $rc while the disk was full, expected 1"
 grep -q 'this dump is incomplete: .*could not be written.*No space left' "$WORK/full.err" ||
 	fail "soakctl did not say why the dump is incomplete"
-(($(wc -l <"$WORK/full.csv") > 4)) || fail "the incomplete dump printed nothing"
+# What the log holds is printed (how much depends on what was synced
+# before the disk filled).
+head -1 "$WORK/full.csv" | grep -q '^workload,op,start_s' || fail "the incomplete dump printed nothing"
 
 # The reply itself says so, for scripts that read JSON.
 rc=0

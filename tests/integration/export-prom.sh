@@ -10,9 +10,9 @@
 # and the metrics appear once the directory does.
 source "$(dirname "$0")/lib.sh"
 
-need_cmd python3 curl
+need_cmd python3 curl promtool
 NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
-[[ -x $NODE_EXPORTER ]] || skip "needs $NODE_EXPORTER (Debian's prometheus-node-exporter)"
+[[ -x $NODE_EXPORTER ]] || skip_unless_strict "needs $NODE_EXPORTER (Debian's prometheus-node-exporter)"
 
 TEXTFILE_DIR="$WORK/textfile"
 PROM="$TEXTFILE_DIR/soakd.prom"
@@ -98,6 +98,13 @@ EOF
 }
 wait_until 10 "node_exporter to serve the run's final totals" final_written
 
+# Prometheus' own linter on the file soakd wrote and on what node_exporter
+# serves from it (names, types, units, a summary's quantile label).
+promtool check metrics <"$PROM" >"$WORK/promtool.txt" 2>&1 ||
+	fail "promtool check metrics $PROM: $(cat "$WORK/promtool.txt")"
+grep '^soakd_\|^# [A-Z]* soakd_' "$WORK/final.txt" | promtool check metrics >"$WORK/promtool.txt" 2>&1 ||
+	fail "promtool check metrics on node_exporter's soakd_ metrics: $(cat "$WORK/promtool.txt")"
+
 python3 - "$WORK/dump.json" "$WORK/final.txt" "$PROM" <<'EOF' || fail "metrics served by node_exporter"
 import json, re, sys
 
@@ -135,8 +142,8 @@ get("node_textfile_mtime_seconds", file=prom_path)
 
 expected_types = {
     "soakd_ops_total": "counter", "soakd_errors_total": "counter", "soakd_bytes_total": "counter",
-    "soakd_rate_ops_per_second": "gauge", "soakd_rate_target_ops_per_second": "gauge",
-    "soakd_latency_seconds": "gauge", "soakd_lag_seconds": "gauge",
+    "soakd_rate_ops_per_second": "gauge", "soakd_rate_scheduled_ops_per_second": "gauge",
+    "soakd_latency_seconds": "summary", "soakd_lag_seconds": "gauge",
     "soakd_workload_state": "gauge", "soakd_run_info": "gauge",
     "soakd_run_start_time_seconds": "gauge", "soakd_target_ops_total": "counter",
 }
@@ -160,7 +167,14 @@ for op, o in w["ops"].items():
             problems.append(f"latency quantiles of {op} out of order: {qs}")
         if qs[-1] > o["latency_us"]["max"] / 1e6 * 1.01 or qs[0] < o["latency_us"]["min"] / 1e6 * 0.99:
             problems.append(f"latency of {op} {qs} outside the run's range {o['latency_us']}")
-    rate = get("soakd_rate_target_ops_per_second", **lab)
+    # The summary's _sum and _count run from the start, over successful ops.
+    count = get("soakd_latency_seconds_count", **lab)
+    total = get("soakd_latency_seconds_sum", **lab)
+    if count is not None and int(count) != o["count"] - o["errors"]:
+        problems.append(f"soakd_latency_seconds_count{lab} = {count}, dump says {o['count'] - o['errors']}")
+    if count and total is not None and abs(total / count * 1e6 - o["latency_us"]["mean"]) > 0.01 * o["latency_us"]["mean"] + 1:
+        problems.append(f"mean latency of {op} from the summary {total / count * 1e6} us, dump says {o['latency_us']['mean']}")
+    rate = get("soakd_rate_scheduled_ops_per_second", **lab)
     share = 0.7 if op == "read" else 0.3
     if rate is not None and abs(rate - 600 * share) > 600 * share * 0.05:
         problems.append(f"target rate of {op} is {rate}, expected {600 * share}")

@@ -31,6 +31,17 @@ EOF
 }
 
 write_config "$WORK/statsd.json" statsd "127.0.0.1:$PORT"
+# The plan shows the exports, and the prefix as this host expands it.
+"$SOAKD" --check-config "$WORK/statsd.json" --no-targets >"$WORK/plan.json" ||
+	fail "--check-config: $(cat "$WORK/plan.json")"
+python3 - "$WORK/plan.json" "127.0.0.1:$PORT" <<'EOF' || fail "plan: $(cat "$WORK/plan.json")"
+import json, re, socket, sys
+statsd = json.load(open(sys.argv[1]))["run"]["exports"]["statsd"]
+host = re.sub(r"[^a-z0-9-]", "_", socket.gethostname().split(".")[0].lower())
+want = {"address": sys.argv[2], "prefix": "soak.{host}", "prefix_on_this_host": f"soak.{host}"}
+if statsd != want:
+    sys.exit(f"exports.statsd in the plan: {statsd}, expected {want}")
+EOF
 start_soakd --config "$WORK/statsd.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 wait_until 20 "the workload to finish" workload_is w.1 finished
@@ -43,17 +54,20 @@ counts_complete() {
 import json, sys
 dump = json.load(open(sys.argv[1]))
 sums = {}
+ended = False
 for rec in map(json.loads, open(sys.argv[2])):
     for line in rec["lines"]:
+        ended = ended or line.endswith(".w_1.lag:0|g")
         name, _, rest = line.partition(":")
         if name.endswith(".count") and rest.endswith("|c"):
             sums[name] = sums.get(name, 0) + int(rest[:-2])
 for op, o in dump["workloads"][0]["ops"].items():
     if sum(v for k, v in sums.items() if k.endswith(f".w_1.{op}.count")) != o["count"]:
         sys.exit(1)
+sys.exit(0 if ended else 1)
 EOF
 }
-wait_until 10 "StatsD counts to add up to the dump" counts_complete
+wait_until 10 "StatsD counts to add up to the dump, and the gauges to go to 0" counts_complete
 # What was sent for the run as configured, checked in full below.
 cp "$WORK/statsd.jsonl" "$WORK/run.jsonl"
 
@@ -87,27 +101,42 @@ host = re.sub(r"[^a-z0-9-]", "_", socket.gethostname().split(".")[0].lower())
 prefix = f"soak.{host}.w_1."
 problems = []
 
-metrics = {}  # name -> [(value, type)]
+metrics = {}  # name -> [(value, type, sample rate)]
 for rec in records:
     if rec["size"] > 1432:
         problems.append(f"a datagram of {rec['size']} bytes, more than 1432")
     for line in rec["lines"]:
-        m = re.fullmatch(r"([a-z0-9_.-]+):(-?[0-9.]+)\|(c|ms|g)", line)
+        # A sample rate is plain decimals: StatsD servers read [0-9.] only.
+        m = re.fullmatch(r"([a-z0-9_.-]+):(-?[0-9.]+)\|(c|ms|g)(?:\|@(0\.[0-9]+))?", line)
         if not m:
             problems.append(f"not a StatsD line: {line!r}")
             continue
         if not m.group(1).startswith(prefix):
             problems.append(f"{m.group(1)} does not start with {prefix}")
-        metrics.setdefault(m.group(1), []).append((float(m.group(2)), m.group(3)))
+        if m.group(4) and m.group(3) != "ms":
+            problems.append(f"a sample rate on a {m.group(3)} line: {line!r}")
+        metrics.setdefault(m.group(1), []).append(
+            (float(m.group(2)), m.group(3), float(m.group(4) or 1)))
 
-def values(name, kind):
+def sent(name, kind):
     got = metrics.get(prefix + name, [])
     if not got:
         problems.append(f"no {prefix + name}")
-    for v, k in got:
+    for v, k, _ in got:
         if k != kind:
             problems.append(f"{prefix + name} sent as |{k}, expected |{kind}")
-    return [v for v, _ in got]
+    return got
+
+def values(name, kind):
+    return [v for v, _, _ in sent(name, kind)]
+
+def gauges(name):
+    """A gauge's values while the workload ran: after its end it is sent
+    once more, as 0, so a dashboard does not keep the last rate."""
+    got = values(name, "g")
+    if not got or got[-1] != 0:
+        problems.append(f"{prefix + name} not set to 0 at the end: {got[-3:]}")
+    return got[:-1]
 
 w = dump["workloads"][0]
 for op, o in w["ops"].items():
@@ -116,21 +145,27 @@ for op, o in w["ops"].items():
     if sum(values(f"{op}.error", "c")) != o["errors"]:
         problems.append(f"{op}.error does not add up to {o['errors']}")
     lat = o["latency_us"]
-    for name in ("latency", "maxlatency", "latency.p50", "latency.p90", "latency.p99", "latency.p999"):
+    for name in ("latency", "minlatency", "maxlatency", "latency.p50", "latency.p90",
+                 "latency.p99", "latency.p999"):
         for v in values(f"{op}.{name}", "ms"):
             if not lat["min"] / 1e3 * 0.99 <= v <= lat["max"] / 1e3 * 1.01:
                 problems.append(f"{op}.{name} {v} ms outside the run's {lat['min']}..{lat['max']} us")
+    # Each timer line stands for the successful ops since the last send:
+    # 1/@rate adds up to them, so a StatsD server counts the ops.
+    samples = sum(1 / rate for _, _, rate in sent(f"{op}.latency", "ms"))
+    if abs(samples - (o["count"] - o["errors"])) > 0.01:
+        problems.append(f"{op}.latency stands for {samples} samples, dump says {o['count'] - o['errors']} ops")
     share = 0.7 if op == "read" else 0.3
-    for v in values(f"{op}.rate_target", "g"):
+    for v in gauges(f"{op}.rate_target"):
         if abs(v - 500 * share) > 500 * share * 0.05:
             problems.append(f"{op}.rate_target {v}, expected {500 * share}")
-    rates = values(f"{op}.rate", "g")
+    rates = gauges(f"{op}.rate")
     if rates and max(rates) < 500 * share * 0.8:
         problems.append(f"{op}.rate never near its target: {rates}")
-    for v in values(f"{op}.throughput", "g"):
+    for v in gauges(f"{op}.throughput"):
         if v > 0 and abs(v - 4096 * 500 * share) > 4096 * 500 * share * 0.3:
             problems.append(f"{op}.throughput {v} B/s, expected about {4096 * 500 * share}")
-values("lag", "g")
+gauges("lag")
 print(f"# {len(records)} datagrams, {sum(len(v) for v in metrics.values())} lines, "
       f"e.g. {prefix}read.count adds up to {sum(values('read.count', 'c'))}")
 if problems:

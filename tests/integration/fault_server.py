@@ -4,8 +4,12 @@
 
 Serves PUT/GET/HEAD/DELETE from memory; the file named by argv[2] holds
 the current mode: "ok", "503" (every request answered 503 Slow Down),
-"slow" (every request answered after 3 s) or "reset" (the connection
-reset with no answer).  Prints its port on stdout.
+"slow" (every request answered after 3 s), "reset" (the connection
+reset with no answer), "putsleep:SECONDS" (PUTs answered after SECONDS)
+or "forge" (every request answered 403 with an S3 error whose <Message>
+holds a newline, a forged soakd log line, terminal escapes and 100 KB).
+A GET of "?list-type=2" answers an empty ListObjectsV2 page, enough for
+soakd's S3 probe.  Prints its port on stdout.
 """
 import socket
 import struct
@@ -42,6 +46,18 @@ class Handler(BaseHTTPRequestHandler):
             return True
         if m == "slow":
             time.sleep(3)
+        if m.startswith("putsleep:") and self.command == "PUT":
+            time.sleep(float(m.split(":", 1)[1]))
+        if m == "forge":
+            message = ("Access Denied\n soakd: control socket: stop from uid 0 (pid 1)\r\n"
+                       "\x1b[2J\x1b]0;owned\x07\x1b[31mred" + "A" * 100 * 1024)
+            body = ("<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>" + message
+                    + "</Message><RequestId>\x1b[1mID\n</RequestId></Error>").encode()
+            self.send_response(403)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return True
         if m == "503":
             body = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
             self.send_response(503)
@@ -64,6 +80,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def reply(self, with_body):
         if self.misbehave():
+            return
+        if "list-type=2" in self.path:
+            body = (b"<?xml version=\"1.0\"?><ListBucketResult><KeyCount>0</KeyCount>"
+                    b"<IsTruncated>false</IsTruncated></ListBucketResult>")
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if with_body:
+                self.wfile.write(body)
             return
         with lock:
             body = objects.get(self.path)

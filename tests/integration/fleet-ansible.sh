@@ -5,7 +5,7 @@
 # accepts it (--syntax-check), and its first play, run for real on this
 # machine (--tags prepare), renders config/fleet.json with one start_at
 # ahead of now, a configuration soakd accepts.  The plays that need hosts
-# with systemd are not run here.
+# with systemd run over SSH on containers in fleet-ssh.sh.
 source "$(dirname "$0")/lib.sh"
 
 need_cmd python3 ansible-playbook

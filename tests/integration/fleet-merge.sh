@@ -60,6 +60,101 @@ if abs(read["rate_achieved"] - 1600) > 16:
     sys.exit(f"merged rate {read['rate_achieved']}/s, expected 1600/s")
 print(f"merged {read['count']} reads over {overlap:.2f} s of overlap: {read['rate_achieved']:.1f}/s")
 EOF
+
+# The merged latency histograms are the union of the hosts' overlapping
+# intervals, bucket for bucket, and its percentiles are that union's
+# (README: the value of rank ceil(p/100 * count), its bucket's midpoint
+# clamped to the recorded min and max).  Decoded here, not by soakd.
+python3 - "$WORK/merged.json" "$WORK/state-a/fleet/intervals.log" "$WORK/state-b/fleet/intervals.log" <<'EOF' || fail "merged histograms"
+import base64, json, math, sys
+
+def decode(text):
+    """soakd's histogram: version 1, LEB128 count, sum, min, max, clamped,
+    then (gap, count) for each non-empty bucket (common/hist.h)."""
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    assert raw[0] == 1, f"histogram format version {raw[0]}"
+    pos, values = 1, []
+    while pos < len(raw):
+        value = shift = 0
+        while True:
+            byte = raw[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        values.append(value)
+    count, total, low, high, clamped = values[:5]
+    buckets, b = {}, 0
+    for gap, n in zip(values[5::2], values[6::2]):
+        b += gap
+        buckets[b] = n
+        b += 1
+    return {"count": count, "sum": total, "min": low, "max": high, "clamped": clamped,
+            "buckets": buckets}
+
+def union(hists):
+    out = {"count": 0, "sum": 0, "min": 2**64 - 1, "max": 0, "clamped": 0, "buckets": {}}
+    for h in hists:
+        for k in ("count", "sum", "clamped"):
+            out[k] += h[k]
+        out["min"], out["max"] = min(out["min"], h["min"]), max(out["max"], h["max"])
+        for b, n in h["buckets"].items():
+            out["buckets"][b] = out["buckets"].get(b, 0) + n
+    return out
+
+def bucket_range(b):
+    if b < 256:
+        return b, b
+    shift = b // 128 - 1
+    low = (b % 128 + 128) << shift
+    return low, low + (1 << shift) - 1
+
+def percentile(h, p):
+    if p >= 100:
+        return h["max"]
+    rank = max(1, min(h["count"], math.ceil(p / 100 * h["count"] * (1 - 1e-12))))
+    seen = 0
+    for b in sorted(h["buckets"]):
+        seen += h["buckets"][b]
+        if seen >= rank:
+            break
+    low, high = bucket_range(b)
+    return min(max(low + (high - low) // 2, h["min"]), h["max"])
+
+merged = json.load(open(sys.argv[1]))
+window = (merged["merged"]["wall_start_ns"], merged["merged"]["wall_end_ns"])
+hosts = {"latency": [], "service": []}
+for path in sys.argv[2:]:
+    for line in open(path).read().splitlines()[1:]:
+        rec = json.loads(line.split(" ", 1)[1])
+        if rec["type"] == "interval" and rec["wall_start_ns"] >= window[0] and \
+                rec["wall_end_ns"] <= window[1]:
+            for kind in hosts:
+                if kind in rec["ops"]["read"]:
+                    hosts[kind].append(decode(rec["ops"]["read"][kind]))
+read = merged["workloads"][0]["ops"]["read"]
+want = union(hosts["latency"])
+if "latency_hist" not in read:
+    sys.exit(f"the merged read op has no latency_hist: {sorted(read)}")
+got = decode(read["latency_hist"])
+if got != want:
+    diff = {k: (got[k], want[k]) for k in got if k != "buckets" and got[k] != want[k]}
+    wrong = sum(1 for b in set(got["buckets"]) | set(want["buckets"])
+                if got["buckets"].get(b) != want["buckets"].get(b))
+    sys.exit(f"merged latency histogram is not the union of {len(hosts['latency'])} "
+             f"intervals: {diff}, {wrong} buckets differ")
+problems = []
+for kind, hists in (("latency_us", want), ("service_us", union(hosts["service"]))):
+    for name, p in (("p50", 50), ("p90", 90), ("p99", 99), ("p999", 99.9), ("max", 100)):
+        expect = percentile(hists, p) / 1e3
+        if abs(read[kind][name] - expect) > 1e-6 * max(expect, 1):
+            problems.append(f"{kind}.{name} {read[kind][name]}, the union's is {expect}")
+if problems:
+    sys.exit("\n".join(problems))
+print(f"merged latency: {want['count']} values in {len(want['buckets'])} buckets, the union of "
+      f"{len(hosts['latency'])} intervals; p99 {read['latency_us']['p99']} us")
+EOF
 head -1 "$WORK/merged.csv" | grep -q '^workload,op,start_s' || fail "merge --format csv: no header"
 rc=0
 "$SOAKCTL" merge "$WORK/state-a/fleet" "$WORK/nonexistent" >/dev/null 2>"$WORK/err.txt" || rc=$?

@@ -51,6 +51,7 @@ systemd_dir() {
 UNITDIR=${UNITDIR_OPTION:-$(systemd_dir systemdsystemunitdir "$PREFIX/lib/systemd/system")}
 SYSUSERSDIR=$(systemd_dir sysusersdir "$PREFIX/lib/sysusers.d")
 TMPFILESDIR=$(systemd_dir tmpfilesdir "$PREFIX/lib/tmpfiles.d")
+CATALOGDIR=$(systemd_dir catalogdir "$PREFIX/lib/systemd/catalog")
 note "prefix $PREFIX, configuration $CONFIG, units in $UNITDIR"
 
 install_into install1.log
@@ -67,6 +68,7 @@ expect_file "$UNITDIR/soakd.service"
 expect_file "$UNITDIR/soakd.socket"
 expect_file "$SYSUSERSDIR/soakd.conf"
 expect_file "$TMPFILESDIR/soakd.conf"
+expect_file "$CATALOGDIR/soakd.catalog"
 expect_file "$MANDIR/man8/soakd.8"
 expect_file "$MANDIR/man1/soakctl.1"
 expect_file "$MANDIR/man5/soakd.json.5"

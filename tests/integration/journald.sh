@@ -10,9 +10,9 @@ source "$(dirname "$0")/lib.sh"
 need_root "a mount namespace with a private journald"
 need_cmd unshare journalctl python3
 JOURNALD=/lib/systemd/systemd-journald
-[[ -x $JOURNALD ]] || skip "$JOURNALD is not installed"
+[[ -x $JOURNALD ]] || skip_unless_strict "$JOURNALD is not installed"
 [[ -d /run/log && -d /var/log/journal ]] ||
-	skip "/run/log or /var/log/journal missing (no mount points for the private journald)"
+	skip_unless_strict "/run/log or /var/log/journal missing (no mount points for the private journald)"
 
 JOURNAL_DIR="$WORK/journal-root"
 mkdir "$JOURNAL_DIR"
@@ -90,11 +90,35 @@ for e in complete:
             problems.append(f"SOAK_ERRORS {errors}")
         if not e.get("MESSAGE"):
             problems.append("entry without MESSAGE")
+        # Each kind of entry has its MESSAGE_ID (units/soakd.catalog).
+        want_id = {"interval": "2625afa8e3bb49e08635e59563a07a25",
+                   "summary": "7f0b783ca7204cbab2f731163dbe1f9f"}.get(e.get("SOAK_EVENT"))
+        if e.get("MESSAGE_ID") != want_id:
+            problems.append(f"SOAK_EVENT={e.get('SOAK_EVENT')} with MESSAGE_ID {e.get('MESSAGE_ID')}, expected {want_id}")
+        # A device workload's entries carry no object-only fields.
+        extra = [f for f in e if f.startswith(("SOAK_TTFB", "SOAK_CORRUPT"))]
+        if extra:
+            problems.append(f"a device workload's entry with object fields {extra}")
     except (ValueError, TypeError) as err:
         problems.append(f"malformed entry {e}: {err}")
 if sum(int(e["SOAK_OPS"]) for e in complete) == 0:
     problems.append("no entry counts any op")
+if not any(e.get("SOAK_EVENT") == "summary" for e in complete):
+    problems.append("no summary entry")
 if problems:
     sys.exit("\n".join(sorted(set(problems))[:20]))
 PY
+
+# The catalog explains every MESSAGE_ID soakd sends: journalctl compiles it
+# (as --update-catalog does after an install) and lists each ID.
+mkdir -p "$WORK/catalog-root/usr/lib/systemd/catalog"
+cp "$SRCDIR/units/soakd.catalog" "$WORK/catalog-root/usr/lib/systemd/catalog/"
+journalctl --root="$WORK/catalog-root" --update-catalog 2>"$WORK/catalog.err" ||
+	fail "journalctl --update-catalog: $(cat "$WORK/catalog.err")"
+[[ -s $WORK/catalog.err ]] && fail "journalctl --update-catalog complained: $(cat "$WORK/catalog.err")"
+journalctl --root="$WORK/catalog-root" --list-catalog >"$WORK/catalog.txt"
+for id in $(sed -n 's/^#define SOAK_MESSAGE_[A-Z_]* *"\([0-9a-f]\{32\}\)".*/\1/p' "$SRCDIR/daemon/journal_ids.h"); do
+	grep -q "^$id soakd: " "$WORK/catalog.txt" || fail "no catalog entry for MESSAGE_ID $id: $(cat "$WORK/catalog.txt")"
+done
+(($(wc -l <"$WORK/catalog.txt") == 4)) || fail "catalog entries: $(cat "$WORK/catalog.txt")"
 note "ok"

@@ -31,12 +31,34 @@ for _var in SOAKD SOAKCTL SRCDIR BUILDDIR; do
 done
 unset _var
 
+# skip_unless_strict REASON: skip for a reason that cannot hold where
+# SOAKD_TEST_STRICT=1 (tools/test sets it when it runs as root on a kernel
+# with BTF: this machine can run every test), where the skip would hide a
+# broken soakd or test, so it fails instead.  Skips for things genuinely
+# absent here (a package setup-deps cannot install) use skip.
+skip_unless_strict() {
+	if [[ ${SOAKD_TEST_STRICT:-0} == 1 ]]; then
+		fail "would skip, but SOAKD_TEST_STRICT=1 (root, kernel with BTF): $*"
+	fi
+	skip "$@"
+}
+
 need_root() { [[ $(id -u) == 0 ]] || skip "needs root ($1)"; }
 need_cmd() {
 	local c
 	for c; do
-		command -v "$c" >/dev/null 2>&1 || skip "needs $c, which is not installed"
+		command -v "$c" >/dev/null 2>&1 ||
+			skip_unless_strict "needs $c, which is not installed (tools/setup-deps installs it)"
 	done
+}
+
+# test_python: the interpreter of BUILDDIR's virtualenv, which holds the
+# pinned Python packages the tests decode soakd's output with (made by
+# tools/setup-pyvenv when missing; a test that needs them fails without).
+test_python() {
+	"$SRCDIR/tools/setup-pyvenv" "$BUILDDIR" >"$WORK/pyvenv.out" 2>&1 ||
+		fail "tools/setup-pyvenv $BUILDDIR failed: $(tail -n 5 "$WORK/pyvenv.out")"
+	echo "$BUILDDIR/pyvenv/bin/python3"
 }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soakd-$TEST_NAME.XXXXXX")

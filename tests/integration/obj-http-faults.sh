@@ -5,7 +5,13 @@
 # connections, in turn, then behaves again: soakd lives through all of it,
 # counts each fault in its class (http_5xx, timeout, transfer/connect) and
 # recovers by itself, with nothing recorded lost.
+#
+# Then an S3 error whose <Message> forges a soakd log line, carries
+# terminal escapes and 100 KB (issue 12): logged on one line, without
+# control bytes and bounded, both during the run and when the probe at
+# start is refused.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/objlib.sh"
 need_cmd python3
 
 MODE="$WORK/mode"
@@ -59,4 +65,37 @@ if sum(int(r["errors"]) for r in tail) or not sum(int(r["count"]) for r in tail)
     sys.exit(f"no recovery: the last intervals still fail or are empty: {tail}")
 EOF
 grep -q 'SlowDown\|Please reduce' "$SOAKD_LOG" || note "the server's 503 message was not logged (only counted)"
+
+# A hostile S3 error message, mid-run and at start.
+echo ok >"$MODE"
+write_creds "$WORK/s3.creds"
+cat >"$WORK/forge.json" <<EOF
+{"run": {"name": "forge", "interval": "1s", "on_finish": "idle"},
+ "workloads": [{"name": "s", "type": "object", "protocol": "s3",
+                "endpoint": "http://127.0.0.1:$PORT", "bucket": "forge",
+                "credentials": {"file": "$WORK/s3.creds"}, "concurrency": 2,
+                "objects": 10, "rate": 20, "mix": {"put": 100}, "size": "1KiB",
+                "timeout": "2s", "connect_timeout": "1s"}]}
+EOF
+SOAKD_LOG="$WORK/forge-run.log"
+start_soakd --config "$WORK/forge.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 20 "the S3 workload to run" workload_is s running
+echo forge >"$MODE"
+wait_until 20 "403s to be counted" op_at_least s put errors_by_class.http_4xx 5
+stop_soakd 10
+SOAKD_LOG="$WORK/forge-start.log"
+start_soakd --config "$WORK/forge.json" --socket "$SOCK" --state-dir "$WORK/state2" --no-table
+wait_soakd_exit 20
+((SOAKD_RC != 0)) || fail "soakd started although the endpoint refused its credentials"
+controls=$'[\x01-\x08\x0b-\x1f\x7f]'
+for log in "$WORK/forge-run.log" "$WORK/forge-start.log"; do
+	grep -q "AccessDenied: Access Denied" "$log" || fail "$log: the 403 was not logged: $(cat "$log")"
+	! grep -q "^ *soakd: control socket: stop from uid 0" "$log" ||
+		fail "$log: the server forged a log line: $(grep -n "^ *soakd: control socket: stop" "$log" | cat -v | head -c 600)"
+	! LC_ALL=C grep -q "$controls" "$log" ||
+		fail "$log: control bytes reached the log: $(LC_ALL=C grep -n "$controls" "$log" | cat -v | head -c 600)"
+	longest=$(LC_ALL=C awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }' "$log")
+	((longest < 1024)) || fail "$log: a line of $longest bytes: the server's message is not bounded"
+	note "$(basename "$log"): the forged message is one line of at most $longest bytes, no control bytes"
+done
 note "ok"

@@ -41,7 +41,7 @@ _find_go() {
 # ensure_minio: sets MINIO to a MinIO server binary, building it if needed.
 ensure_minio() {
 	local cache candidate go
-	cache=$(_obj_cache_dir) || skip "no writable cache directory for the MinIO binary"
+	cache=$(_obj_cache_dir) || skip_unless_strict "no writable cache directory for the MinIO binary"
 	for candidate in "${MINIO_BIN:-}" "$cache/bin/minio" "$(command -v minio 2>/dev/null)" \
 		"$HOME/go/bin/minio"; do
 		if [[ -n $candidate && -x $candidate ]]; then
@@ -145,7 +145,7 @@ make_cert() {
 start_nginx() {
 	local dir=$1 port=$2 tls_port=${3:-} certs=${4:-} nginx
 	nginx=$(command -v nginx || echo /usr/sbin/nginx)
-	[[ -x $nginx ]] || skip "needs nginx (Debian's nginx package)"
+	[[ -x $nginx ]] || skip_unless_strict "needs nginx (Debian's nginx package)"
 	mkdir -p "$dir/dav" "$dir/tmp"
 	local tls=""
 	if [[ -n $tls_port ]]; then
@@ -182,7 +182,7 @@ http {
 }
 EOF
 	"$nginx" -t -p "$dir" -c "$dir/nginx.conf" >"$WORK/nginx-t.log" 2>&1 ||
-		skip "nginx cannot run this WebDAV configuration: $(tail -n 2 "$WORK/nginx-t.log")"
+		skip_unless_strict "nginx cannot run this WebDAV configuration: $(tail -n 2 "$WORK/nginx-t.log")"
 	spawn "$WORK/nginx.log" "$nginx" -p "$dir" -c "$dir/nginx.conf"
 	NGINX_PID=$SPAWNED
 	wait_until 20 "nginx on port $port" curl -s -o /dev/null "http://127.0.0.1:$port/"

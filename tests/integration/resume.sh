@@ -93,8 +93,8 @@ grep -q '^verdict: PASS' "$WORK/report.txt" || fail "report --run-dir: $(cat "$W
 "$SOAKCTL" dump --run-dir "$STATE/resume" --format hdr --op read >"$WORK/read.hlog" ||
 	fail "dump --format hdr failed"
 grep -q '^Tag=w.read,' "$WORK/read.hlog" || fail "no tagged interval lines in the hdr log"
-if python3 -c 'import hdrh' 2>/dev/null; then
-	python3 - "$WORK/read.hlog" "$WORK/dump.json" <<'EOF' || fail "HdrHistogram cannot read the log"
+HDRH_PYTHON=$(test_python)
+"$HDRH_PYTHON" - "$WORK/read.hlog" "$WORK/dump.json" <<'EOF' || fail "HdrHistogram cannot read the log"
 import json, sys
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
@@ -110,9 +110,6 @@ if total != want:
     sys.exit(f"HdrHistogram read {total} values, soakd counted {want}")
 print(f"HdrHistogram's reader decoded {total} reads")
 EOF
-else
-	note "python3 hdrh (PyPI hdrhistogram) not installed: the hdr log was checked for shape only"
-fi
 
 # A clean stop (systemctl stop, a reboot) is no end of the run either: the
 # workload resumes where it was.

@@ -24,21 +24,23 @@
 need_root "systemd as PID 1 in new namespaces"
 need_cmd unshare nsenter mount tar zstd losetup python3 flock findmnt
 [[ -n ${PLAIN_BUILD:-} ]] ||
-	skip "PLAIN_BUILD is not set: tools/test builds build-plain (meson setup -Dtests=false" \
+	skip_unless_strict "PLAIN_BUILD is not set: tools/test builds build-plain (meson setup -Dtests=false" \
 		"-Dtest_hooks=true) and exports PLAIN_BUILD"
 [[ -x $PLAIN_BUILD/daemon/soakd && -x $PLAIN_BUILD/ctl/soakctl ]] ||
-	skip "PLAIN_BUILD=$PLAIN_BUILD holds no built soakd and soakctl"
-[[ -e /dev/loop-control ]] || skip "no /dev/loop-control (loop driver not available)"
+	skip_unless_strict "PLAIN_BUILD=$PLAIN_BUILD holds no built soakd and soakctl"
+[[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 
 CG2_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n1)
 [[ -n $CG2_ROOT && -w $CG2_ROOT/cgroup.procs ]] ||
-	skip "no writable cgroup2 hierarchy: systemd in a container needs one"
+	skip_unless_strict "no writable cgroup2 hierarchy: systemd in a container needs one"
 
 # What the rootfs holds; changing it changes the cache key, so the next run
 # builds a new one.  The libraries are soakd's and soakctl's (ldd).
 CT_SUITE=bookworm
+# openssh-server and python3: the fleet test (fleet-ssh.sh) reaches its
+# containers as Ansible reaches hosts, over SSH, and runs modules there.
 CT_PACKAGES=(systemd systemd-sysv dbus libjansson4 liburing2 libcurl4 libbpf1 libblkid1 zlib1g
-	libsystemd0 libssl3 libelf1)
+	libsystemd0 libssl3 libelf1 openssh-server python3)
 # Bumped when the way the rootfs is built or trimmed changes.
 CT_RECIPE=1
 
@@ -74,13 +76,13 @@ remove_tree() {
 # place, so that a run cut short never leaves a half tarball.
 ensure_rootfs() {
 	local cache key mirror tmp rc=0
-	cache=$(_ct_cache_dir) || skip "no writable cache directory for the rootfs (SOAKD_TEST_CACHE)"
+	cache=$(_ct_cache_dir) || skip_unless_strict "no writable cache directory for the rootfs (SOAKD_TEST_CACHE)"
 	key=$(printf '%s\n' "$CT_RECIPE" "$CT_SUITE" "${CT_PACKAGES[@]}" | sha256sum | cut -c1-16)
 	CT_TARBALL="$cache/rootfs-$CT_SUITE-$key.tar.zst"
 	[[ -s $CT_TARBALL ]] && return 0
 
 	command -v debootstrap >/dev/null ||
-		skip "no cached rootfs and no debootstrap to build one (tools/setup-deps installs it)"
+		skip_unless_strict "no cached rootfs and no debootstrap to build one (tools/setup-deps installs it)"
 	mirror=$(_ct_mirror)
 	note "building the rootfs once: debootstrap $CT_SUITE from $mirror (about a minute)"
 	local started=$SECONDS
@@ -128,7 +130,11 @@ CT_MASK=(console-getty.service getty.target getty@.service serial-getty@.service
 	sys-kernel-debug.mount sys-kernel-tracing.mount sys-kernel-config.mount
 	sys-fs-fuse-connections.mount dev-hugepages.mount
 	apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer
-	e2scrub_reap.service fstrim.timer systemd-tmpfiles-clean.timer)
+	e2scrub_reap.service fstrim.timer systemd-tmpfiles-clean.timer
+	ssh.service ssh.socket rescue-ssh.target)
+# (sshd is for fleet-ssh.sh alone, which boots its containers in network
+# namespaces of their own and unmasks it: elsewhere a container shares the
+# machine's network and its sshd would listen on the machine's port 22.)
 
 # Containers left by a test run that was SIGKILLed: their cgroup and
 # rootfs are named after the test's shell, which is gone.
@@ -241,7 +247,7 @@ ct_loop() {
 	on_exit rm -f "$backing"
 	truncate -s "$2" "$backing"
 	dev=$(losetup --direct-io=on -f --show "$backing" 2>"$WORK/losetup.err") ||
-		skip "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
+		skip_unless_strict "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
 	on_exit losetup -d "$dev"
 	local st
 	st=$(stat -Lc '%t %T' "$dev") || fail "cannot stat $dev"
@@ -300,8 +306,13 @@ exec /lib/systemd/systemd --system --show-status=no
 '
 
 # ct_boot: boot systemd as PID 1 of the container; CT_PID is its pid here.
+# CT_NAME (default: the test's name, no dots) names its cgroup, for a test
+# that boots several; CT_NETNS, a network namespace's file (/run/netns/X),
+# puts it in that network namespace instead of the machine's.
 ct_boot() {
-	CT_CGROUP="$CG2_ROOT/soakd-test.$TEST_NAME.$$"
+	CT_CGROUP="$CG2_ROOT/soakd-test.${CT_NAME:-$TEST_NAME}.$$"
+	local netns=()
+	[[ -n ${CT_NETNS:-} ]] && netns=(nsenter "--net=$CT_NETNS")
 	mkdir "$CT_CGROUP" || fail "cannot make cgroup $CT_CGROUP"
 	if [[ -z ${_ct_teardown_registered:-} ]]; then
 		on_exit _ct_teardown
@@ -314,7 +325,7 @@ ct_boot() {
 	# unshare itself is killed.  Not spawn(): _ct_teardown powers the
 	# container off before anything kills unshare.
 	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
-		"$CT_CGROUP" unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
+		"$CT_CGROUP" ${netns[@]+"${netns[@]}"} unshare --pid --fork --kill-child=SIGKILL --mount --uts --ipc --cgroup \
 		--propagation private env -i container=unshare PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		bash -c "$_CT_INIT" ct-init "$CT_ROOT" ${CT_NODES[@]+"${CT_NODES[@]}"} \
 		>>"$WORK/systemd.log" 2>&1 &

@@ -105,6 +105,40 @@ grep -q '/var/lib/soakd/units/' "$WORK/fds" || fail "soakd holds nothing open in
 grep -q 'soakd.sock\|socket:' "$WORK/fds" || fail "soakd holds no socket: $(cat "$WORK/fds")"
 note "run directory /var/lib/soakd/units: $(interval_records) interval records"
 
+# 3b. The threads' priorities, which the unit allows (LimitNICE=-10,
+# setpriority and sched_setscheduler): the main thread SCHED_BATCH, the
+# workload's thread SCHED_OTHER at nice -10 (soakd(8), "CPU").  systemd
+# raises RLIMIT_NICE to 30 only as far as the hard limit it inherited lets
+# it, without CAP_SYS_RESOURCE (which these machines' bounding set lacks):
+# where it stays below, soakd must say so once and run on.
+in_ct sh -c "for t in /proc/$MAIN/task/*; do echo \$(cat \$t/stat); done" >"$WORK/threads.txt"
+nice_limit=$(in_ct cat "/proc/$MAIN/limits" | awk '/^Max nice priority/ {print $4}')
+ct_journal -u soakd.service "_SYSTEMD_INVOCATION_ID=$INVOCATION" >"$WORK/prio-journal.txt" 2>&1 || true
+python3 - "$WORK/threads.txt" "$MAIN" "$nice_limit" "$WORK/prio-journal.txt" <<'PY' ||
+import sys
+threads = {}
+for line in open(sys.argv[1]):
+    if line.strip():
+        fields = line.rsplit(") ", 1)[1].split()
+        # nice is field 19 of stat, policy field 41; the list starts at 3.
+        threads[line.split()[0]] = (int(fields[16]), int(fields[38]))
+limit = int(sys.argv[3])
+notices = open(sys.argv[4]).read().count("cannot raise the workload threads' priority")
+print(f"# threads (nice, policy): {threads}; RLIMIT_NICE {limit}; notices {notices}")
+problems = []
+if threads.get(sys.argv[2], (0, 0))[1] != 3:
+    problems.append("the main thread is not SCHED_BATCH (3)")
+if limit >= 30:
+    if (-10, 0) not in threads.values():
+        problems.append("no thread runs SCHED_OTHER at nice -10")
+else:
+    print(f"# RLIMIT_NICE stayed {limit} (this machine's hard limit): nice -10 not checked")
+    if notices != 1:
+        problems.append(f"{notices} notices that the priority cannot be raised, expected 1")
+sys.exit("; ".join(problems) or None)
+PY
+	fail "threads' priorities under the unit: $(cat "$WORK/threads.txt" "$WORK/prio-journal.txt")"
+
 # 4. The journal: soakd's entries of this invocation, with their fields.
 ct_journal_json "$WORK/journal.json" "_SYSTEMD_INVOCATION_ID=$INVOCATION"
 python3 - "$WORK/journal.json" "$(basename "$LOOP")" <<'PY' || fail "journal entries"

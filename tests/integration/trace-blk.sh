@@ -149,4 +149,26 @@ print(f"# map: read kernel {k}, soakd {a}, p50 {dev['ops']['read']['latency_us']
 if abs(k - a) > 0.01 * a or dev["ops"]["read"]["latency_us"]["p50"] <= 0:
     sys.exit(f"map: kernel {k}, soakd {a}")
 EOF
+
+# A file target on tmpfs has no block device under it: the probes say so,
+# in a sentence that reads, in the log and in status.
+SHM_TARGET=$(mktemp /dev/shm/soakd-trace.XXXXXX)
+on_exit rm -f "$SHM_TARGET"
+rm -f "$SHM_TARGET"
+cat >"$WORK/shm.json" <<EOF
+{"run": {"name": "trace-shm", "duration": "2s", "interval": "1s", "on_finish": "idle",
+         "trace": {"blk": true}},
+ "workloads": [{"name": "shm", "type": "device", "model": "pattern", "file_size": "4MiB",
+                "targets": [{"path": "$SHM_TARGET", "allow_unsafe_path": true}],
+                "read_pct": 100, "block_size": "4KiB", "rate": 100}]}
+EOF
+rm -rf "$WORK/state"
+start_soakd --config "$WORK/shm.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket" ctl_answers
+want="block probes cannot watch $SHM_TARGET: on a filesystem without a block device under it (tmpfs, btrfs, overlay, NFS...)"
+wait_until 10 "the unwatched target in the log" grep -qF "$want" "$SOAKD_LOG"
+ctl trace >"$WORK/shm.trace.txt" || fail "soakctl trace failed"
+grep -qxF "blk: cannot watch ${want#block probes cannot watch }" "$WORK/shm.trace.txt" ||
+	fail "soakctl trace does not say which target it cannot watch: $(cat "$WORK/shm.trace.txt")"
+stop_soakd 15
 note "ok"

@@ -12,9 +12,9 @@ source "$(dirname "$0")/trace-lib.sh"
 need_loop_devices
 need_cmd unshare journalctl curl
 JOURNALD=/lib/systemd/systemd-journald
-[[ -x $JOURNALD ]] || skip "$JOURNALD is not installed"
+[[ -x $JOURNALD ]] || skip_unless_strict "$JOURNALD is not installed"
 [[ -d /run/log && -d /var/log/journal ]] ||
-	skip "/run/log or /var/log/journal missing (no mount points for the private journald)"
+	skip_unless_strict "/run/log or /var/log/journal missing (no mount points for the private journald)"
 
 make_loop LOOP 64M
 DEV=$(basename "$LOOP")
@@ -80,8 +80,11 @@ INNER
 export WORK JOURNAL_DIR JOURNALD SOAKD CFG PORT
 timeout 120 unshare --mount --propagation private bash "$WORK/inner.sh" ||
 	fail "running soakd with a private journald failed (exit $?)"
-grep -q "kernel tracing of blk is unavailable" "$WORK/soakd.log" &&
-	skip "BPF probes cannot load here: $(grep -m1 'kernel tracing of blk is unavailable' "$WORK/soakd.log")"
+# "kernel tracing of blk is unavailable (CAUSE): REASON"
+if line=$(grep -m1 "kernel tracing of blk is unavailable" "$WORK/soakd.log"); then
+	cause=$(sed -n 's/.*kernel tracing of blk is unavailable (\([a-z]*\)).*/\1/p' <<<"$line")
+	bpf_unavailable blk "$cause" "$line"
+fi
 
 [[ -d $JOURNAL_DIR/journal ]] || fail "journald wrote no journal under $JOURNAL_DIR"
 journalctl -D "$JOURNAL_DIR/journal" -o json SOAK_RUN=trace-journal >"$WORK/entries.json" \

@@ -2,12 +2,13 @@
 #
 # Shared by the trace-*.sh tests (the kernel probes); sourced after lib.sh,
 # never run.  RAM-backed loop devices, reading the kernel section of a
-# dump, and skipping with soakd's own reason when BPF cannot load here.
+# dump, and skipping with soakd's own reason when BPF cannot load here
+# (failing when soakd's own programs are at fault).
 
 need_loop_devices() {
 	need_root "loop devices and BPF"
 	need_cmd losetup python3
-	[[ -e /dev/loop-control ]] || skip "no /dev/loop-control (loop driver not available)"
+	[[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 	# Loop devices left behind by a run that was SIGKILLed (backing file gone).
 	local dev back
 	while read -r dev back; do
@@ -25,7 +26,7 @@ make_loop() {
 	on_exit rm -f "$backing"
 	truncate -s "$2" "$backing"
 	dev=$(losetup --direct-io=on -f --show "$backing" 2>"$WORK/losetup.err") ||
-		skip "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
+		skip_unless_strict "losetup cannot attach a loop device: $(cat "$WORK/losetup.err")"
 	on_exit losetup -d "$dev"
 	printf -v "$1" '%s' "$dev"
 }
@@ -37,14 +38,37 @@ probe_state() {
 	ctl trace | awk -v f="$1" -F': ' '$1 == f { split($2, a, " "); print a[1] }'
 }
 
-# require_probes FAMILY: skip (exit 77) with soakd's reason when the family
-# cannot load on this machine.
+# probe_cause FAMILY: why the family is unavailable (privilege, kernel,
+# verifier, error; empty when it is not), then its reason, from a dump.
+probe_cause() {
+	ctl dump --format json | python3 -c '
+import json, sys
+probes = json.load(sys.stdin)["kernel"]["probes"]
+p = next((p for p in probes if p["name"] == sys.argv[1]), {})
+print(p.get("cause", ""))
+print(p.get("reason", ""))' "$1"
+}
+
+# bpf_unavailable FAMILY CAUSE REASON: the family did not load, which ends
+# the test.  It skips only when the machine cannot trace (no privilege, no
+# BTF, a missing tracepoint: cause privilege or kernel), and even then fails
+# under SOAKD_TEST_STRICT; a program the verifier rejected or any other
+# error is soakd's fault and fails, with soakd's log (the verifier's
+# verdict is in it) shown.
+bpf_unavailable() {
+	case $2 in
+	privilege | kernel) skip_unless_strict "BPF probes ($1) cannot load here ($2): $3" ;;
+	*) fail "$1 probes failed to load (${2:-no cause given}), which is soakd's fault: $3" ;;
+	esac
+}
+
+# require_probes FAMILY: returns when the family loaded, else bpf_unavailable.
 require_probes() {
-	local line
+	local line cause reason
 	line=$(ctl trace | grep "^$1: ") || fail "soakctl trace does not list $1: $(ctl trace 2>&1)"
-	if [[ $line == "$1: unavailable"* ]]; then
-		skip "BPF probes cannot load here: ${line#"$1: unavailable "}"
-	fi
+	[[ $line == "$1: unavailable"* ]] || return 0
+	{ read -r cause && read -r reason; } < <(probe_cause "$1")
+	bpf_unavailable "$1" "$cause" "$reason"
 }
 
 # kernel_blk DUMP DEVICE OP FIELD: a number from kernel.blk (0 when the

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The run's accounting (results.c): intervals closed at the tick from what
+ * the streams published, totals and histograms merged over streams and
+ * intervals, rate_target and rate_achieved, and a resumed run's replay of
+ * its log.  Workloads are built without an engine: the test plays the
+ * stream threads, filling and publishing their slots itself.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "daemon/config.h"
+#include "daemon/results.h"
+#include "daemon/stats_json.h"
+#include "daemon/workload.h"
+
+#define NS_PER_S UINT64_C(1000000000)
+#define USEC UINT64_C(1000)
+/* CLOCK_MONOTONIC at the run's start: any time will do. */
+#define RUN_START (UINT64_C(5000) * NS_PER_S)
+
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+struct fixture {
+	struct run_config *cfg;
+	struct workload *w;
+	struct results *r;
+};
+
+static struct run_config *load(const char *text)
+{
+	struct run_config *cfg = NULL;
+	char *err = NULL;
+	size_t errlen = 0;
+	FILE *f = open_memstream(&err, &errlen);
+	int r = config_load_string(text, "t.json", f, &cfg);
+
+	fclose(f);
+	if (r < 0)
+		fail_msg("config: %s", err);
+	free(err);
+	return cfg;
+}
+
+/* 1000 ops/s, 70% reads, over n_targets files (a stream each), started at
+ * the run's start as the engine would have it; no thread runs. */
+static void setup_workload(struct fixture *fx, size_t n_targets)
+{
+	char text[1024];
+	char err[256];
+
+	snprintf(text, sizeof(text),
+		 "{\"run\": {\"name\": \"r\", \"duration\": \"60s\", \"interval\": \"1s\"},"
+		 " \"workloads\": [{\"name\": \"w\", \"type\": \"device\", \"model\": \"pattern\","
+		 "  \"targets\": [\"/nonexistent/a.dat\"%s], \"file_size\": \"1MiB\","
+		 "  \"read_pct\": 70, \"block_size\": \"4KiB\", \"rate\": 1000,"
+		 "  \"schedule\": [{\"scale\": 1, \"for\": \"60s\"}]}]}",
+		 n_targets > 1 ? ", \"/nonexistent/b.dat\"" : "");
+	fx->cfg = load(text);
+	assert_int_equal(workload_new(&fx->cfg->workloads[0], RUN_START, NS_PER_S, &fx->w, err,
+				      sizeof(err)),
+			 0);
+	struct workload *w = fx->w;
+	assert_int_equal(w->n_streams, n_targets);
+	w->n_ops = 2;
+	w->op_names[0] = "read";
+	w->op_names[1] = "write";
+	w->op_share[0] = 0.7;
+	w->op_share[1] = 0.3;
+	w->started_ns = RUN_START;
+	w->state = WORKLOAD_RUNNING;
+	for (size_t i = 0; i < w->n_streams; i++) {
+		assert_int_equal(stream_stats_init(&w->streams[i].stats, 2, RUN_START), 0);
+		assert_int_equal(sched_init(&w->streams[i].sched, 1000.0 / (double)w->n_streams,
+					    w->cfg->steps, w->cfg->n_steps, false, 1),
+				 0);
+	}
+	fx->r = results_new(fx->cfg, &fx->w, 1, RUN_START, false);
+	assert_non_null(fx->r);
+}
+
+static void teardown_workload(struct fixture *fx)
+{
+	results_free(fx->r);
+	workload_free(fx->w);
+	config_free(fx->cfg);
+}
+
+/* Stream s completes reads and writes, each with the given latency. */
+static void complete(struct fixture *fx, size_t s, uint64_t reads, uint64_t writes,
+		     uint64_t latency_ns)
+{
+	struct interval_slot *slot = stream_current(&fx->w->streams[s].stats);
+
+	for (uint64_t i = 0; i < reads; i++)
+		op_stats_record(&slot->ops[0], latency_ns, latency_ns / 2, 4096, false);
+	for (uint64_t i = 0; i < writes; i++)
+		op_stats_record(&slot->ops[1], latency_ns, latency_ns / 2, 4096, false);
+}
+
+static json_t *dump_op(struct fixture *fx, json_t **dump, const char *op)
+{
+	json_decref(*dump);
+	*dump = results_dump_json(fx->r);
+	assert_non_null(*dump);
+	json_t *w = json_array_get(json_object_get(*dump, "workloads"), 0);
+	json_t *o = json_object_get(json_object_get(w, "ops"), op);
+	assert_non_null(o);
+	return o;
+}
+
+static double num(json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+
+	assert_true(json_is_number(v));
+	return json_number_value(v);
+}
+
+static double workload_num(json_t *dump, const char *key)
+{
+	return num(json_array_get(json_object_get(dump, "workloads"), 0), key);
+}
+
+/* rate_target is the schedule's ops over the time measured, times the
+ * op's share; rate_achieved the completions over the same time. */
+static void test_interval_rates(void **state)
+{
+	struct fixture fx;
+	json_t *dump = NULL, *read, *write;
+
+	(void)state;
+	setup_workload(&fx, 1);
+	struct stream_stats *st = &fx.w->streams[0].stats;
+
+	/* Nothing published: no interval. */
+	results_tick(fx.r, RUN_START + NS_PER_S / 2);
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(workload_num(dump, "intervals"), 0);
+	assert_int_equal(num(read, "count"), 0);
+	assert_near(num(read, "rate_target"), 0, 0);
+
+	/* [0 s, 1 s): all 1000 ops. */
+	complete(&fx, 0, 700, 300, 100 * USEC);
+	stream_publish(st, RUN_START + NS_PER_S);
+	results_tick(fx.r, RUN_START + NS_PER_S);
+	read = dump_op(&fx, &dump, "read");
+	write = json_object_get(json_object_get(json_array_get(json_object_get(dump, "workloads"),
+							       0), "ops"), "write");
+	assert_int_equal(workload_num(dump, "intervals"), 1);
+	assert_near(workload_num(dump, "active_s"), 1.0, 1e-9);
+	assert_int_equal(num(read, "count"), 700);
+	assert_int_equal(num(read, "bytes"), 700 * 4096);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+	assert_near(num(read, "rate_achieved"), 700, 1e-6);
+	assert_int_equal(num(write, "count"), 300);
+	assert_near(num(write, "rate_target"), 300, 1e-6);
+	assert_near(num(write, "rate_achieved"), 300, 1e-6);
+	assert_int_equal(fx.r->w[0].last.ops[0].count, 700);
+	assert_near(fx.r->w[0].last.ops[0].rate_target, 700, 1e-6);
+
+	/* [1 s, 3 s) in one slot (the tick was late): 2000 ops due. */
+	complete(&fx, 0, 1400, 600, 100 * USEC);
+	stream_publish(st, RUN_START + 3 * NS_PER_S);
+	results_tick(fx.r, RUN_START + 3 * NS_PER_S);
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(workload_num(dump, "intervals"), 2);
+	assert_near(workload_num(dump, "active_s"), 3.0, 1e-9);
+	assert_int_equal(num(read, "count"), 2100);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+	assert_near(num(read, "rate_achieved"), 700, 1e-6);
+	/* The interval itself: 2 s long, 1400 reads due and done. */
+	assert_int_equal(fx.r->w[0].last.start_ns, NS_PER_S);
+	assert_int_equal(fx.r->w[0].last.end_ns, 3 * NS_PER_S);
+	assert_near(fx.r->w[0].last.ops[0].rate_target, 700, 1e-6);
+
+	/* [3 s, 4 s): the device kept up with half. */
+	complete(&fx, 0, 350, 150, 100 * USEC);
+	stream_publish(st, RUN_START + 4 * NS_PER_S);
+	results_tick(fx.r, RUN_START + 4 * NS_PER_S);
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(num(read, "count"), 2450);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+	assert_near(num(read, "rate_achieved"), 2450 / 4.0, 1e-6);
+	assert_near(fx.r->w[0].last.ops[0].rate_achieved, 350, 1e-6);
+	assert_near(fx.r->w[0].last.ops[1].rate_target, 300, 1e-6);
+
+	json_decref(dump);
+	teardown_workload(&fx);
+}
+
+/* A workload's totals are its streams' merged, histograms bucket for
+ * bucket; each target keeps its own, with its share of the target rate. */
+static void test_streams_merge(void **state)
+{
+	struct fixture fx;
+	json_t *dump = NULL, *read;
+	struct hist *want = malloc(sizeof(*want)), *got = malloc(sizeof(*got));
+
+	(void)state;
+	assert_non_null(want);
+	assert_non_null(got);
+	hist_init(want);
+	setup_workload(&fx, 2);
+	for (int k = 0; k < 3; k++) {
+		for (uint64_t i = 0; i < 350; i++) {
+			uint64_t fast = (100 + i % 100) * USEC, slow = (5000 + i * 7) * USEC;
+			op_stats_record(&stream_current(&fx.w->streams[0].stats)->ops[0], fast, fast,
+					4096, false);
+			op_stats_record(&stream_current(&fx.w->streams[1].stats)->ops[0], slow, slow,
+					4096, false);
+			hist_record(want, fast);
+			hist_record(want, slow);
+		}
+		complete(&fx, 0, 0, 150, 10 * USEC);
+		complete(&fx, 1, 0, 150, 10 * USEC);
+		for (size_t s = 0; s < 2; s++)
+			stream_publish(&fx.w->streams[s].stats, RUN_START + (uint64_t)(k + 1) * NS_PER_S);
+		results_tick(fx.r, RUN_START + (uint64_t)(k + 1) * NS_PER_S);
+	}
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(num(read, "count"), 2100);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+	assert_near(num(read, "rate_achieved"), 700, 1e-6);
+	const char *text = json_string_value(json_object_get(read, "latency_hist"));
+	assert_non_null(text);
+	assert_int_equal(hist_from_base64(got, text), 0);
+	assert_memory_equal(got, want, sizeof(*want));
+	assert_near(num(json_object_get(read, "latency_us"), "max"), 5000 + 349 * 7, 1e-9);
+
+	json_t *targets = json_object_get(json_array_get(json_object_get(dump, "workloads"), 0),
+					  "targets");
+	assert_int_equal(json_array_size(targets), 2);
+	for (size_t s = 0; s < 2; s++) {
+		json_t *tread = json_object_get(json_object_get(json_array_get(targets, s), "ops"),
+						"read");
+		assert_int_equal(num(tread, "count"), 1050);
+		assert_near(num(tread, "rate_target"), 350, 1e-6);
+		assert_near(num(tread, "rate_achieved"), 350, 1e-6);
+	}
+	json_decref(dump);
+	free(want);
+	free(got);
+	teardown_workload(&fx);
+}
+
+/* An interval record as results.c writes it to the run's log. */
+static json_t *record(const char *workload, uint64_t start_ns, uint64_t end_ns, double target_ops,
+		      const struct op_stats *read, const struct op_stats *write)
+{
+	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:{s:o,s:o}}", "type", "interval",
+			 "workload", workload, "start_ns", (json_int_t)start_ns, "end_ns",
+			 (json_int_t)end_ns, "wall_start_ns", (json_int_t)(start_ns + 77),
+			 "wall_end_ns", (json_int_t)(end_ns + 77), "sched_ns", (json_int_t)end_ns,
+			 "lag_max_ns", (json_int_t)0, "target_ops", target_ops, "ops", "read",
+			 op_stats_to_json(read), "write", op_stats_to_json(write));
+}
+
+/* A resumed run replays its log into the same totals, rates and
+ * histograms that measuring it live gave, and goes on from there. */
+static void test_replay_matches_live(void **state)
+{
+	struct fixture live, resumed;
+	struct op_stats *ops = malloc(4 * sizeof(*ops));
+	const uint64_t spans[2][2] = { { 0, NS_PER_S }, { NS_PER_S, 3 * NS_PER_S } };
+	json_t *dump_live = NULL, *dump_resumed = NULL;
+
+	(void)state;
+	assert_non_null(ops);
+	setup_workload(&live, 1);
+	setup_workload(&resumed, 1);
+	for (int k = 0; k < 2; k++) {
+		struct op_stats *read = &ops[2 * k], *write = &ops[2 * k + 1];
+		op_stats_init(read);
+		op_stats_init(write);
+		for (uint64_t i = 0; i < 700 * (uint64_t)(k + 1); i++)
+			op_stats_record(read, (50 + i % 500) * USEC, (20 + i % 300) * USEC, 4096,
+					i % 101 == 0);
+		for (uint64_t i = 0; i < 300 * (uint64_t)(k + 1); i++)
+			op_stats_record(write, (80 + i % 900) * USEC, 60 * USEC, 8192, false);
+
+		struct interval_slot *slot = stream_current(&live.w->streams[0].stats);
+		op_stats_merge(&slot->ops[0], read);
+		op_stats_merge(&slot->ops[1], write);
+		stream_publish(&live.w->streams[0].stats, RUN_START + spans[k][1]);
+		results_tick(live.r, RUN_START + spans[k][1]);
+
+		json_t *rec = record("w", spans[k][0], spans[k][1], 1000.0 * (k + 1), read, write);
+		assert_int_equal(results_replay(resumed.r, rec), 0);
+		json_decref(rec);
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *op = k ? "write" : "read";
+		json_t *a = dump_op(&live, &dump_live, op), *b = dump_op(&resumed, &dump_resumed, op);
+		if (!json_equal(a, b)) {
+			char *ta = json_dumps(a, JSON_SORT_KEYS), *tb = json_dumps(b, JSON_SORT_KEYS);
+			fail_msg("%s live %s\nreplayed %s", op, ta, tb);
+		}
+	}
+	assert_int_equal(workload_num(dump_resumed, "intervals"), 2);
+	assert_near(workload_num(dump_resumed, "active_s"), 3.0, 1e-9);
+	assert_true(resumed.r->w[0].recorded);
+	assert_int_equal(resumed.r->w[0].recorded_sched_ns, 3 * NS_PER_S);
+	assert_int_equal(resumed.r->recorded_end_ns, 3 * NS_PER_S);
+	assert_int_equal(resumed.r->recorded_wall_ns, 3 * NS_PER_S + 77);
+
+	/* Live intervals after the replay add to it. */
+	resumed.w->streams[0].stats.slots[0]->start_ns = RUN_START + 3 * NS_PER_S;
+	complete(&resumed, 0, 700, 300, 100 * USEC);
+	stream_publish(&resumed.w->streams[0].stats, RUN_START + 4 * NS_PER_S);
+	results_tick(resumed.r, RUN_START + 4 * NS_PER_S);
+	json_t *read = dump_op(&resumed, &dump_resumed, "read");
+	assert_int_equal(num(read, "count"), 700 + 1400 + 700);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+
+	json_decref(dump_live);
+	json_decref(dump_resumed);
+	free(ops);
+	teardown_workload(&live);
+	teardown_workload(&resumed);
+}
+
+static void test_replay_refuses(void **state)
+{
+	struct fixture fx;
+	struct op_stats *o = malloc(sizeof(*o));
+	json_t *rec;
+
+	(void)state;
+	assert_non_null(o);
+	op_stats_init(o);
+	setup_workload(&fx, 1);
+	rec = record("gone", 0, NS_PER_S, 1000, o, o);
+	assert_int_equal(results_replay(fx.r, rec), -ENOENT);
+	json_decref(rec);
+	rec = record("w", 2 * NS_PER_S, NS_PER_S, 1000, o, o);
+	assert_int_equal(results_replay(fx.r, rec), -EINVAL);
+	json_decref(rec);
+	rec = json_pack("{s:s}", "workload", "w");
+	assert_int_equal(results_replay(fx.r, rec), -EINVAL);
+	json_decref(rec);
+	rec = record("w", 0, NS_PER_S, 1000, o, o);
+	json_object_set_new(json_object_get(json_object_get(rec, "ops"), "read"), "latency",
+			    json_string("not base64 at all!"));
+	assert_int_equal(results_replay(fx.r, rec), -EINVAL);
+	json_decref(rec);
+	free(o);
+	teardown_workload(&fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interval_rates),
+		cmocka_unit_test(test_streams_merge),
+		cmocka_unit_test(test_replay_matches_live),
+		cmocka_unit_test(test_replay_refuses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

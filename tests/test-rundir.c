@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The run's log writer: the 2 s sync deadline, and every record counted as
+ * synced, pending or dropped while the disk fails and comes back. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/rundir.h"
+
+static char dir[] = "/tmp/test-rundir.XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[64];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static json_int_t status_field(struct rundir *d, const char *key)
+{
+	json_t *st = rundir_status_json(d);
+	json_int_t v = json_integer_value(json_object_get(st, key));
+	json_decref(st);
+	return v;
+}
+
+static void append(struct rundir *d, int i)
+{
+	json_t *rec = json_pack("{s:s,s:i}", "type", "test", "i", i);
+	rundir_append(d, rec);
+	json_decref(rec);
+}
+
+/* Records with nothing after them are synced by the deadline, not left
+ * until a next write that may never come (issue 14). */
+static void test_sync_deadline(void **state)
+{
+	struct rundir *d;
+	bool resume;
+	(void)state;
+
+	assert_int_equal(rundir_open(dir, "deadline", "{}\n", true, &d, &resume), 0);
+	append(d, 1);
+	append(d, 2);
+	double t0 = now_s();
+	while (status_field(d, "records_pending") != 0 && now_s() - t0 < 5)
+		usleep(20000);
+	double took = now_s() - t0;
+	assert_int_equal(status_field(d, "records_pending"), 0);
+	assert_int_equal(status_field(d, "records_synced"), 2);
+	assert_true(took <= RUNDIR_FLUSH_NS / 1e9 + 0.5);
+	rundir_close(d);
+}
+
+/* A log that cannot be opened: records wait, counted as pending, and are
+ * all written once it can. */
+static void test_failing_log_keeps_counting(void **state)
+{
+	char path[256];
+	struct rundir *d;
+	bool resume;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/failing", dir);
+	assert_int_equal(mkdir(path, 0750), 0);
+	snprintf(path, sizeof(path), "%s/failing/plan.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{}\n", f);
+	fclose(f);
+	/* A directory where the log should be: open() fails (EISDIR). */
+	snprintf(path, sizeof(path), "%s/failing/intervals.log", dir);
+	assert_int_equal(mkdir(path, 0750), 0);
+
+	assert_int_equal(rundir_open(dir, "failing", "{}\n", false, &d, &resume), 0);
+	assert_true(resume);
+	for (int i = 0; i < 3; i++)
+		append(d, i);
+	assert_int_equal(rundir_sync(d), -EISDIR);
+	assert_int_equal(status_field(d, "records"), 3);
+	assert_int_equal(status_field(d, "records_pending"), 3);
+	assert_int_equal(status_field(d, "records_dropped"), 0);
+
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rundir_sync(d), 0);
+	assert_int_equal(status_field(d, "records_synced"), 3);
+	assert_int_equal(status_field(d, "records_pending"), 0);
+	rundir_close(d);
+
+	char line[256];
+	int n = 0;
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "\"type\":\"test\"") != NULL;
+	fclose(f);
+	assert_int_equal(n, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sync_deadline),
+		cmocka_unit_test(test_failing_log_keeps_counting),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
