@@ -3,7 +3,7 @@
 #define SOAK_BPF_H
 
 /*
- * What the BPF programs (bpf/NAME.bpf.c) and soakd (daemon/probes.c) share:
+ * What the BPF programs (bpf/NAME.bpf.c) and soakd (daemon/probes/probes.c) share:
  * map value layouts in __u32/__u64 only, and the histogram bucket
  * arithmetic, which both sides must compute identically.
  *

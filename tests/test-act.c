@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
-#include "daemon/config_act.h"
-#include "daemon/dev_model.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_act.h"
+#include "daemon/device/dev_model.h"
 
 #define assert_near(a, b, tol)                                                          \
 	do {                                                                            \

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
-#include "daemon/config_json.h"
-#include "daemon/jsonpos.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_json.h"
+#include "daemon/base/jsonpos.h"
 
 /* Loads text; returns 0 or -errno, with error lines in *ret_errors. */
 static int load(const char *text, struct run_config **ret, char **ret_errors)

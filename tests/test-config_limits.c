@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
-#include "daemon/config_limits.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_limits.h"
 
 /* A growing text to build configurations in. */
 struct text {

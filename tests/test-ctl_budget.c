@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/ctl_budget.h"
+#include "daemon/ctl/ctl_budget.h"
 
 #define SEC UINT64_C(1000000000)
 #define T0 (UINT64_C(1000) * SEC)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/ctl_peer.h"
+#include "daemon/ctl/ctl_peer.h"
 
 static void test_status_groups(void **state)
 {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/dev_facts.h"
+#include "daemon/device/dev_facts.h"
 #include "fake_sysfs.h"
 
 static int setup(void **state)

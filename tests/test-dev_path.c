@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/dev_path.h"
+#include "daemon/device/dev_path.h"
 
 #define NOBODY 65534
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/dev_sys.h"
+#include "daemon/device/dev_sys.h"
 #include "fake_sysfs.h"
 
 static int setup(void **state)

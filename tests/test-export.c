@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
-#include "daemon/config_export.h"
-#include "daemon/export.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_export.h"
+#include "daemon/export/export.h"
 
 static const char *const states[] = { "idle", "running", "stopping", "stopped", "finished",
 				      "failed" };

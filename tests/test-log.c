@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 static void test_controls_replaced(void **state)
 {

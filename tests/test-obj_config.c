@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
-#include "daemon/obj_config.h"
+#include "daemon/config/config.h"
+#include "daemon/config/obj_config.h"
 
 #define SECRET "s3cr3t-value-never-printed"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/obj_creds.h"
+#include "daemon/object/obj_creds.h"
 
 #define SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 
-#include "daemon/obj_payload.h"
+#include "daemon/object/obj_payload.h"
 
 #define SIZE 100003 /* odd, so tails are exercised */
 

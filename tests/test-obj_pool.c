@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/obj_pool.h"
-#include "daemon/obj_rng.h"
+#include "daemon/object/obj_pool.h"
+#include "daemon/object/obj_rng.h"
 
 #define CAP 64
 

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/obj_rng.h"
-#include "daemon/obj_size.h"
+#include "daemon/object/obj_rng.h"
+#include "daemon/object/obj_size.h"
 
 #define SAMPLES 400000
 

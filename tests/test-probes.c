@@ -17,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
-#include "daemon/config_trace.h"
-#include "daemon/kstats.h"
-#include "daemon/probes.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_trace.h"
+#include "daemon/probes/kstats.h"
+#include "daemon/probes/probes.h"
 
 static uint64_t rng_state = 0x853c49e6748fea9bULL;
 

@@ -19,10 +19,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "daemon/config.h"
-#include "daemon/results.h"
-#include "daemon/stats_json.h"
-#include "daemon/workload.h"
+#include "daemon/config/config.h"
+#include "daemon/results/results.h"
+#include "daemon/results/stats_json.h"
+#include "daemon/workload/workload.h"
 
 #define NS_PER_S UINT64_C(1000000000)
 #define USEC UINT64_C(1000)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/rundir.h"
+#include "daemon/results/rundir.h"
 
 static char dir[] = "/tmp/test-rundir.XXXXXX";
 

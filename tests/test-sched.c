@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/sched.h"
+#include "daemon/workload/sched.h"
 
 #define NS_PER_S UINT64_C(1000000000)
 

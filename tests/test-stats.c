@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/stats.h"
+#include "daemon/workload/stats.h"
 
 #define USEC UINT64_C(1000)
 

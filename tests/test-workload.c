@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
-#include "daemon/workload.h"
+#include "daemon/config/config.h"
+#include "daemon/workload/workload.h"
 
 #define NS_PER_S UINT64_C(1000000000)
 #define RUN_START (UINT64_C(7000) * NS_PER_S)

@@ -7,7 +7,7 @@
  */
 #include "fuzz.h"
 
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -30,7 +30,7 @@ done
 # Only probes.c includes a skeleton.
 includers=$(grep -rl '\.skel\.h"' "$SRCDIR/daemon" "$SRCDIR/ctl" "$SRCDIR/common" 2>/dev/null |
 	sed "s|$SRCDIR/||" | sort | tr '\n' ' ')
-[[ $includers == "daemon/probes.c " ]] || fail "skeletons included by: $includers"
+[[ $includers == "daemon/probes/probes.c " ]] || fail "skeletons included by: $includers"
 
 # A build with a prepared vmlinux.h: only the BPF targets, they are quick.
 cp "$BPF_DIR/vmlinux.h" "$WORK/prepared-vmlinux.h"

@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The configuration file: one JSON object, {"run": {...}, "workloads": [...]}.
+ *
+ * Every problem is reported as FILE:LINE:COLUMN: message, and validation
+ * goes on after the first problem so a user sees all of them at once.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "config_act.h"
+#include "config_export.h"
+#include "config_json.h"
+#include "config_limits.h"
+#include "config_trace.h"
+#include "base/jsonpos.h"
+#include "obj_config.h"
+#include "parse.h"
+#include "base/regfile.h"
+#include "rfc3339.h"
+
+#define FOREVER_NS (UINT64_C(1) << 62)
+/* sizeof(struct sockaddr_un.sun_path) */
+#define SOCKET_PATH_MAX 108
+#define DEFAULT_INTERVAL_NS UINT64_C(1000000000)
+#define DEFAULT_MAX_LAG_NS (UINT64_C(10) * 1000000000) /* ACT's max-lag-sec */
+
+static void parse_target(struct cfg_ctx *c, json_t *v, struct target_config *t)
+{
+	const char *path = NULL;
+
+	if (json_is_string(v)) {
+		path = json_string_value(v);
+	} else if (json_is_object(v)) {
+		static const char *const keys[] = { "path", "destroy_data", "allow_unsafe_path",
+						    NULL };
+		cfg_check_keys(c, v, "a target", keys);
+		if (!cfg_get_string(c, v, "path", &path) && !json_object_get(v, "path"))
+			cfg_report(c, "a target needs \"path\"");
+		cfg_get_bool(c, v, "destroy_data", &t->destroy_data);
+		cfg_get_bool(c, v, "allow_unsafe_path", &t->allow_unsafe_path);
+	} else {
+		cfg_report(c, "a target must be a path or {\"path\": ..., \"destroy_data\": ..., "
+			   "\"allow_unsafe_path\": ...}");
+	}
+	if (!path)
+		return;
+	if (!*path || strlen(path) >= PATH_MAX) {
+		cfg_report(c, "target path must not be empty or longer than %d bytes", PATH_MAX - 1);
+		return;
+	}
+	t->path = cfg_absolute_path(path);
+	if (!t->path)
+		cfg_report(c, "cannot resolve target path \"%s\": %s", path, strerror(errno));
+}
+
+/* "targets" of a pattern workload, "devices" of an ACT model. */
+static void parse_targets(struct cfg_ctx *c, json_t *obj, const char *key,
+			  struct workload_config *w)
+{
+	json_t *arr = json_object_get(obj, key);
+	if (!arr) {
+		cfg_report(c, "workload \"%s\" needs \"%s\": a list of files or block devices",
+			   w->name, key);
+		return;
+	}
+	cfg_push_key(c, key);
+	if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		cfg_report(c, "\"%s\" must be a non-empty list", key);
+	} else if (json_array_size(arr) > CONFIG_MAX_TARGETS) {
+		cfg_report(c, "\"%s\" lists %zu entries, at most %d are allowed", key,
+			   json_array_size(arr), CONFIG_MAX_TARGETS);
+	} else {
+		size_t i;
+		json_t *v;
+		json_array_foreach(arr, i, v) {
+			cfg_push_index(c, i);
+			parse_target(c, v, &w->targets[i]);
+			for (size_t j = 0; j < i && w->targets[i].path; j++)
+				if (w->targets[j].path &&
+				    strcmp(w->targets[j].path, w->targets[i].path) == 0)
+					cfg_report(c, "target \"%s\" is listed twice", w->targets[i].path);
+			cfg_pop(c);
+		}
+		w->n_targets = json_array_size(arr);
+	}
+	cfg_pop(c);
+}
+
+static void parse_block_sizes(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
+{
+	json_t *v = json_object_get(obj, "block_size");
+	uint64_t bytes;
+
+	if (!v)
+		return;
+	cfg_push_key(c, "block_size");
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
+		if (json_array_size(v) == 0 || json_array_size(v) > CONFIG_MAX_BLOCK_SIZES)
+			cfg_report(c, "\"block_size\" list must hold 1 to %d entries",
+			       CONFIG_MAX_BLOCK_SIZES);
+		/* Always from 0, past the default: a list too long is read up
+		 * to the limit (for its errors), never beyond block_sizes[]. */
+		w->n_block_sizes = 0;
+		json_array_foreach(v, i, e) {
+			if (i >= CONFIG_MAX_BLOCK_SIZES)
+				break;
+			cfg_push_index(c, i);
+			if (!json_is_object(e)) {
+				cfg_report(c, "a block size entry must be {\"size\": ..., \"weight\": ...}");
+			} else {
+				static const char *const keys[] = { "size", "weight", NULL };
+				uint64_t weight = 1;
+				cfg_check_keys(c, e, "a block size entry", keys);
+				if (!json_object_get(e, "size"))
+					cfg_report(c, "a block size entry needs \"size\"");
+				cfg_get_uint(c, e, "weight", 1, 1000000, &weight);
+				if (cfg_get_size(c, e, "size", &bytes)) {
+					w->block_sizes[w->n_block_sizes].bytes = (uint32_t)bytes;
+					w->block_sizes[w->n_block_sizes].weight = (uint32_t)weight;
+					w->n_block_sizes++;
+					cfg_push_key(c, "size");
+					if (bytes == 0 || bytes % 512 || bytes > (64u << 20))
+						cfg_report(c, "block size %" PRIu64 " must be a multiple of 512 bytes up to 64MiB", bytes);
+					cfg_pop(c);
+				}
+			}
+			cfg_pop(c);
+		}
+	} else if (cfg_parse_size_value(c, v, "\"block_size\"", &bytes)) {
+		if (bytes == 0 || bytes % 512 || bytes > (64u << 20))
+			cfg_report(c, "block size %" PRIu64 " must be a multiple of 512 bytes up to 64MiB",
+			       bytes);
+		w->block_sizes[0] = (struct block_size_weight){ .bytes = (uint32_t)bytes, .weight = 1 };
+		w->n_block_sizes = 1;
+	}
+	cfg_pop(c);
+}
+
+static void parse_schedule(struct cfg_ctx *c, json_t *obj, struct workload_config *w,
+			   uint64_t run_duration_ns)
+{
+	json_t *arr = json_object_get(obj, "schedule");
+
+	if (!arr) {
+		w->steps[0] = (struct sched_step){ .scale = 1,
+			.duration_ns = run_duration_ns ? run_duration_ns : FOREVER_NS };
+		w->n_steps = 1;
+		return;
+	}
+	cfg_push_key(c, "schedule");
+	if (!json_is_array(arr) || json_array_size(arr) == 0 ||
+	    json_array_size(arr) > SCHED_MAX_STEPS) {
+		cfg_report(c, "\"schedule\" must be a list of 1 to %d steps", SCHED_MAX_STEPS);
+		cfg_pop(c);
+		return;
+	}
+	size_t i;
+	json_t *step;
+	json_array_foreach(arr, i, step) {
+		static const char *const keys[] = { "scale", "for", "ramp", NULL };
+		struct sched_step *s = &w->steps[i];
+
+		cfg_push_index(c, i);
+		*s = (struct sched_step){ .scale = 1 };
+		if (!json_is_object(step)) {
+			cfg_report(c, "a schedule step must be {\"scale\": N, \"for\": DURATION}");
+			cfg_pop(c);
+			continue;
+		}
+		cfg_check_keys(c, step, "a schedule step", keys);
+		cfg_get_number(c, step, "scale", 0, 1e6, &s->scale);
+		cfg_get_bool(c, step, "ramp", &s->ramp);
+		if (!json_object_get(step, "for"))
+			cfg_report(c, "a schedule step needs \"for\": how long it lasts");
+		else if (cfg_get_duration(c, step, "for", &s->duration_ns) && s->duration_ns == 0) {
+			cfg_push_key(c, "for");
+			cfg_report(c, "a schedule step must last longer than 0");
+			cfg_pop(c);
+		}
+		cfg_pop(c);
+	}
+	w->n_steps = json_array_size(arr);
+	cfg_pop(c);
+}
+
+/* Keys every workload kind takes; each kind adds its own. */
+const char *const config_common_workload_keys[] = {
+	"name", "type", "autostart", "rate", "arrival", "schedule", "start", "max_lag", "seed",
+	NULL,
+};
+
+static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
+{
+	static const char *const keys[] = {
+		"model", "targets", "file_size", "read_pct", "block_size", "access", "queue_depth",
+		"prep", NULL,
+	};
+	const char *s;
+
+	if (cfg_get_string(c, obj, "model", &s)) {
+		cfg_push_key(c, "model");
+		if (strcmp(s, "pattern") == 0)
+			w->model = MODEL_PATTERN;
+		else if (strcmp(s, "act-storage") == 0)
+			w->model = MODEL_ACT_STORAGE;
+		else if (strcmp(s, "act-index") == 0)
+			w->model = MODEL_ACT_INDEX;
+		else
+			cfg_report(c, "unknown device model \"%s\" (expected \"pattern\", "
+				      "\"act-storage\" or \"act-index\")", s);
+		cfg_pop(c);
+	}
+	if (w->model != MODEL_PATTERN) {
+		parse_targets(c, obj, "devices", w);
+		act_config_parse(c, obj, w);
+		act_derive(&w->act, w->model, w->n_targets);
+		/* The workload's rate is the sum of its ops' rates, so the
+		 * schedule scales them all and lag is judged per op. */
+		double per_device = w->act.read_rate + 2 * w->act.large_block_rate +
+				    2 * w->act.cache_rate;
+		w->rate = per_device * (double)w->n_targets;
+		if (w->rate <= 0) {
+			cfg_push_key(c, "read_reqs_per_sec");
+			cfg_report(c, "an ACT model needs a non-zero read or write rate");
+			cfg_pop(c);
+		}
+		return;
+	}
+	cfg_check_keys2(c, obj, "a device workload", config_common_workload_keys, keys);
+	cfg_get_bool(c, obj, "prep", &w->prep);
+	parse_targets(c, obj, "targets", w);
+	cfg_get_size(c, obj, "file_size", &w->file_size);
+	uint64_t u = w->read_pct;
+	cfg_get_uint(c, obj, "read_pct", 0, 100, &u);
+	w->read_pct = (unsigned)u;
+	parse_block_sizes(c, obj, w);
+	if (cfg_get_string(c, obj, "access", &s)) {
+		cfg_push_key(c, "access");
+		if (strcmp(s, "random") == 0)
+			w->access = ACCESS_RANDOM;
+		else if (strcmp(s, "sequential") == 0)
+			w->access = ACCESS_SEQUENTIAL;
+		else
+			cfg_report(c, "\"access\" must be \"random\" or \"sequential\", not \"%s\"", s);
+		cfg_pop(c);
+	}
+	u = w->queue_depth;
+	cfg_get_uint(c, obj, "queue_depth", 1, CONFIG_MAX_QUEUE_DEPTH, &u);
+	w->queue_depth = (unsigned)u;
+}
+
+static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_config *w,
+			   const struct run_config *run)
+{
+	const char *s;
+
+	*w = (struct workload_config){
+		.type = WORKLOAD_DEVICE, .model = MODEL_PATTERN, .autostart = true,
+		.read_pct = 100, .access = ACCESS_RANDOM, .queue_depth = 32,
+		.block_sizes = { { .bytes = 4096, .weight = 1 } }, .n_block_sizes = 1,
+		.arrival = ARRIVAL_UNIFORM, .max_lag_ns = DEFAULT_MAX_LAG_NS,
+	};
+	if (!json_is_object(obj)) {
+		cfg_report(c, "a workload must be an object");
+		return;
+	}
+
+	if (!json_object_get(obj, "name"))
+		cfg_report(c, "a workload needs a \"name\"");
+	else if (cfg_get_string(c, obj, "name", &s)) {
+		const char *problem = cfg_name_problem(s);
+		if (problem) {
+			cfg_push_key(c, "name");
+			cfg_report(c, "workload name \"%s\" %s (a name is 1-%d letters, digits, '-', "
+				      "'_' or '.', not starting with '.')", s, problem,
+				   CONFIG_MAX_NAME - 1);
+			cfg_pop(c);
+		} else {
+			strcpy(w->name, s);
+		}
+	}
+	bool typed = false;
+	if (cfg_get_string(c, obj, "type", &s)) {
+		cfg_push_key(c, "type");
+		if (strcmp(s, "device") == 0) {
+			w->type = WORKLOAD_DEVICE;
+			typed = true;
+		} else if (strcmp(s, "object") == 0) {
+			w->type = WORKLOAD_OBJECT;
+			typed = true;
+		} else {
+			cfg_report(c, "unknown workload type \"%s\" (expected \"device\" or \"object\")", s);
+		}
+		cfg_pop(c);
+	} else if (!json_object_get(obj, "type")) {
+		cfg_report(c, "a workload needs a \"type\" (\"device\" or \"object\")");
+	}
+	cfg_get_bool(c, obj, "autostart", &w->autostart);
+
+	double rate = 0;
+	cfg_get_number(c, obj, "rate", 0, CONFIG_MAX_RATE, &rate);
+	w->rate = rate;
+	if (cfg_get_string(c, obj, "arrival", &s)) {
+		cfg_push_key(c, "arrival");
+		if (strcmp(s, "uniform") == 0)
+			w->arrival = ARRIVAL_UNIFORM;
+		else if (strcmp(s, "poisson") == 0)
+			w->arrival = ARRIVAL_POISSON;
+		else
+			cfg_report(c, "\"arrival\" must be \"uniform\" or \"poisson\", not \"%s\"", s);
+		cfg_pop(c);
+	}
+	if (w->rate == 0 && json_object_get(obj, "arrival")) {
+		cfg_push_key(c, "arrival");
+		cfg_report(c, "\"arrival\" needs a \"rate\"");
+		cfg_pop(c);
+	}
+	cfg_get_duration(c, obj, "max_lag", &w->max_lag_ns);
+	cfg_get_duration(c, obj, "start", &w->start_offset_ns);
+	cfg_get_uint(c, obj, "seed", 0, UINT64_MAX >> 1, &w->seed);
+	parse_schedule(c, obj, w, run->duration_ns);
+
+	if (!typed)
+		return;
+	if (w->type == WORKLOAD_DEVICE)
+		parse_device(c, obj, w);
+	else
+		obj_config_parse(c, obj, w);
+
+	if (w->rate == 0) {
+		for (size_t i = 0; i < w->n_steps; i++)
+			if (w->steps[i].scale != 1 || w->steps[i].ramp) {
+				cfg_push_key(c, "schedule");
+				cfg_push_index(c, i);
+				cfg_report(c, "scaling a closed-loop workload needs a \"rate\" to scale");
+				cfg_pop(c);
+				cfg_pop(c);
+				break;
+			}
+	}
+}
+
+static void parse_ctl(struct cfg_ctx *c, json_t *v, struct ctl_config *ctl)
+{
+	static const char *const keys[] = { "read_only_for_all", NULL };
+
+	cfg_push_key(c, "ctl");
+	if (!json_is_object(v))
+		cfg_report(c, "\"ctl\" must be {\"read_only_for_all\": true|false}");
+	else {
+		cfg_check_keys(c, v, "\"ctl\"", keys);
+		cfg_get_bool(c, v, "read_only_for_all", &ctl->read_only_for_all);
+	}
+	cfg_pop(c);
+}
+
+static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
+{
+	static const char *const keys[] = { "name", "duration", "interval", "slice", "on_finish",
+					    "socket", "trace", "exports", "start_at", "ctl", NULL };
+	const char *s;
+
+	cfg_push_key(c, "run");
+	if (!json_is_object(obj)) {
+		cfg_report(c, "\"run\" must be an object");
+		cfg_pop(c);
+		return;
+	}
+	cfg_check_keys(c, obj, "\"run\"", keys);
+	if (cfg_get_string(c, obj, "name", &s)) {
+		cfg_push_key(c, "name");
+		const char *problem = cfg_name_problem(s);
+		if (problem)
+			cfg_report(c, "run name \"%s\" %s (it names the run's directory: 1-%d "
+				      "letters, digits, '-', '_' or '.', not starting with '.')",
+				   s, problem, CONFIG_MAX_NAME - 1);
+		else
+			strcpy(run->name, s);
+		cfg_pop(c);
+	}
+	cfg_get_duration(c, obj, "duration", &run->duration_ns);
+	if (cfg_get_duration(c, obj, "interval", &run->interval_ns) &&
+	    (run->interval_ns < 1000000 || run->interval_ns > UINT64_C(3600) * 1000000000)) {
+		cfg_push_key(c, "interval");
+		cfg_report(c, "\"interval\" must be between 1ms and 1h");
+		cfg_pop(c);
+		/* The slice checks below divide by it. */
+		run->interval_ns = DEFAULT_INTERVAL_NS;
+	}
+	if (cfg_get_duration(c, obj, "slice", &run->slice_ns) &&
+	    (run->slice_ns < run->interval_ns || run->slice_ns % run->interval_ns)) {
+		cfg_push_key(c, "slice");
+		cfg_report(c, "\"slice\" must be a whole number of intervals");
+		cfg_pop(c);
+	}
+	if (!json_object_get(obj, "slice") && run->slice_ns % run->interval_ns)
+		run->slice_ns += run->interval_ns - run->slice_ns % run->interval_ns;
+	if (cfg_get_string(c, obj, "on_finish", &s)) {
+		cfg_push_key(c, "on_finish");
+		if (strcmp(s, "exit") == 0)
+			run->exit_on_finish = true;
+		else if (strcmp(s, "idle") == 0)
+			run->exit_on_finish = false;
+		else
+			cfg_report(c, "\"on_finish\" must be \"exit\" or \"idle\", not \"%s\"", s);
+		cfg_pop(c);
+	}
+	if (cfg_get_string(c, obj, "socket", &s)) {
+		if (!*s || strlen(s) >= SOCKET_PATH_MAX) {
+			cfg_push_key(c, "socket");
+			cfg_report(c, "\"socket\" must be a path of 1 to %d bytes (the limit of a "
+				      "Unix socket's address)", SOCKET_PATH_MAX - 1);
+			cfg_pop(c);
+		} else {
+			run->socket_path = strdup(s);
+		}
+	}
+	if (json_object_get(obj, "trace"))
+		trace_config_parse(c, json_object_get(obj, "trace"), &run->trace);
+	if (json_object_get(obj, "exports"))
+		export_config_parse(c, json_object_get(obj, "exports"), &run->exports);
+	if (json_object_get(obj, "ctl"))
+		parse_ctl(c, json_object_get(obj, "ctl"), &run->ctl);
+	if (cfg_get_string(c, obj, "start_at", &s)) {
+		const char *why = "";
+		cfg_push_key(c, "start_at");
+		if (rfc3339_parse(s, &run->start_at_ns, &why) < 0)
+			cfg_report(c, "\"start_at\" must be an RFC 3339 time such as "
+				      "\"2025-06-01T12:00:00Z\": %s", why);
+		cfg_pop(c);
+	}
+	cfg_pop(c);
+}
+
+static int load(struct cfg_ctx *c, struct run_config **ret)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(c->text, c->len, JSON_REJECT_DUPLICATES, &jerr);
+	struct run_config *run;
+
+	if (!root) {
+		fprintf(c->errout, "%s:%d:%d: %s\n", c->name, jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	run = calloc(1, sizeof(*run));
+	if (!run) {
+		json_decref(root);
+		return -ENOMEM;
+	}
+	strcpy(run->name, "soak");
+	run->interval_ns = DEFAULT_INTERVAL_NS;
+	run->slice_ns = UINT64_C(3600) * 1000000000;
+	run->exit_on_finish = true;
+	trace_config_defaults(&run->trace);
+	run->ctl.read_only_for_all = true;
+	run->path = cfg_absolute_path(c->name);
+
+	if (!json_is_object(root)) {
+		cfg_report(c, "the configuration must be a JSON object with \"run\" and \"workloads\"");
+		goto out;
+	}
+	static const char *const keys[] = { "run", "workloads", NULL };
+	cfg_check_keys(c, root, "the configuration", keys);
+	json_t *r = json_object_get(root, "run");
+	if (r)
+		parse_run(c, r, run);
+
+	json_t *arr = json_object_get(root, "workloads");
+	cfg_push_key(c, "workloads");
+	if (!arr) {
+		cfg_report(c, "the configuration needs \"workloads\": a list of workloads");
+	} else if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		cfg_report(c, "\"workloads\" must be a non-empty list");
+	} else if (json_array_size(arr) > CONFIG_MAX_WORKLOADS) {
+		cfg_report(c, "\"workloads\" lists %zu workloads, at most %d are allowed",
+		       json_array_size(arr), CONFIG_MAX_WORKLOADS);
+	} else {
+		run->n_workloads = json_array_size(arr);
+		run->workloads = calloc(run->n_workloads, sizeof(*run->workloads));
+		if (!run->workloads) {
+			run->n_workloads = 0;
+			c->errors++;
+			fprintf(c->errout, "%s: out of memory\n", c->name);
+		}
+		for (size_t i = 0; i < run->n_workloads; i++) {
+			cfg_push_index(c, i);
+			unsigned errors_before = c->errors;
+			parse_workload(c, json_array_get(arr, i), &run->workloads[i], run);
+			if (c->errors == errors_before)
+				config_check_workload_limits(c, json_array_get(arr, i),
+							     &run->workloads[i], run);
+			for (size_t j = 0; j < i; j++)
+				if (run->workloads[i].name[0] &&
+				    strcmp(run->workloads[i].name, run->workloads[j].name) == 0) {
+					cfg_push_key(c, "name");
+					cfg_report(c, "workload name \"%s\" is used twice",
+					       run->workloads[i].name);
+					cfg_pop(c);
+				}
+			cfg_pop(c);
+		}
+	}
+	cfg_pop(c);
+	if (!c->errors && run->n_workloads)
+		config_check_run_limits(c, run);
+out:
+	json_decref(root);
+	if (c->errors) {
+		config_free(run);
+		return -EINVAL;
+	}
+	*ret = run;
+	return 0;
+}
+
+int config_load_string(const char *text, const char *name, FILE *errout, struct run_config **ret)
+{
+	struct cfg_ctx c = { .name = name, .text = text, .len = strlen(text), .errout = errout };
+	return load(&c, ret);
+}
+
+int config_load(const char *path, FILE *errout, struct run_config **ret)
+{
+	char err[PATH_MAX + 128];
+	char *text;
+	size_t n;
+	int r;
+
+	int fd = regfile_open(path, "configuration", err, sizeof(err));
+	if (fd < 0) {
+		fprintf(errout, "%s:1:1: %s\n", path, err);
+		return fd;
+	}
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		fprintf(errout, "%s:1:1: cannot read configuration: %s\n", path, strerror(-r));
+		return r;
+	}
+	text = malloc(CONFIG_MAX_BYTES + 1);
+	if (!text) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(text, 1, CONFIG_MAX_BYTES + 1, f);
+	if (ferror(f)) {
+		r = -errno;
+		fprintf(errout, "%s:1:1: cannot read configuration: %s\n", path, strerror(errno));
+	} else if (n > CONFIG_MAX_BYTES) {
+		r = -EFBIG;
+		fprintf(errout, "%s:1:1: configuration is larger than %u bytes\n", path,
+			CONFIG_MAX_BYTES);
+	} else if (memchr(text, '\0', n)) {
+		r = -EINVAL;
+		fprintf(errout, "%s:1:1: configuration contains a NUL byte\n", path);
+	} else {
+		struct cfg_ctx c = { .name = path, .text = text, .len = n, .errout = errout };
+		r = load(&c, ret);
+	}
+	fclose(f);
+	free(text);
+	return r;
+}
+
+void config_free(struct run_config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_workloads; i++) {
+		for (size_t t = 0; t < c->workloads[i].n_targets; t++)
+			free(c->workloads[i].targets[t].path);
+		obj_config_free(c->workloads[i].object);
+	}
+	free(c->workloads);
+	free(c->socket_path);
+	trace_config_free(&c->trace);
+	export_config_free(&c->exports);
+	free(c->path);
+	free(c);
+}
+
+const char *workload_type_name(enum workload_type t)
+{
+	return t == WORKLOAD_OBJECT ? "object" : "device";
+}
+
+const char *device_model_name(enum device_model m)
+{
+	return m == MODEL_ACT_STORAGE ? "act-storage" : m == MODEL_ACT_INDEX ? "act-index" : "pattern";
+}
+
+const char *access_name(enum access_pattern a)
+{
+	return a == ACCESS_SEQUENTIAL ? "sequential" : "random";
+}
+
+static void print_duration(FILE *out, const char *key, uint64_t ns, const char *sep)
+{
+	char buf[64];
+	if (ns >= FOREVER_NS)
+		snprintf(buf, sizeof(buf), "forever");
+	else
+		format_duration(ns, buf, sizeof(buf));
+	fprintf(out, "\"%s\": \"%s\"%s", key, buf, sep);
+}
+
+void config_print_targets(const struct workload_config *w, FILE *out)
+{
+	for (size_t t = 0; t < w->n_targets; t++) {
+		json_t *p = json_string(w->targets[t].path);
+		char *q = json_dumps(p, JSON_ENCODE_ANY);
+		/* allow_unsafe_path only when set: the plans of runs begun
+		 * before it existed stay the same text, and resume. */
+		fprintf(out, "%s{\"path\": %s, \"destroy_data\": %s%s}", t ? ", " : "",
+			q ? q : "\"?\"", w->targets[t].destroy_data ? "true" : "false",
+			w->targets[t].allow_unsafe_path ? ", \"allow_unsafe_path\": true" : "");
+		free(q);
+		json_decref(p);
+	}
+}
+
+static void print_device_plan(const struct workload_config *w, FILE *out)
+{
+	char buf[64];
+
+	fprintf(out, "     \"model\": \"pattern\", \"targets\": [");
+	config_print_targets(w, out);
+	format_size(w->file_size, buf, sizeof(buf));
+	fprintf(out, "],\n     \"file_size\": \"%s\", \"read_pct\": %u, \"block_size\": [",
+		w->file_size ? buf : "existing", w->read_pct);
+	for (size_t b = 0; b < w->n_block_sizes; b++) {
+		format_size(w->block_sizes[b].bytes, buf, sizeof(buf));
+		fprintf(out, "%s{\"size\": \"%s\", \"weight\": %u}", b ? ", " : "", buf,
+			w->block_sizes[b].weight);
+	}
+	fprintf(out, "], \"access\": \"%s\", \"queue_depth\": %u, \"prep\": %s,\n",
+		access_name(w->access), w->queue_depth, w->prep ? "true" : "false");
+}
+
+/* One workload's part of the plan: everything that defines it, so two
+ * workloads with the same text are the same workload (reload). */
+static void print_workload(const struct workload_config *w, FILE *out)
+{
+	fprintf(out, "    {\"name\": \"%s\", \"type\": \"%s\", \"autostart\": %s,\n",
+		w->name, workload_type_name(w->type), w->autostart ? "true" : "false");
+	if (w->type == WORKLOAD_OBJECT)
+		obj_config_print(w->object, out);
+	else if (w->model != MODEL_PATTERN)
+		act_config_print(w, out);
+	else
+		print_device_plan(w, out);
+	if (w->rate > 0)
+		fprintf(out, "     \"rate\": %g, \"arrival\": \"%s\", ", w->rate,
+			w->arrival == ARRIVAL_POISSON ? "poisson" : "uniform");
+	else
+		fprintf(out, "     \"rate\": \"closed-loop\", ");
+	print_duration(out, "max_lag", w->max_lag_ns, ", ");
+	fprintf(out, "\"seed\": %" PRIu64 ",\n     \"schedule\": [\n", w->seed);
+	uint64_t at = w->start_offset_ns;
+	for (size_t s = 0; s < w->n_steps; s++) {
+		const struct sched_step *st = &w->steps[s];
+		fprintf(out, "       {");
+		print_duration(out, "at", at, ", ");
+		print_duration(out, "for", st->duration_ns, ", ");
+		fprintf(out, "\"scale\": %g, \"ramp\": %s", st->scale, st->ramp ? "true" : "false");
+		if (w->rate > 0)
+			fprintf(out, ", \"rate\": %g", w->rate * st->scale);
+		fprintf(out, "}%s\n", s + 1 < w->n_steps ? "," : "");
+		at = at + st->duration_ns >= FOREVER_NS ? FOREVER_NS : at + st->duration_ns;
+	}
+	fprintf(out, "     ]}");
+}
+
+char *config_workload_text(const struct workload_config *w)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	print_workload(w, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+void config_print_plan(const struct run_config *c, FILE *out)
+{
+	fprintf(out, "{\n  \"run\": {\"name\": \"%s\", ", c->name);
+	print_duration(out, "duration", c->duration_ns ? c->duration_ns : FOREVER_NS, ", ");
+	print_duration(out, "interval", c->interval_ns, ", ");
+	print_duration(out, "slice", c->slice_ns, ", ");
+	fprintf(out, "\"on_finish\": \"%s\",\n   ", c->exit_on_finish ? "exit" : "idle");
+	if (c->start_at_ns) {
+		char when[64];
+		rfc3339_format(c->start_at_ns, when, sizeof(when));
+		fprintf(out, "\"start_at\": \"%s\", ", when);
+	}
+	trace_config_print(&c->trace, out);
+	if (c->exports.prom_textfile || c->exports.statsd_address) {
+		fputs(",\n   ", out);
+		export_config_print(&c->exports, out);
+	}
+	fprintf(out, "},\n  \"workloads\": [\n");
+	for (size_t i = 0; i < c->n_workloads; i++) {
+		print_workload(&c->workloads[i], out);
+		fprintf(out, "%s\n", i + 1 < c->n_workloads ? "," : "");
+	}
+	fprintf(out, "  ]\n}\n");
+}

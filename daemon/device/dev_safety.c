@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The check a block device passes before soakd writes to it.  The cheap,
+ * certain facts come first (sysfs and the mount tables, which need no open
+ * of the device), then an exclusive read-only open, then libblkid on it.
+ */
+#include "dev_safety.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <blkid.h>
+
+#include "dev_path.h"
+#include "base/log.h"
+
+#define SIGNATURES_MAX 8
+#define EXCL_SETTLE_NS (UINT64_C(1000) * 1000000)
+#define EXCL_POLL_NS 10000000
+
+const struct dev_safety_env dev_safety_host = {
+	.sysfs = DEVSYS_SYSFS,
+	.mountinfo = DEVSYS_MOUNTINFO,
+	.swaps = DEVSYS_SWAPS,
+};
+
+/* The file systems the running system cannot do without. */
+static const char *const system_mounts[] = { "/", "/boot", "/boot/efi", "/usr", "/var", NULL };
+
+int dev_safety_root_disks(const struct dev_safety_env *env, struct devsys_set *ret,
+			  const char **ret_why)
+{
+	ret->n = 0;
+	for (const char *const *mp = system_mounts; *mp; mp++) {
+		struct devsys_set lower;
+		struct stat st;
+		dev_t dev;
+		size_t before = ret->n;
+
+		/* AT_NO_AUTOMOUNT: looking must not mount /boot/efi. */
+		if (fstatat(AT_FDCWD, *mp, &st, AT_NO_AUTOMOUNT) < 0)
+			continue;
+		if (devsys_backing_dev(env->mountinfo, st.st_dev, &dev) < 0)
+			continue;       /* tmpfs, overlay, NFS: no local disk */
+		if (devsys_set_add(ret, dev) < 0)
+			return -E2BIG;
+		if (devsys_lower_disks(env->sysfs, dev, &lower) == 0)
+			for (size_t i = 0; i < lower.n; i++)
+				if (devsys_set_add(ret, lower.devs[i]) < 0)
+					return -E2BIG;
+		for (size_t i = before; i < ret->n; i++)
+			ret_why[i] = *mp;
+	}
+	return 0;
+}
+
+static void refuse(char *err, size_t errlen, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void refuse(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "refusing to write to %s: ", path);
+
+	if (n < 0 || (size_t)n >= errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static const char *override_name(enum dev_safety_via via)
+{
+	return via == DEV_SAFETY_VIA_CLI ? "--destroy-data" : "destroy_data";
+}
+
+/* "/dev/NAME" for messages about a device the user did not name. */
+static void dev_label(const struct dev_safety_env *env, dev_t dev, char *ret, size_t len)
+{
+	char name[256];
+
+	if (devsys_name(env->sysfs, dev, name, sizeof(name)) == 0)
+		snprintf(ret, len, "/dev/%s", name);
+	else
+		snprintf(ret, len, "device %u:%u", major(dev), minor(dev));
+}
+
+static int check_root_disk(const struct dev_safety_env *env, const char *path, dev_t devno,
+			   enum dev_safety_via via, char *err, size_t errlen)
+{
+	const char *why[DEVSYS_MAX_DEVS];
+	struct devsys_set root, lower;
+	char disk[300];
+	int r;
+
+	r = dev_safety_root_disks(env, &root, why);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < root.n; i++)
+		if (root.devs[i] == devno) {
+			dev_t whole;
+			bool is_disk = devsys_whole_disk(env->sysfs, devno, &whole) == 0 &&
+				       whole == devno;
+			refuse(err, errlen, path, "it is %s (it holds %s); soakd never writes to the "
+			       "disk the running system is on, %s or not",
+			       is_disk ? "the root disk" : "a system device", why[i],
+			       override_name(via));
+			return -EPERM;
+		}
+	/* A partition of the root disk, or a dm/md device built on it: its
+	 * writes land on the system's disk. */
+	r = devsys_lower_disks(env->sysfs, devno, &lower);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	for (size_t k = 0; r == 0 && k < lower.n; k++)
+		for (size_t i = 0; i < root.n; i++)
+			if (root.devs[i] == lower.devs[k]) {
+				dev_label(env, lower.devs[k], disk, sizeof(disk));
+				refuse(err, errlen, path, "it is on the root disk %s (which holds "
+				       "%s); soakd never writes to the disk the running system is "
+				       "on, %s or not", disk, why[i], override_name(via));
+				return -EPERM;
+			}
+	return 0;
+}
+
+/* "it is" for the device itself, "its partition /dev/X is" for one of its
+ * partitions: the subject of a refusal. */
+static void subject(const struct dev_safety_env *env, dev_t devno, dev_t dev, char *ret,
+		    size_t len)
+{
+	char label[300];
+
+	if (dev == devno) {
+		snprintf(ret, len, "it is");
+		return;
+	}
+	dev_label(env, dev, label, sizeof(label));
+	snprintf(ret, len, "its partition %s is", label);
+}
+
+/* How a holder (a device stacked on ours) calls itself. */
+static void describe_holder(const struct dev_safety_env *env, dev_t holder, char *ret,
+			    size_t len)
+{
+	char dir[PATH_MAX], name[256], dm_name[256], md_level[64];
+
+	if (devsys_block_dir(env->sysfs, holder, dir, sizeof(dir)) < 0 ||
+	    devsys_name(env->sysfs, holder, name, sizeof(name)) < 0) {
+		snprintf(ret, len, "device %u:%u", major(holder), minor(holder));
+		return;
+	}
+	if (devsys_read_attr(dir, "dm/name", dm_name, sizeof(dm_name)) == 0)
+		snprintf(ret, len, "%s (device-mapper device \"%s\")", name, dm_name);
+	else if (devsys_read_attr(dir, "md/level", md_level, sizeof(md_level)) == 0)
+		snprintf(ret, len, "%s (md %s array)", name, md_level);
+	else
+		snprintf(ret, len, "%s", name);
+}
+
+static int check_in_use(const struct dev_safety_env *env, const char *path, dev_t devno,
+			enum dev_safety_via via, char *err, size_t errlen)
+{
+	struct devsys_set self = { .n = 0 }, holders;
+	struct devsys_mount *m;
+	char which[400], what[600], swap[PATH_MAX];
+	dev_t dev;
+	int r;
+
+	/* The device and, for a whole disk, its partitions. */
+	r = devsys_partitions(env->sysfs, devno, &self);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	devsys_set_add(&self, devno);
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	r = devsys_find_mount(env->mountinfo, &self, m, &dev);
+	if (r > 0) {
+		subject(env, devno, dev, which, sizeof(which));
+		refuse(err, errlen, path, "%s mounted on %s (%s); unmount it first (%s does not "
+		       "override this)", which, m->mount_point, m->fs_type, override_name(via));
+	}
+	free(m);
+	if (r != 0)
+		return r > 0 ? -EBUSY : r;
+
+	r = devsys_find_swap(env->swaps, &self, swap, sizeof(swap), &dev);
+	if (r > 0) {
+		subject(env, devno, dev, which, sizeof(which));
+		refuse(err, errlen, path, "%s in use as swap; swapoff it first (%s does not "
+		       "override this)", which, override_name(via));
+		return -EBUSY;
+	}
+	if (r < 0)
+		return r;
+
+	for (size_t i = 0; i < self.n; i++) {
+		if (devsys_holders(env->sysfs, self.devs[i], &holders) < 0 || holders.n == 0)
+			continue;
+		describe_holder(env, holders.devs[0], what, sizeof(what));
+		subject(env, devno, self.devs[i], which, sizeof(which));
+		refuse(err, errlen, path, "%s in use by %s%s; remove what is built on it first (%s "
+		       "does not override this)", which, what,
+		       holders.n > 1 ? " and other devices" : "", override_name(via));
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static const char *article(const char *word)
+{
+	return strchr("aeiouAEIOU", word[0]) && word[0] ? "an" : "a";
+}
+
+/* One signature libblkid has just found, in words. */
+static void describe_signature(blkid_probe pr, char *ret, size_t len)
+{
+	const char *type = NULL, *usage = NULL, *uuid = NULL, *label = NULL, *badcsum = NULL;
+	char ids[400] = "";
+	int n = 0;
+
+	ret[0] = '\0';
+	if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
+		blkid_probe_lookup_value(pr, "PTUUID", &uuid, NULL);
+		snprintf(ret, len, "%s %s partition table%s%s%s", article(type), type,
+			 uuid ? " (PTUUID " : "", uuid ? uuid : "", uuid ? ")" : "");
+		return;
+	}
+	if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0)
+		return;
+	blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
+	blkid_probe_lookup_value(pr, "UUID", &uuid, NULL);
+	blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
+	blkid_probe_lookup_value(pr, "SBBADCSUM", &badcsum, NULL);
+	if (uuid)
+		n += snprintf(ids + n, sizeof(ids) - (size_t)n, "UUID %s", uuid);
+	if (label && (size_t)n < sizeof(ids))
+		n += snprintf(ids + n, sizeof(ids) - (size_t)n, "%slabel \"%s\"", n ? ", " : "",
+			      label);
+	if (badcsum && (size_t)n < sizeof(ids))
+		n += snprintf(ids + n, sizeof(ids) - (size_t)n, "%sbad checksum", n ? ", " : "");
+
+	const char *what = "signature";
+	if (usage && strcmp(usage, "filesystem") == 0)
+		what = "filesystem";
+	else if (usage && strcmp(usage, "raid") == 0)
+		what = "signature (a RAID or LVM member)";
+	else if (usage && strcmp(usage, "crypto") == 0)
+		what = "signature (an encrypted volume)";
+	snprintf(ret, len, "%s %s %s%s%s%s", article(type), type, what, ids[0] ? " (" : "", ids,
+		 ids[0] ? ")" : "");
+}
+
+/* Everything libblkid finds on the device, joined with "and"; returns how
+ * many signatures, or a negative errno when the device cannot be read. */
+static int find_signatures(int fd, char *ret, size_t len)
+{
+	blkid_probe pr = blkid_new_probe();
+	size_t off = 0;
+	int found = 0, r = 0;
+
+	ret[0] = '\0';
+	if (!pr)
+		return -ENOMEM;
+	if (blkid_probe_set_device(pr, fd, 0, 0) < 0) {
+		blkid_free_probe(pr);
+		return -EIO;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	/* BADCSUM: a filesystem with a damaged superblock is still data. */
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE |
+					      BLKID_SUBLKS_UUID | BLKID_SUBLKS_LABEL |
+					      BLKID_SUBLKS_BADCSUM);
+	blkid_probe_enable_partitions(pr, 1);
+
+	/* Each call yields the next signature, over all chains. */
+	for (int i = 0; i < SIGNATURES_MAX; i++) {
+		char one[512];
+		errno = 0;
+		int p = blkid_do_probe(pr);
+		if (p == 1)
+			break;
+		if (p < 0) {
+			r = errno ? -errno : -EIO;
+			break;
+		}
+		describe_signature(pr, one, sizeof(one));
+		if (!one[0] || strstr(ret, one))
+			continue;
+		int n = snprintf(ret + off, len - off, "%s%s", found ? " and " : "", one);
+		if (n > 0 && off + (size_t)n < len)
+			off += (size_t)n;
+		found++;
+	}
+	blkid_free_probe(pr);
+	return r < 0 ? r : found;
+}
+
+/*
+ * A claim can outlive the process that held it by some milliseconds: when a
+ * process exits, io_uring releases the files registered with its rings from
+ * a workqueue (seen on 6.18 when soakd is restarted at once).  So EBUSY is
+ * believed only once it has lasted EXCL_SETTLE_NS.
+ */
+static int open_exclusive(int path_fd, int flags)
+{
+	struct timespec pause = { .tv_nsec = EXCL_POLL_NS };
+	uint64_t waited = 0;
+	int fd;
+
+	for (;;) {
+		fd = dev_fd_reopen(path_fd, flags | O_EXCL);
+		if (fd >= 0 || fd != -EBUSY || waited >= EXCL_SETTLE_NS)
+			return fd;
+		nanosleep(&pause, NULL);
+		waited += EXCL_POLL_NS;
+	}
+}
+
+int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int path_fd,
+			bool destroy_data, enum dev_safety_via via, int flags, char *err,
+			size_t errlen)
+{
+	char signatures[1024];
+	struct stat st;
+	int fd, probe, r;
+
+	if (fstat(path_fd, &st) < 0) {
+		snprintf(err, errlen, "cannot access %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a block device", path);
+		return -ENOTBLK;
+	}
+
+	/* Before anything opens it: the root disk may not even be readable. */
+	r = check_root_disk(env, path, st.st_rdev, via, err, errlen);
+	if (r == 0)
+		r = check_in_use(env, path, st.st_rdev, via, err, errlen);
+	if (r == -EPERM || r == -EBUSY)
+		return r;
+	if (r < 0) {
+		refuse(err, errlen, path, "cannot tell whether it is in use: %s", strerror(-r));
+		return r;
+	}
+
+	/* Mounts in other namespaces, dm and md all claim the device: an
+	 * exclusive open fails with EBUSY then.  Held from here on, the claim
+	 * keeps anyone from mounting it between this check and our writes. */
+	fd = open_exclusive(path_fd, flags);
+	if (fd < 0) {
+		r = fd;
+		if (r == -EBUSY)
+			refuse(err, errlen, path, "it is in use: the kernel or another program holds "
+			       "it exclusively (a mount, possibly in another namespace, RAID, "
+			       "device-mapper or an exclusive open); %s does not override this",
+			       override_name(via));
+		else
+			refuse(err, errlen, path, "cannot open it: %s", strerror(-r));
+		return r;
+	}
+	/* libblkid reads with buffers of its own: a second view without
+	 * O_DIRECT, of the very device we hold. */
+	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
+	r = probe < 0 ? probe : find_signatures(probe, signatures, sizeof(signatures));
+	if (probe >= 0)
+		close(probe);
+	if (r < 0) {
+		refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
+		close(fd);
+		return r;
+	}
+	if (r == 0)
+		return fd;
+	if (destroy_data) {
+		log_warning("%s holds %s: writing over it, as %s allows", path, signatures,
+			    override_name(via));
+		return fd;
+	}
+	if (via == DEV_SAFETY_VIA_CLI)
+		refuse(err, errlen, path, "it holds %s; give --destroy-data if its data may be "
+		       "destroyed", signatures);
+	else
+		refuse(err, errlen, path, "it holds %s; add \"destroy_data\": true to this target "
+		       "if its data may be destroyed", signatures);
+	close(fd);
+	return -EPERM;
+}
+
+int dev_safety_open(const char *path, int path_fd, bool destroy_data, enum dev_safety_via via,
+		    int flags, char *err, size_t errlen)
+{
+	return dev_safety_open_env(&dev_safety_host, path, path_fd, destroy_data, via, flags, err,
+				   errlen);
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_OBJ_ENGINE_H
+#define SOAK_OBJ_ENGINE_H
+
+/*
+ * What the object engine's files share: the workload-wide client (config,
+ * credentials, protocol), one transfer per slot of a thread's concurrency,
+ * and the protocols' const ops.  libcurl is used in obj_*.c only.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "config/obj_config.h"
+#include "obj_creds.h"
+#include "obj_payload.h"
+#include "obj_pool.h"
+#include "workload/stats.h"
+
+#define OBJ_KEY_MAX (OBJ_MAX_PREFIX_LEN + 128)
+#define OBJ_ERRBODY_MAX 2048
+#define OBJ_LIST_MAX_BYTES (UINT64_C(16) << 20)
+#define OBJ_LIST_MAX_PAGES 10000
+#define OBJ_ERRORS_LOGGED 5       /* per class and workload */
+#define OBJ_CORRUPT_LOGGED 10
+
+/* What a transfer does; the first five are the mix's ops. */
+enum obj_kind {
+	OBJ_KIND_PUT = OBJ_OP_PUT,
+	OBJ_KIND_GET = OBJ_OP_GET,
+	OBJ_KIND_STAT = OBJ_OP_STAT,
+	OBJ_KIND_DELETE = OBJ_OP_DELETE,
+	OBJ_KIND_LIST = OBJ_OP_LIST,
+	OBJ_KIND_PREFILL,   /* a PUT creating the pool before the mix starts */
+	OBJ_KIND_CLEANUP,   /* a DELETE of what the workload created */
+	OBJ_KINDS,
+};
+
+struct obj_client;
+
+/* A protocol: how a request is addressed and signed, and how the server
+ * says what went wrong. */
+struct obj_proto {
+	const char *name;
+	/* Options every transfer of the workload shares (signing, headers). */
+	int (*setup_handle)(const struct obj_client *cl, CURL *easy);
+	/* The URL of a key (escaped here). */
+	int (*object_url)(const struct obj_client *cl, const char *key, char *buf, size_t len);
+	/* The URL of one page of a listing; NULL when the protocol has none. */
+	int (*list_url)(const struct obj_client *cl, const char *prefix, const char *token,
+			char *buf, size_t len);
+	/* The server's own words in an error response. */
+	void (*error_message)(const char *body, size_t len, char *out, size_t outlen);
+	/*
+	 * Asks the endpoint whether the workload can run (and creates the
+	 * bucket if configured).  Returns 0; -EAGAIN when the endpoint cannot
+	 * be reached now (the workload retries) with *ret_class saying how it
+	 * failed; another negative errno with err set when it never will (bad
+	 * credentials, no such bucket).
+	 */
+	int (*probe)(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+		     size_t errlen);
+};
+
+extern const struct obj_proto obj_proto_s3;
+extern const struct obj_proto obj_proto_http;
+
+/* Shared by a workload's threads; read-only while they run, except the
+ * atomic counters that bound logging. */
+struct obj_client {
+	const struct workload_config *wcfg;
+	const struct object_config *cfg;
+	const struct obj_proto *proto;
+	struct obj_creds creds;
+	char *userpwd;              /* "access:secret" for libcurl, wiped on release */
+	char *sigv4;                /* "aws:amz:REGION:s3" */
+	char *connect_to;           /* CURLOPT_CONNECT_TO entry */
+	struct curl_slist *headers; /* headers of every request */
+	struct curl_slist *connect_to_list;
+	char base_url[OBJ_MAX_URL_LEN]; /* keys go under base_url + "/" */
+	char run_tag[17];           /* this run's names: unique, so cleanup only hits ours */
+	char name_root[OBJ_KEY_MAX];/* prefix + run tag + "/" */
+	int op_index[OBJ_KINDS];    /* stats slot of each kind, -1 if it never happens */
+	_Atomic unsigned errors_logged[OP_ERR_CLASSES];
+	_Atomic unsigned corrupt_logged;
+	_Atomic bool version_logged;
+	_Atomic bool ready;         /* the endpoint answered the probe */
+};
+
+/* obj_client.c: credentials, common headers, base URL, run tag. */
+int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, char *err,
+		    size_t errlen);
+void obj_client_free(struct obj_client *cl);
+
+struct obj_stream;
+
+struct obj_xfer {
+	CURL *easy;
+	struct obj_stream *st;
+	enum obj_kind kind;
+	bool busy;
+	uint32_t slot;              /* pool slot; OBJ_POOL_NONE for LIST */
+	uint64_t due_ns, submit_ns;
+
+	struct obj_payload payload;
+	uint64_t size;              /* the object's size */
+	uint64_t off, len;          /* the payload bytes the body should carry */
+	uint64_t pos;               /* body bytes moved so far */
+	bool ranged;
+	bool verify;
+	bool mismatch;
+	uint64_t mismatch_at;
+	uint8_t got[16];            /* received bytes at the mismatch */
+	size_t got_len;
+	uint8_t head[16];           /* first bytes of a body starting at offset 0 */
+	size_t head_len;
+
+	long status;                /* 0 until the first body byte */
+	char body[OBJ_ERRBODY_MAX]; /* an error response's body */
+	size_t body_len;
+	char *list_buf;             /* a listing page */
+	size_t list_len, list_cap;
+	unsigned list_pages;
+	uint64_t list_keys, list_bytes;
+
+	struct curl_slist *headers; /* per op (checksums); NULL: the client's */
+	char errbuf[CURL_ERROR_SIZE];
+	char key[OBJ_KEY_MAX];
+	char url[OBJ_MAX_URL_LEN];
+	char range[64];
+};
+
+#define OBJ_NS_PER_S UINT64_C(1000000000)
+#define OBJ_NS_PER_MS UINT64_C(1000000)
+/* Closed loop, after a failure: pause this long, doubling up to the max. */
+#define OBJ_BACKOFF_MIN_NS (10 * OBJ_NS_PER_MS)
+#define OBJ_BACKOFF_MAX_NS OBJ_NS_PER_S
+
+struct workload_stream;
+
+/* One workload thread: its transfers, its share of the pool, its state. */
+struct obj_stream {
+	struct workload_stream *ws;
+	struct obj_client *cl;
+	unsigned index;
+	CURLM *multi;
+	struct obj_xfer *xfers;
+	unsigned *free_list;
+	unsigned n_xfers, n_free;
+	struct obj_pool pool;
+	uint64_t rng;
+	int timer_fd;
+	uint64_t timer_armed_ns;
+	uint64_t next_boundary;
+	uint64_t due_ns;
+	bool have_due;
+	unsigned deck[OBJ_MIX_OPS], deck_left;   /* the current block of mix_total ops */
+	uint32_t cursor;                         /* prefill and cleanup sweeps */
+	unsigned passes;
+	uint64_t hold_until_ns, backoff_ns;      /* closed loop: pause after failures */
+	uint64_t failing_since_ns, failed_ops;   /* for the "answers again" notice */
+	uint64_t skipped;
+};
+
+/* obj_stream.c: the thread (workload_engine.thread_main). */
+void *obj_stream_main(void *stream);
+
+/* obj_op.c */
+/* The next op of the mix: every block of mix_total ops holds each op
+ * exactly its weight of times, in random order, so the ratios hold in
+ * every interval, not only on average. */
+enum obj_kind obj_op_draw(struct obj_stream *st);
+/* Starts an op of `kind` due at due_ns; false when no object fits it. */
+bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns);
+/* Says (once) that ops are skipped for want of a free object. */
+void obj_op_skipped(struct obj_stream *st, enum obj_kind kind);
+/* Accounts for a finished transfer (or sends a listing's next page). */
+void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
+		     uint64_t now);
+/* Gives up a transfer still running: not counted, its object doubtful. */
+void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x);
+
+/* obj_xfer.c */
+int obj_xfer_init(struct obj_xfer *x, const struct obj_client *cl, struct obj_stream *st);
+void obj_xfer_done(struct obj_xfer *x);
+/* Key of pool entry e of thread `stream`. */
+void obj_key(const struct obj_client *cl, unsigned stream, const struct obj_entry *e, char *buf,
+	     size_t len);
+/* Sets up x (kind, key, payload, range fields already filled) for sending. */
+int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl);
+/* Sets up the next page of a listing (token NULL: the first). */
+int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const char *prefix,
+			  const char *token);
+
+/* The outcome of a finished transfer. */
+enum obj_outcome {
+	OBJ_OK,
+	OBJ_ERROR,      /* counted in errors, class in *ret_class */
+	OBJ_CORRUPT,    /* completed, wrong data */
+	OBJ_MORE,       /* a listing has another page: send x again */
+};
+enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
+				 enum op_error_class *ret_class, bool *ret_gone);
+
+/* Synchronous requests for probing and bucket creation (obj_s3.c, obj_http.c). */
+struct obj_response {
+	long status;
+	CURLcode result;
+	char body[OBJ_ERRBODY_MAX];
+	size_t body_len;
+	char errbuf[CURL_ERROR_SIZE];
+};
+int obj_request(const struct obj_client *cl, const char *method, const char *url,
+		const char *body, struct obj_response *ret);
+/* A failure that trying again will not cure (TLS verification, bad URL). */
+bool obj_result_is_lasting(CURLcode result);
+/* The class of an error a synchronous request met. */
+enum op_error_class obj_response_class(const struct obj_response *r);
+/* "HTTP 403 InvalidAccessKeyId: ..." or libcurl's message, for people. */
+void obj_response_describe(const struct obj_client *cl, const struct obj_response *r, char *buf,
+			   size_t len);
+
+/* Escapes a key for a URL path: unreserved characters and '/' stay. */
+int obj_escape_path(const char *key, char *buf, size_t len);
+/* Escapes a query value: only unreserved characters stay. */
+int obj_escape_query(const char *value, char *buf, size_t len);
+/* Options of every handle, whatever the protocol: timeouts, TLS,
+ * keep-alive, HTTP version, connect_to (obj_http.c). */
+int obj_setup_common(const struct obj_client *cl, CURL *easy);
+/* The text of an error page: the first line of its title or body. */
+void obj_text_message(const char *body, size_t len, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ops of an object workload thread: which op comes next in the mix,
+ * which object and byte range it works on, starting it, and accounting for
+ * it when it ends (statistics, the pool, backoff after failures).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "obj_engine.h"
+#include "obj_rng.h"
+#include "workload/workload.h"
+
+enum obj_kind obj_op_draw(struct obj_stream *st)
+{
+	const struct object_config *o = st->cl->cfg;
+
+	if (!st->deck_left) {
+		memcpy(st->deck, o->mix, sizeof(st->deck));
+		st->deck_left = o->mix_total;
+	}
+	uint64_t r = obj_rng_below(&st->rng, st->deck_left);
+	for (int op = 0; op < OBJ_MIX_OPS; op++) {
+		if (r < st->deck[op]) {
+			st->deck[op]--;
+			st->deck_left--;
+			return (enum obj_kind)op;
+		}
+		r -= st->deck[op];
+	}
+	return OBJ_KIND_GET;
+}
+
+/* The byte range a GET asks for. */
+static void pick_range(struct obj_stream *st, struct obj_xfer *x)
+{
+	const struct object_config *o = st->cl->cfg;
+
+	x->off = 0;
+	x->len = x->size;
+	x->ranged = false;
+	if (x->kind != OBJ_KIND_GET || o->range == OBJ_RANGE_NONE || x->size == 0)
+		return;
+	x->ranged = true;
+	if (o->range == OBJ_RANGE_FIXED) {
+		x->off = o->read_offset < x->size ? o->read_offset : x->size - 1;
+		x->len = x->size - x->off;
+		if (o->read_length && o->read_length < x->len)
+			x->len = o->read_length;
+	} else {
+		/* As warp's --range: a random start and a random length. */
+		x->off = obj_rng_below(&st->rng, x->size);
+		x->len = 1 + obj_rng_below(&st->rng, x->size - x->off);
+	}
+}
+
+static void undo_pool(struct obj_stream *st, struct obj_xfer *x, bool write_ok)
+{
+	switch (x->kind) {
+	case OBJ_KIND_GET:
+	case OBJ_KIND_STAT:
+		obj_pool_end_read(&st->pool, x->slot, false);
+		break;
+	case OBJ_KIND_LIST:
+		break;
+	default:
+		obj_pool_end_write(&st->pool, x->slot,
+				   x->kind == OBJ_KIND_DELETE || x->kind == OBJ_KIND_CLEANUP, write_ok);
+	}
+}
+
+static uint32_t pick_slot(struct obj_stream *st, enum obj_kind kind)
+{
+	struct obj_pool *p = &st->pool;
+	uint32_t i;
+
+	switch (kind) {
+	case OBJ_KIND_GET:
+	case OBJ_KIND_STAT:
+		return obj_pool_pick_read(p, &st->rng);
+	case OBJ_KIND_DELETE:
+		return obj_pool_pick_idle(p, &st->rng);
+	case OBJ_KIND_PUT:
+		/* Create while there is room, then write new versions. */
+		i = obj_pool_pick_vacant(p, &st->rng);
+		return i != OBJ_POOL_NONE ? i : obj_pool_pick_idle(p, &st->rng);
+	case OBJ_KIND_PREFILL:
+		return obj_pool_next(p, &st->cursor, OBJ_MASK(OBJ_EMPTY) | OBJ_MASK(OBJ_DOUBTFUL));
+	case OBJ_KIND_CLEANUP:
+		return obj_pool_next(p, &st->cursor, OBJ_MASK(OBJ_PRESENT) | OBJ_MASK(OBJ_DOUBTFUL));
+	default:
+		return OBJ_POOL_NONE;
+	}
+}
+
+bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
+{
+	struct obj_client *cl = st->cl;
+	const struct object_config *o = cl->cfg;
+	uint32_t slot = OBJ_POOL_NONE;
+	struct obj_xfer *x;
+	int r;
+
+	if (kind != OBJ_KIND_LIST) {
+		slot = pick_slot(st, kind);
+		if (slot == OBJ_POOL_NONE)
+			return false;
+	}
+	x = &st->xfers[st->free_list[--st->n_free]];
+	x->kind = kind;
+	x->slot = slot;
+	x->due_ns = due_ns;
+	if (kind == OBJ_KIND_LIST) {
+		char prefix[OBJ_KEY_MAX + 16];
+		if (o->prefixes > 1)
+			snprintf(prefix, sizeof(prefix), "%sp%u/", cl->name_root,
+				 (unsigned)obj_rng_below(&st->rng, o->prefixes));
+		else
+			snprintf(prefix, sizeof(prefix), "%s", cl->name_root);
+		r = obj_xfer_prepare_list(x, cl, prefix, NULL);
+	} else {
+		struct obj_entry *e = &st->pool.entries[slot];
+		if (kind == OBJ_KIND_GET || kind == OBJ_KIND_STAT)
+			obj_pool_begin_read(&st->pool, slot);
+		else if (kind == OBJ_KIND_PUT || kind == OBJ_KIND_PREFILL)
+			obj_pool_begin_put(&st->pool, slot, obj_size_pick(&o->size, &st->rng));
+		else
+			obj_pool_begin_delete(&st->pool, slot);
+		obj_key(cl, st->index, e, x->key, sizeof(x->key));
+		obj_payload_init(&x->payload, x->key, strlen(x->key), e->version);
+		x->size = e->size;
+		x->verify = o->verify;
+		pick_range(st, x);
+		r = obj_xfer_prepare(x, cl);
+	}
+	if (r == 0)
+		r = curl_multi_add_handle(st->multi, x->easy) == CURLM_OK ? 0 : -ENOMEM;
+	if (r < 0) {
+		log_error("%s: cannot set up a request for %s: %s", cl->wcfg->name, x->key,
+			  strerror(-r));
+		if (kind != OBJ_KIND_LIST)
+			undo_pool(st, x, false);
+		st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
+		return false;
+	}
+	x->busy = true;
+	x->submit_ns = mono_ns();
+	return true;
+}
+
+void obj_op_skipped(struct obj_stream *st, enum obj_kind kind)
+{
+	if (st->skipped++ == 0)
+		log_warning("%s: no object is free for %s (pool of %u: %u present, %u doubtful); "
+			    "such ops are skipped, not counted", st->cl->wcfg->name,
+			    obj_op_name((enum obj_op)kind), st->pool.cap, st->pool.n_present,
+			    st->pool.n_doubtful);
+}
+
+static void record_timing(struct op_stats *os, CURL *easy)
+{
+	curl_off_t t = 0, app = 0;
+	long connects = 0;
+
+	if (curl_easy_getinfo(easy, CURLINFO_STARTTRANSFER_TIME_T, &t) == CURLE_OK && t > 0)
+		hist_record(&os->ttfb, (uint64_t)t * 1000);
+	if (curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0) {
+		curl_easy_getinfo(easy, CURLINFO_APPCONNECT_TIME_T, &app);
+		curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &t);
+		hist_record(&os->connect, (uint64_t)(app > 0 ? app : t) * 1000);
+	}
+}
+
+static void note_success(struct obj_stream *st, struct obj_xfer *x, uint64_t now)
+{
+	struct obj_client *cl = st->cl;
+
+	st->backoff_ns = 0;
+	if (st->failing_since_ns) {
+		log_notice("%s: %s answers again after %.1f s (%" PRIu64 " ops failed meanwhile)",
+			   cl->wcfg->name, cl->cfg->endpoint, (now - st->failing_since_ns) / 1e9,
+			   st->failed_ops);
+		st->failing_since_ns = 0;
+		st->failed_ops = 0;
+	}
+	if (!atomic_exchange(&cl->version_logged, true)) {
+		long v = 0;
+		curl_easy_getinfo(x->easy, CURLINFO_HTTP_VERSION, &v);
+		log_info("%s: %s answers over %s", cl->wcfg->name, cl->cfg->endpoint,
+			 v == CURL_HTTP_VERSION_2_0 ? "HTTP/2" : v == CURL_HTTP_VERSION_1_0 ? "HTTP/1.0"
+				 : "HTTP/1.1");
+	}
+}
+
+static void note_failure(struct obj_stream *st, enum op_error_class c, uint64_t now)
+{
+	if (c == OP_ERR_HTTP_4XX)
+		return; /* the endpoint answered: nothing to back off from */
+	if (!st->failing_since_ns)
+		st->failing_since_ns = now;
+	st->failed_ops++;
+	st->backoff_ns = st->backoff_ns ? st->backoff_ns * 2 : OBJ_BACKOFF_MIN_NS;
+	if (st->backoff_ns > OBJ_BACKOFF_MAX_NS)
+		st->backoff_ns = OBJ_BACKOFF_MAX_NS;
+	st->hold_until_ns = now + st->backoff_ns;
+}
+
+void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
+		     uint64_t now)
+{
+	struct obj_client *cl = st->cl;
+	enum op_error_class c = OP_ERR_TRANSFER;
+	bool gone = false;
+	enum obj_outcome outcome = obj_xfer_finish(x, cl, result, &c, &gone);
+
+	curl_multi_remove_handle(st->multi, x->easy);
+	if (outcome == OBJ_MORE && curl_multi_add_handle(st->multi, x->easy) == CURLM_OK)
+		return; /* the listing's next page */
+	if (outcome == OBJ_MORE)
+		outcome = OBJ_ERROR;
+
+	struct op_stats *os = &stream_current(&st->ws->stats)->ops[cl->op_index[x->kind]];
+	uint64_t bytes = 0;
+	switch (outcome) {
+	case OBJ_OK:
+		if (x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL || x->kind == OBJ_KIND_GET)
+			bytes = x->pos;
+		else if (x->kind == OBJ_KIND_LIST)
+			bytes = x->list_bytes;
+		op_stats_record(os, now - x->due_ns, now - x->submit_ns, bytes, false);
+		record_timing(os, x->easy);
+		note_success(st, x, now);
+		break;
+	case OBJ_CORRUPT:
+		op_stats_record_corrupt(os);
+		record_timing(os, x->easy);
+		break;
+	default:
+		op_stats_record_error(os, c);
+		note_failure(st, c, now);
+		break;
+	}
+	if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_STAT)
+		obj_pool_end_read(&st->pool, x->slot, gone);
+	else if (x->kind == OBJ_KIND_DELETE)
+		obj_pool_end_write(&st->pool, x->slot, true, outcome == OBJ_OK || gone);
+	else if (x->kind != OBJ_KIND_LIST)
+		undo_pool(st, x, outcome == OBJ_OK);
+	x->busy = false;
+	st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
+}
+
+void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)
+{
+	curl_multi_remove_handle(st->multi, x->easy);
+	if (x->kind != OBJ_KIND_LIST)
+		undo_pool(st, x, false);
+	x->busy = false;
+	st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What a finished object transfer means: success, an error of one class
+ * (connect, timeout, HTTP 4xx, HTTP 5xx, transfer), or corrupt data.  The
+ * first few of each class are logged with the server's own message;
+ * after that they are only counted, as wrk does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "obj_engine.h"
+
+static const char *const class_names[OP_ERR_CLASSES] = {
+	"connect", "timeout", "HTTP 4xx", "HTTP 5xx", "transfer",
+};
+
+static const char *verb(enum obj_kind kind)
+{
+	switch (kind) {
+	case OBJ_KIND_PUT:
+	case OBJ_KIND_PREFILL: return "PUT";
+	case OBJ_KIND_GET: return "GET";
+	case OBJ_KIND_STAT: return "HEAD";
+	case OBJ_KIND_DELETE:
+	case OBJ_KIND_CLEANUP: return "DELETE";
+	case OBJ_KIND_LIST: return "LIST";
+	default: return "?";
+	}
+}
+
+static enum op_error_class class_of(CURLcode r)
+{
+	switch (r) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+		return OP_ERR_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return OP_ERR_TIMEOUT;
+	default:
+		return OP_ERR_TRANSFER;
+	}
+}
+
+enum op_error_class obj_response_class(const struct obj_response *r)
+{
+	if (r->result != CURLE_OK)
+		return class_of(r->result);
+	return r->status >= 500 && r->status <= 599 ? OP_ERR_HTTP_5XX
+	       : r->status >= 400 && r->status <= 499 ? OP_ERR_HTTP_4XX : OP_ERR_TRANSFER;
+}
+
+static void log_failure(const struct obj_client *cl, const struct obj_xfer *x,
+		      enum op_error_class c, const char *detail)
+{
+	unsigned n = atomic_fetch_add(&((struct obj_client *)cl)->errors_logged[c], 1);
+	if (n >= OBJ_ERRORS_LOGGED)
+		return;
+	log_warning("%s: %s %s failed (%s): %s%s", cl->wcfg->name, verb(x->kind), x->key,
+		    class_names[c], detail,
+		    n + 1 == OBJ_ERRORS_LOGGED ? " (further errors of this class are counted, "
+						 "not logged)" : "");
+}
+
+static void hex(const uint8_t *b, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 4 < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s%02x", i ? " " : "", b[i]);
+	if (!n)
+		snprintf(out, len, "nothing");
+}
+
+/* What the data that came back is, when its first 16 bytes are known. */
+static void describe_head(const struct obj_xfer *x, char *out, size_t len)
+{
+	uint64_t name_hash, version;
+
+	out[0] = '\0';
+	if (x->head_len < sizeof(x->head))
+		return;
+	obj_payload_header(x->head, &name_hash, &version);
+	if (name_hash == x->payload.name_hash && version != x->payload.version)
+		snprintf(out, len, "; the object holds version %" PRIu64 " of it, not version %"
+			 PRIu64 " (a stale or lost write)", version, x->payload.version);
+	else if (name_hash != x->payload.name_hash)
+		snprintf(out, len, "; its first bytes are not this object's header");
+}
+
+static void log_corrupt(const struct obj_client *cl, const struct obj_xfer *x, const char *what)
+{
+	unsigned n = atomic_fetch_add(&((struct obj_client *)cl)->corrupt_logged, 1);
+	if (n >= OBJ_CORRUPT_LOGGED)
+		return;
+	log_error("%s: CORRUPT: %s %s (version %" PRIu64 ", %" PRIu64 " bytes%s%s): %s%s",
+		  cl->wcfg->name, verb(x->kind), x->key, x->payload.version, x->size,
+		  x->ranged ? ", range " : "", x->ranged ? x->range : "", what,
+		  n + 1 == OBJ_CORRUPT_LOGGED ? " (further corruption is counted, not logged)" : "");
+}
+
+static bool check_get(const struct obj_client *cl, const struct obj_xfer *x)
+{
+	char what[512], want_hex[64], got_hex[64], head[160];
+
+	if (!x->verify)
+		return true;
+	if (x->mismatch) {
+		uint8_t want[16];
+		obj_payload_fill(&x->payload, x->mismatch_at, want, x->got_len);
+		hex(want, x->got_len, want_hex, sizeof(want_hex));
+		hex(x->got, x->got_len, got_hex, sizeof(got_hex));
+		describe_head(x, head, sizeof(head));
+		snprintf(what, sizeof(what), "differs from what was written at byte %" PRIu64
+			 ": expected %s, got %s%s", x->mismatch_at, want_hex, got_hex, head);
+		log_corrupt(cl, x, what);
+		return false;
+	}
+	if (x->pos != x->len) {
+		snprintf(what, sizeof(what), "%" PRIu64 " bytes came back where %" PRIu64
+			 " were written", x->pos, x->len);
+		log_corrupt(cl, x, what);
+		return false;
+	}
+	return true;
+}
+
+static bool check_stat(const struct obj_client *cl, const struct obj_xfer *x)
+{
+	curl_off_t length = -1;
+	char what[160];
+
+	if (!x->verify)
+		return true;
+	curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+	if (length >= 0 && (uint64_t)length == x->size)
+		return true;
+	snprintf(what, sizeof(what), "the server reports %" CURL_FORMAT_CURL_OFF_T
+		 " bytes where %" PRIu64 " were written", length, x->size);
+	log_corrupt(cl, x, what);
+	return false;
+}
+
+/* The text between <tag> and </tag>, XML entities decoded. */
+static bool xml_value(const char *doc, const char *tag, char *out, size_t len)
+{
+	char open[64], close[64];
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	const char *s = strstr(doc, open);
+	if (!s)
+		return false;
+	s += strlen(open);
+	const char *e = strstr(s, close);
+	if (!e)
+		return false;
+	static const struct { const char *entity; char c; } entities[] = {
+		{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' },
+	};
+	size_t o = 0;
+	while (s < e && o + 1 < len) {
+		char c = *s++;
+		for (size_t i = 0; c == '&' && i < sizeof(entities) / sizeof(entities[0]); i++) {
+			size_t n = strlen(entities[i].entity) - 1;
+			if ((size_t)(e - s) >= n && strncmp(s, entities[i].entity + 1, n) == 0) {
+				c = entities[i].c;
+				s += n;
+				break;
+			}
+		}
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return s == e;
+}
+
+/* Counts a listing page's keys; sets up the next page when there is one. */
+static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *cl,
+				  enum op_error_class *ret_class)
+{
+	char token[1024], truncated[8];
+
+	x->list_pages++;
+	x->list_bytes += x->list_len;
+	for (const char *p = x->list_buf; p && (p = strstr(p, "<Key>")); p += 5)
+		x->list_keys++;
+	if (!x->list_buf || !strstr(x->list_buf, "ListBucketResult")) {
+		log_failure(cl, x, OP_ERR_TRANSFER, "the response is not a ListObjectsV2 result");
+		*ret_class = OP_ERR_TRANSFER;
+		return OBJ_ERROR;
+	}
+	if (!xml_value(x->list_buf, "IsTruncated", truncated, sizeof(truncated)) ||
+	    strcmp(truncated, "true") != 0)
+		return OBJ_OK;
+	if (x->list_pages >= OBJ_LIST_MAX_PAGES)
+		return OBJ_OK; /* bounded: a listing op never runs forever */
+	if (!xml_value(x->list_buf, "NextContinuationToken", token, sizeof(token)) ||
+	    obj_xfer_prepare_list(x, cl, x->key, token) < 0) {
+		log_failure(cl, x, OP_ERR_TRANSFER, "a truncated listing without a usable "
+						  "NextContinuationToken");
+		*ret_class = OP_ERR_TRANSFER;
+		return OBJ_ERROR;
+	}
+	return OBJ_MORE;
+}
+
+enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
+				 enum op_error_class *ret_class, bool *ret_gone)
+{
+	char detail[OBJ_ERRBODY_MAX + 64], message[OBJ_ERRBODY_MAX];
+	long status = 0;
+
+	*ret_gone = false;
+	if (result != CURLE_OK) {
+		*ret_class = class_of(result);
+		log_clean(x->errbuf, sizeof(x->errbuf), LOG_REMOTE_MAX, message, sizeof(message));
+		log_failure(cl, x, *ret_class, message[0] ? message : curl_easy_strerror(result));
+		return OBJ_ERROR;
+	}
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status <= 299) {
+		switch (x->kind) {
+		case OBJ_KIND_GET:
+			return check_get(cl, x) ? OBJ_OK : OBJ_CORRUPT;
+		case OBJ_KIND_STAT:
+			return check_stat(cl, x) ? OBJ_OK : OBJ_CORRUPT;
+		case OBJ_KIND_LIST:
+			return list_page(x, cl, ret_class);
+		default:
+			return OBJ_OK;
+		}
+	}
+	/* Cleaning up what is already gone leaves the state we wanted (a
+	 * doubtful write may never have happened); in the mix, a 404 means
+	 * an object the workload wrote was lost. */
+	if (status == 404 && x->kind == OBJ_KIND_CLEANUP)
+		return OBJ_OK;
+	*ret_gone = status == 404;
+	*ret_class = status >= 400 && status <= 499 ? OP_ERR_HTTP_4XX
+		     : status >= 500 && status <= 599 ? OP_ERR_HTTP_5XX : OP_ERR_TRANSFER;
+	cl->proto->error_message(x->body, x->body_len, message, sizeof(message));
+	snprintf(detail, sizeof(detail), "HTTP %ld%s%s", status, message[0] ? " " : "", message);
+	log_failure(cl, x, *ret_class, detail);
+	return OBJ_ERROR;
+}

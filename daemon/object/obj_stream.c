@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * An object workload thread: wait for the endpoint if it was away at start,
+ * prefill the pool, run the mix on the schedule, drain, clean up.  One
+ * libcurl multi handle moves all of the thread's transfers; a timerfd wakes
+ * curl_multi_poll at the next op's due time, to the microsecond.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "obj_engine.h"
+#include "parse.h"
+#include "workload/workload.h"
+
+#define DRAIN_LIMIT_NS (5 * OBJ_NS_PER_S)
+#define CLEANUP_LIMIT_NS (60 * OBJ_NS_PER_S)
+#define CLEANUP_PASSES 3
+#define PROBE_RETRY_MAX_NS (5 * OBJ_NS_PER_S)
+
+enum phase { PHASE_PREFILL, PHASE_RUN, PHASE_CLEANUP };
+
+static void close_intervals(struct obj_stream *st, uint64_t now)
+{
+	struct workload *w = st->ws->workload;
+	while (now >= st->next_boundary) {
+		stream_publish(&st->ws->stats, st->next_boundary);
+		st->next_boundary += w->interval_ns;
+	}
+}
+
+/* Moves transfers along and completes finished ones; returns how many. */
+static unsigned pump(struct obj_stream *st)
+{
+	int running = 0, left = 0;
+	unsigned done = 0;
+	CURLMsg *m;
+
+	curl_multi_perform(st->multi, &running);
+	uint64_t now = mono_ns();
+	while ((m = curl_multi_info_read(st->multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		/* m is freed by curl_multi_remove_handle: copy what we need. */
+		CURL *easy = m->easy_handle;
+		CURLcode result = m->data.result;
+		struct obj_xfer *x = NULL;
+		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+		if (x) {
+			obj_op_complete(st, x, result, now);
+			done++;
+		}
+	}
+	return done;
+}
+
+/* Sleeps in curl_multi_poll until a socket is ready, curl's own timeout,
+ * or wake_ns, which a timerfd keeps to the microsecond (poll's timeout
+ * alone is in milliseconds). */
+static void wait_until(struct obj_stream *st, uint64_t wake_ns)
+{
+	uint64_t now = mono_ns();
+	struct curl_waitfd wfd = { .fd = st->timer_fd, .events = POLLIN };
+	int timeout_ms = 1000;
+
+	if (wake_ns <= now)
+		return;
+	if (wake_ns != st->timer_armed_ns) {
+		struct itimerspec its = { .it_value = { (time_t)(wake_ns / OBJ_NS_PER_S),
+							 (long)(wake_ns % OBJ_NS_PER_S) } };
+		timerfd_settime(st->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+		st->timer_armed_ns = wake_ns;
+	}
+	if ((wake_ns - now) / OBJ_NS_PER_MS + 1 < (uint64_t)timeout_ms)
+		timeout_ms = (int)((wake_ns - now) / OBJ_NS_PER_MS + 1);
+	curl_multi_poll(st->multi, &wfd, 1, timeout_ms, NULL);
+	if (wfd.revents & POLLIN) {
+		uint64_t expirations;
+		if (read(st->timer_fd, &expirations, sizeof(expirations)) < 0)
+			(void)0; /* EAGAIN: already read */
+		st->timer_armed_ns = 0;
+	}
+}
+
+static bool stop_requested(const struct obj_stream *st)
+{
+	return atomic_load_explicit(&st->ws->workload->stop_requested, memory_order_relaxed);
+}
+
+/* Looks at the next op of the schedule without issuing it, to know how
+ * late it already is; false when the schedule has no more ops. */
+static bool peek_due(struct obj_stream *st)
+{
+	uint64_t rel;
+
+	if (st->have_due)
+		return true;
+	if (!sched_next(&st->ws->sched, &rel))
+		return false;
+	st->due_ns = mono_at(st->ws->workload->started_ns, rel);
+	st->have_due = true;
+	return true;
+}
+
+/* Publishes how far behind schedule the stream is (for status, the
+ * interval's lag_max and the exports); true, with reason set, when that
+ * is beyond max_lag. */
+static bool note_lag(struct obj_stream *st, uint64_t lag, char *reason, size_t reason_len)
+{
+	struct workload_stream *ws = st->ws;
+	const struct workload_config *cfg = ws->workload->cfg;
+
+	atomic_store_explicit(&ws->lag_ns, lag, memory_order_relaxed);
+	struct interval_slot *cur = stream_current(&ws->stats);
+	if (lag > cur->lag_max_ns)
+		cur->lag_max_ns = lag;
+	if (!cfg->max_lag_ns || lag <= cfg->max_lag_ns)
+		return false;
+	char limit[32];
+	format_duration(cfg->max_lag_ns, limit, sizeof(limit));
+	snprintf(reason, reason_len, "max_lag %s exceeded: ops are %.1f s behind schedule, the "
+		 "target rate cannot be sustained", limit, lag / 1e9);
+	return true;
+}
+
+/* Issues the mix's due ops while transfers are free. */
+static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool *finished)
+{
+	struct workload *w = st->ws->workload;
+	bool open_loop = w->cfg->rate > 0;
+	unsigned skips = 0;
+
+	while (st->n_free && !*finished) {
+		uint64_t due;
+		if (open_loop) {
+			if (!peek_due(st)) {
+				*finished = true;
+				break;
+			}
+			if (st->due_ns > now)
+				break;
+			st->have_due = false;
+			due = st->due_ns;
+		} else {
+			if (now >= end_ns) {
+				*finished = true;
+				break;
+			}
+			if (now < st->hold_until_ns)
+				break;
+			due = now;
+		}
+		enum obj_kind kind = obj_op_draw(st);
+		if (!obj_op_start(st, kind, due)) {
+			obj_op_skipped(st, kind);
+			/* Closed loop with nothing to pick: wait for a completion. */
+			if (!open_loop && ++skips > st->n_xfers) {
+				st->hold_until_ns = now + OBJ_BACKOFF_MIN_NS;
+				break;
+			}
+		}
+	}
+	/* Every transfer busy: the next op is still looked at, so that
+	 * its lateness shows as lag (issue 14: without this, lag was 0
+	 * however late the ops were). */
+	if (open_loop && !*finished && !peek_due(st))
+		*finished = true;
+}
+
+/* Prefill and cleanup: sweep the pool, closed loop, pass after pass until
+ * every slot is in the wanted state. */
+static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now, bool *finished)
+{
+	while (st->n_free && now >= st->hold_until_ns) {
+		if (obj_op_start(st, kind, now))
+			continue;
+		if (st->n_free < st->n_xfers)
+			break; /* the pass ends when its last op does */
+		bool left = kind == OBJ_KIND_PREFILL ? st->pool.n_present < st->pool.cap
+						     : st->pool.n_present + st->pool.n_doubtful > 0;
+		st->passes++;
+		if (!left || (kind == OBJ_KIND_CLEANUP && st->passes >= CLEANUP_PASSES)) {
+			*finished = true;
+		} else {
+			st->cursor = 0;
+			if (st->hold_until_ns < now + OBJ_BACKOFF_MIN_NS)
+				st->hold_until_ns = now + OBJ_BACKOFF_MIN_NS;
+		}
+		break;
+	}
+}
+
+static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, char *reason,
+				     size_t reason_len)
+{
+	struct workload_stream *ws = st->ws;
+	struct workload *w = ws->workload;
+	const struct workload_config *cfg = w->cfg;
+	bool open_loop = phase == PHASE_RUN && cfg->rate > 0;
+	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&ws->sched));
+	uint64_t deadline = phase == PHASE_CLEANUP ? mono_ns() + CLEANUP_LIMIT_NS : UINT64_MAX;
+	bool finished = false;
+
+	st->cursor = 0;
+	st->passes = 0;
+	for (;;) {
+		uint64_t now = mono_ns();
+		close_intervals(st, now);
+		if (phase != PHASE_CLEANUP && stop_requested(st))
+			return STREAM_STOPPED;
+		if (now >= deadline)
+			return STREAM_STOPPED;
+
+		if (phase == PHASE_RUN)
+			issue_run(st, now, end_ns, &finished);
+		else
+			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL : OBJ_KIND_CLEANUP,
+				    now, &finished);
+
+		/* Ops due but not started because every transfer is busy:
+		 * the endpoint is not keeping up with the schedule. */
+		uint64_t lag = open_loop && st->have_due && st->due_ns < now ? now - st->due_ns : 0;
+		if (note_lag(st, lag, reason, reason_len))
+			return STREAM_FAILED;
+		if (finished && st->n_free == st->n_xfers)
+			return STREAM_FINISHED;
+
+		if (pump(st))
+			continue;
+		uint64_t wake = st->next_boundary;
+		if (open_loop && st->have_due && st->n_free && st->due_ns < wake)
+			wake = st->due_ns;
+		if (!open_loop && st->n_free && st->hold_until_ns > now && st->hold_until_ns < wake)
+			wake = st->hold_until_ns;
+		if (phase == PHASE_RUN && !open_loop && !finished && end_ns < wake)
+			wake = end_ns;
+		if (deadline < wake)
+			wake = deadline;
+		wait_until(st, wake);
+	}
+}
+
+/* Lets what is in flight finish, so every op issued is counted; what is
+ * still running at the limit is abandoned (and its object doubtful). */
+static void drain(struct obj_stream *st)
+{
+	uint64_t deadline = mono_ns() + DRAIN_LIMIT_NS;
+	unsigned abandoned = 0;
+
+	while (st->n_free < st->n_xfers && mono_ns() < deadline) {
+		close_intervals(st, mono_ns());
+		if (!pump(st))
+			wait_until(st, st->next_boundary < deadline ? st->next_boundary : deadline);
+	}
+	for (unsigned i = 0; i < st->n_xfers; i++) {
+		struct obj_xfer *x = &st->xfers[i];
+		if (!x->busy)
+			continue;
+		obj_op_abandon(st, x);
+		abandoned++;
+	}
+	if (abandoned)
+		log_warning("%s: abandoned %u transfers still running after %.0f s", st->cl->wcfg->name,
+			    abandoned, DRAIN_LIMIT_NS / 1e9);
+}
+
+/* A probe of the unreachable endpoint failed: it stands for the op due
+ * first (any op, closed loop), which is counted as an error of the
+ * probe's class. */
+static void count_failed_probe(struct obj_stream *st, enum op_error_class class, uint64_t now)
+{
+	struct workload *w = st->ws->workload;
+
+	if (w->cfg->rate > 0) {
+		if (!st->have_due || st->due_ns > now)
+			return;
+		st->have_due = false;
+	}
+	int op = st->cl->op_index[obj_op_draw(st)];
+	if (op >= 0)
+		op_stats_record_error(&stream_current(&st->ws->stats)->ops[op], class);
+}
+
+/*
+ * The endpoint was not reachable when soakd started: try again until it
+ * is, or until the workload is stopped.  Meanwhile the schedule runs on:
+ * each failed probe counts as an error of the op due first, and the ops
+ * due and not issued show as lag from the first of them (and max_lag
+ * applies), as when the endpoint goes away mid-run.
+ */
+static int wait_for_endpoint(struct obj_stream *st, char *reason, size_t reason_len)
+{
+	struct obj_client *cl = st->cl;
+	bool open_loop = st->ws->workload->cfg->rate > 0;
+	uint64_t retry_ns = OBJ_NS_PER_S;
+	char err[1024];
+
+	while (!atomic_load(&cl->ready)) {
+		if (stop_requested(st))
+			return -ECANCELED;
+		enum op_error_class class = OP_ERR_CONNECT;
+		int r = cl->proto->probe(cl, &class, err, sizeof(err));
+		if (r == 0) {
+			if (!atomic_exchange(&cl->ready, true))
+				log_notice("%s: %s is reachable; starting", cl->wcfg->name,
+					   cl->cfg->endpoint);
+			break;
+		}
+		if (r != -EAGAIN) {
+			snprintf(reason, reason_len, "%.*s", (int)reason_len - 1, err);
+			return r;
+		}
+		uint64_t now = mono_ns(), until = now + retry_ns;
+		close_intervals(st, now);
+		if (open_loop)
+			peek_due(st);
+		count_failed_probe(st, class, now);
+		while ((now = mono_ns()) < until && !stop_requested(st)) {
+			close_intervals(st, now);
+			if (open_loop && peek_due(st) &&
+			    note_lag(st, st->due_ns < now ? now - st->due_ns : 0, reason, reason_len))
+				return -ETIMEDOUT;
+			uint64_t wake = st->next_boundary < until ? st->next_boundary : until;
+			/* Wake at least every 100 ms, so status sees the lag grow. */
+			if (wake > now + 100 * OBJ_NS_PER_MS)
+				wake = now + 100 * OBJ_NS_PER_MS;
+			wait_until(st, wake);
+		}
+		retry_ns = retry_ns * 2 > PROBE_RETRY_MAX_NS ? PROBE_RETRY_MAX_NS : retry_ns * 2;
+	}
+	return 0;
+}
+
+void *obj_stream_main(void *arg)
+{
+	struct workload_stream *ws = arg;
+	struct workload *w = ws->workload;
+	struct obj_stream *st = ws->engine;
+	struct obj_client *cl = st->cl;
+	enum stream_outcome outcome = STREAM_STOPPED;
+	char reason[WORKLOAD_REASON_MAX] = "";
+
+	st->next_boundary = workload_next_boundary(w, mono_ns());
+	st->have_due = false;
+	st->deck_left = 0;
+	st->hold_until_ns = st->backoff_ns = 0;
+	st->skipped = 0;
+
+	int r = wait_for_endpoint(st, reason, sizeof(reason));
+	if (r < 0) {
+		outcome = r == -ECANCELED ? STREAM_STOPPED : STREAM_FAILED;
+		goto out;
+	}
+	if (cl->op_index[OBJ_KIND_PREFILL] >= 0 && obj_pool_vacant(&st->pool)) {
+		outcome = run_phase(st, PHASE_PREFILL, reason, sizeof(reason));
+		if (outcome != STREAM_FINISHED)
+			goto end;
+		/* Ops due while prefilling are not issued late: the mix
+		 * starts with the first op due from now on. */
+		uint64_t pos = mono_since(w->started_ns, mono_ns());
+		if (w->cfg->rate > 0 && pos > 0) {
+			st->have_due = false;
+			sched_seek(&ws->sched, pos);
+		}
+	}
+	outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));
+end:
+	drain(st);
+	if (cl->cfg->cleanup && st->pool.n_present + st->pool.n_doubtful > 0) {
+		char ignored[WORKLOAD_REASON_MAX];
+		run_phase(st, PHASE_CLEANUP, ignored, sizeof(ignored));
+		drain(st);
+		if (st->pool.n_present + st->pool.n_doubtful > 0)
+			log_warning("%s: cleanup left %u objects under %s%s%s (the endpoint did not "
+				    "delete them)", cl->wcfg->name,
+				    st->pool.n_present + st->pool.n_doubtful,
+				    cl->cfg->protocol == OBJ_PROTO_S3 ? cl->cfg->bucket : "",
+				    cl->cfg->protocol == OBJ_PROTO_S3 ? "/" : "", cl->name_root);
+	}
+out:
+	atomic_store(&ws->lag_ns, 0);
+	stream_finish(ws, outcome, reason[0] ? "%s" : NULL, reason);
+	return NULL;
+}

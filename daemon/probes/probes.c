@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Loading, switching and reading the BPF probes: the only file that
+ * includes a skeleton.  Lifecycle, as in libbpf-tools: open -> size the
+ * maps and set rodata -> load -> attach/detach at run time -> read at each
+ * tick -> destroy.
+ */
+#include "probes.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "blk.skel.h"
+#include "base/log.h"
+#include "probes_int.h"
+#include "tcp.skel.h"
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+#define CAP_PERFMON_BIT 38
+#define CAP_BPF_BIT 39
+
+/* libbpf talks through a callback; keep its last warning for the reason
+ * a family failed, and print everything only when asked. */
+static char libbpf_last_warning[256];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static int verbose = -1;
+
+	if (verbose < 0)
+		verbose = getenv("SOAKD_BPF_DEBUG") != NULL;
+	if (level == LIBBPF_WARN) {
+		va_list copy;
+		va_copy(copy, ap);
+		vsnprintf(libbpf_last_warning, sizeof(libbpf_last_warning), fmt, copy);
+		va_end(copy);
+		libbpf_last_warning[strcspn(libbpf_last_warning, "\n")] = '\0';
+	}
+	if (verbose)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static bool has_cap(const struct __user_cap_data_struct *caps, int cap)
+{
+	return caps[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* Why this process may not be allowed to load tracing programs; NULL when
+ * its capabilities suffice. */
+static const char *missing_privilege(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, caps) < 0)
+		return NULL;   /* let the kernel say */
+	if (has_cap(caps, CAP_SYS_ADMIN) ||
+	    (has_cap(caps, CAP_BPF_BIT) && has_cap(caps, CAP_PERFMON_BIT)))
+		return NULL;
+	return "no permission to load BPF tracing programs: soakd needs CAP_BPF and CAP_PERFMON "
+	       "(or CAP_SYS_ADMIN)";
+}
+
+static void set_reason(struct probe_family_state *fs, enum probe_cause cause, const char *fmt,
+		       ...) __attribute__((format(printf, 3, 4)));
+static void set_reason(struct probe_family_state *fs, enum probe_cause cause, const char *fmt,
+		       ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fs->reason, sizeof(fs->reason), fmt, ap);
+	va_end(ap);
+	fs->state = PROBE_UNAVAILABLE;
+	fs->cause = cause;
+}
+
+/*
+ * The verifier's log of each program, kept only when a load fails.  With
+ * log_level 0 libbpf loads without a log and, on failure, loads again
+ * with level 1 into these buffers, so a successful load costs nothing.
+ * Since Linux 6.4 the kernel keeps the end of a log that does not fit
+ * (where the verdict is) and fails with ENOSPC instead of the verdict's
+ * errno: a non-empty log, not the errno, says that the verifier ran.
+ */
+#define VERIFIER_LOG_SIZE (256u * 1024)
+
+struct verifier_logs {
+	char *text[PROBE_MAX_PROGS];
+};
+
+static int verifier_logs_give(struct verifier_logs *logs, struct probe_family_state *fs)
+{
+	for (size_t i = 0; i < fs->n_progs; i++) {
+		logs->text[i] = calloc(1, VERIFIER_LOG_SIZE);
+		if (!logs->text[i])
+			return -ENOMEM;
+		int r = bpf_program__set_log_buf(fs->progs[i].prog, logs->text[i],
+						 VERIFIER_LOG_SIZE);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void verifier_logs_free(struct verifier_logs *logs, struct probe_family_state *fs)
+{
+	for (size_t i = 0; i < fs->n_progs; i++) {
+		bpf_program__set_log_buf(fs->progs[i].prog, NULL, 0);
+		free(logs->text[i]);
+		logs->text[i] = NULL;
+	}
+}
+
+/* Where the last `lines` lines of text start. */
+static const char *last_lines(const char *text, size_t len, int lines)
+{
+	while (len > 0 && text[len - 1] == '\n')
+		len--;
+	for (size_t i = len; i-- > 0;)
+		if (text[i] == '\n' && --lines == 0)
+			return text + i + 1;
+	return text;
+}
+
+/* The verifier rejected program i: its verdict (the log's last lines) in
+ * the reason, and the end of the log in the journal.  SOAKD_BPF_DEBUG
+ * prints the whole log (libbpf_print). */
+static void verifier_rejected(struct probe_family_state *fs, size_t i, int r, const char *log)
+{
+	size_t len = strnlen(log, VERIFIER_LOG_SIZE);
+	const char *verdict = last_lines(log, len, 3), *tail = last_lines(log, len, 40);
+	int verdict_len = (int)(log + len - verdict);
+
+	/* log_msg keeps 2 KiB. */
+	while (log + len - tail > 1800)
+		tail = strchr(tail, '\n') ? strchr(tail, '\n') + 1 : log + len - 1800;
+	set_reason(fs, PROBE_CAUSE_VERIFIER,
+		   "the kernel's verifier rejected program %s (%s), a bug in soakd's BPF code: %.*s",
+		   bpf_program__name(fs->progs[i].prog), strerror(-r), verdict_len, verdict);
+	for (char *c = fs->reason; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	for (size_t n = strlen(fs->reason); n > 0 && fs->reason[n - 1] == ' ';)
+		fs->reason[--n] = '\0';
+	log_error("the verifier's log of %s (last lines):\n%s", bpf_program__name(fs->progs[i].prog),
+		  tail);
+	if (getenv("SOAKD_BPF_DEBUG"))
+		fprintf(stderr, "the verifier's log of %s:\n%s\n", bpf_program__name(fs->progs[i].prog),
+			log);
+}
+
+static void load_failed(struct probe_family_state *fs, int r, const struct verifier_logs *logs)
+{
+	for (size_t i = 0; logs && i < fs->n_progs; i++)
+		if (logs->text[i] && logs->text[i][0]) {
+			verifier_rejected(fs, i, r, logs->text[i]);
+			return;
+		}
+	/* The kernel refuses before verifying: with soakd's capabilities
+	 * checked already, something outside soakd said no. */
+	if (r == -EPERM || r == -EACCES)
+		set_reason(fs, PROBE_CAUSE_PRIVILEGE,
+			   "the kernel refused to load BPF programs (%s) before verifying them "
+			   "although soakd has CAP_BPF and CAP_PERFMON: a lockdown, seccomp or LSM "
+			   "policy?",
+			   strerror(-r));
+	else if (r == -ENOSYS)
+		set_reason(fs, PROBE_CAUSE_KERNEL,
+			   "this kernel has no bpf() system call (CONFIG_BPF_SYSCALL)");
+	else if (r == -EOPNOTSUPP || r == -ENOTSUP || r == -524 /* ENOTSUPP */)
+		set_reason(fs, PROBE_CAUSE_KERNEL,
+			   "this kernel does not support the BPF programs or maps soakd needs: %s%s%s",
+			   strerror(-r), libbpf_last_warning[0] ? ": libbpf: " : "",
+			   libbpf_last_warning);
+	else
+		set_reason(fs, PROBE_CAUSE_ERROR, "cannot load the BPF programs: %s%s%s",
+			   strerror(-r), libbpf_last_warning[0] ? ": libbpf: " : "",
+			   libbpf_last_warning);
+}
+
+/* Marks the family's programs whose tracepoint this kernel lacks: they are
+ * not loaded.  Returns how many are missing. */
+static size_t check_tracepoints(struct probe_family_state *fs, const struct btf *vmlinux)
+{
+	char name[128];
+	size_t missing = 0;
+
+	for (size_t i = 0; i < fs->n_progs; i++) {
+		struct probe_prog *pp = &fs->progs[i];
+		snprintf(name, sizeof(name), "btf_trace_%s", pp->tracepoint);
+		pp->missing = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) < 0;
+		if (pp->missing) {
+			bpf_program__set_autoload(pp->prog, false);
+			missing++;
+		}
+	}
+	return missing;
+}
+
+static const char *missing_list(const struct probe_family_state *fs, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < fs->n_progs && off < len; i++)
+		if (fs->progs[i].missing) {
+			int n = snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+					 fs->progs[i].tracepoint);
+			off += n > 0 ? (size_t)n : 0;
+		}
+	return buf;
+}
+
+static void add_prog(struct probe_family_state *fs, const char *tracepoint,
+		     struct bpf_program *prog, struct bpf_link **link, bool fallback)
+{
+	fs->progs[fs->n_progs++] = (struct probe_prog){
+		.tracepoint = tracepoint, .prog = prog, .link = link, .fallback = fallback,
+	};
+}
+
+static void open_blk(struct probes *p, const struct btf *vmlinux)
+{
+	struct probe_family_state *fs = &p->fam[PROBE_BLK];
+	char list[256];
+	int r;
+
+	p->blk = blk_bpf__open();
+	if (!p->blk) {
+		load_failed(fs, -errno, NULL);
+		return;
+	}
+	add_prog(fs, "block_rq_complete", p->blk->progs.soak_blk_complete,
+		 &p->blk->links.soak_blk_complete, false);
+	add_prog(fs, "block_rq_issue", p->blk->progs.soak_blk_issue,
+		 &p->blk->links.soak_blk_issue, true);
+	add_prog(fs, "block_rq_insert", p->blk->progs.soak_blk_insert,
+		 &p->blk->links.soak_blk_insert, true);
+	check_tracepoints(fs, vmlinux);
+	if (fs->progs[0].missing) {
+		set_reason(fs, PROBE_CAUSE_KERNEL, "tracepoint block_rq_complete is missing from this kernel");
+		return;
+	}
+	if (fs->progs[1].missing)
+		log_warning("tracepoint block_rq_issue is missing: devices whose block layer does "
+			    "not stamp issue times will show no latency");
+
+	p->blk->rodata->all_devices = p->cfg->trace.all_devices;
+	p->blk->rodata->first_auto_slot = (__u32)p->n_fixed_devs;
+	p->blk->rodata->max_slots = (__u32)p->max_slots;
+	if ((r = bpf_map__set_max_entries(p->blk->maps.devices, (__u32)p->max_slots)) < 0 ||
+	    (r = bpf_map__set_max_entries(p->blk->maps.blk_hists,
+					  (__u32)(p->max_slots * SOAK_BLK_OPS))) < 0) {
+		load_failed(fs, r, NULL);
+		return;
+	}
+	struct verifier_logs logs = { { NULL } };
+	r = verifier_logs_give(&logs, fs);
+	if (r == 0)
+		r = blk_bpf__load(p->blk);
+	if (r < 0)
+		load_failed(fs, r, &logs);
+	verifier_logs_free(&logs, fs);
+	if (r < 0)
+		return;
+	fs->state = PROBE_OFF;
+	if (missing_list(fs, list, sizeof(list))[0])
+		snprintf(fs->note, sizeof(fs->note), "tracepoints missing: %s", list);
+}
+
+static void open_tcp(struct probes *p, const struct btf *vmlinux)
+{
+	struct probe_family_state *fs = &p->fam[PROBE_TCP];
+	char list[256];
+	int r;
+
+	p->tcp = tcp_bpf__open();
+	if (!p->tcp) {
+		load_failed(fs, -errno, NULL);
+		return;
+	}
+	add_prog(fs, "tcp_probe", p->tcp->progs.soak_tcp_probe, &p->tcp->links.soak_tcp_probe,
+		 false);
+	add_prog(fs, "inet_sock_set_state", p->tcp->progs.soak_tcp_state,
+		 &p->tcp->links.soak_tcp_state, false);
+	add_prog(fs, "tcp_retransmit_skb", p->tcp->progs.soak_tcp_retransmit,
+		 &p->tcp->links.soak_tcp_retransmit, false);
+	add_prog(fs, "tcp_send_reset", p->tcp->progs.soak_tcp_send_reset,
+		 &p->tcp->links.soak_tcp_send_reset, false);
+	add_prog(fs, "tcp_receive_reset", p->tcp->progs.soak_tcp_receive_reset,
+		 &p->tcp->links.soak_tcp_receive_reset, false);
+	if (check_tracepoints(fs, vmlinux) == fs->n_progs) {
+		set_reason(fs, PROBE_CAUSE_KERNEL, "tracepoints %s are missing from this kernel",
+			   missing_list(fs, list, sizeof(list)));
+		return;
+	}
+	if ((r = bpf_map__set_max_entries(p->tcp->maps.endpoints, (__u32)p->max_eps)) < 0 ||
+	    (r = bpf_map__set_max_entries(p->tcp->maps.tcp_hists, (__u32)p->max_eps)) < 0) {
+		load_failed(fs, r, NULL);
+		return;
+	}
+	struct verifier_logs logs = { { NULL } };
+	r = verifier_logs_give(&logs, fs);
+	if (r == 0)
+		r = tcp_bpf__load(p->tcp);
+	if (r < 0)
+		load_failed(fs, r, &logs);
+	verifier_logs_free(&logs, fs);
+	if (r < 0)
+		return;
+	fs->state = PROBE_OFF;
+	if (missing_list(fs, list, sizeof(list))[0])
+		snprintf(fs->note, sizeof(fs->note), "tracepoints missing: %s", list);
+}
+
+static void load_all(struct probes *p)
+{
+	enum probe_cause cause = PROBE_CAUSE_PRIVILEGE;
+	const char *why;
+	struct btf *vmlinux;
+
+	libbpf_set_print(libbpf_print);
+	why = missing_privilege();
+	if (!why && access(VMLINUX_BTF, R_OK) < 0) {
+		cause = errno == ENOENT ? PROBE_CAUSE_KERNEL
+			: errno == EACCES || errno == EPERM ? PROBE_CAUSE_PRIVILEGE
+							    : PROBE_CAUSE_ERROR;
+		why = errno == ENOENT ? "this kernel has no BTF (" VMLINUX_BTF " is missing; it "
+					"needs CONFIG_DEBUG_INFO_BTF), which the CO-RE probes need"
+				      : "cannot read " VMLINUX_BTF ", which the CO-RE probes need";
+	}
+	if (why) {
+		for (int f = 0; f < PROBE_FAMILIES; f++)
+			set_reason(&p->fam[f], cause, "%s", why);
+		return;
+	}
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		for (int f = 0; f < PROBE_FAMILIES; f++)
+			set_reason(&p->fam[f], PROBE_CAUSE_KERNEL, "cannot parse the kernel's BTF: %s",
+				   strerror(errno));
+		return;
+	}
+	open_blk(p, vmlinux);
+	open_tcp(p, vmlinux);
+	btf__free(vmlinux);
+}
+
+static bool fallback_needed(const struct probes *p)
+{
+	if (p->cfg->trace.blk_stash_always)
+		return true;
+	for (size_t s = 0; s < p->n_devs; s++)
+		if (p->devs[s].used && p->devs[s].stash)
+			return true;
+	return false;
+}
+
+static void detach(struct probe_family_state *fs, bool fallback_only)
+{
+	/* Last program first: the fallback stashes go before the program
+	 * that consumes them. */
+	for (size_t i = fs->n_progs; i-- > 0;) {
+		struct probe_prog *pp = &fs->progs[i];
+		if (fallback_only && !pp->fallback)
+			continue;
+		bpf_link__destroy(*pp->link);
+		*pp->link = NULL;
+	}
+}
+
+static int attach(struct probes *p, enum probe_family f, char *err, size_t errlen)
+{
+	struct probe_family_state *fs = &p->fam[f];
+	bool fallback = f == PROBE_BLK && fallback_needed(p);
+
+	bool attached[PROBE_MAX_PROGS] = { false };
+
+	for (size_t i = 0; i < fs->n_progs; i++) {
+		struct probe_prog *pp = &fs->progs[i];
+		if (pp->missing || *pp->link || (pp->fallback && !fallback))
+			continue;
+		*pp->link = bpf_program__attach(pp->prog);
+		if (!*pp->link) {
+			int r = -errno;
+			snprintf(err, errlen, "cannot attach to tracepoint %s: %s", pp->tracepoint,
+				 strerror(-r));
+			/* Leave the family as it was. */
+			while (i-- > 0)
+				if (attached[i]) {
+					bpf_link__destroy(*fs->progs[i].link);
+					*fs->progs[i].link = NULL;
+				}
+			return r;
+		}
+		attached[i] = true;
+	}
+	return 0;
+}
+
+/* Stale stash entries would pair a reused request with an old time. */
+static void clear_stash(struct probes *p)
+{
+	int fd = bpf_map__fd(p->blk->maps.stash);
+	__u64 key, next;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key) < 0)
+			break;
+	}
+}
+
+int probes_set(struct probes *p, enum probe_family f, bool on, char *err, size_t errlen)
+{
+	struct probe_family_state *fs;
+	int r;
+
+	if (!p) {
+		snprintf(err, errlen, "%s probes are unavailable: out of memory",
+			 probe_family_name(f));
+		return -EOPNOTSUPP;
+	}
+	fs = &p->fam[f];
+	if (fs->state == PROBE_UNAVAILABLE) {
+		snprintf(err, errlen, "%s probes are unavailable: %s", probe_family_name(f),
+			 fs->reason);
+		return -EOPNOTSUPP;
+	}
+	if (!on) {
+		detach(fs, false);
+		if (f == PROBE_BLK)
+			clear_stash(p);
+		fs->state = PROBE_OFF;
+		return 0;
+	}
+	r = attach(p, f, err, errlen);
+	if (r < 0)
+		return r;
+	fs->state = PROBE_ON;
+	return 0;
+}
+
+int probes_toggle_all(struct probes *p, bool *ret_on)
+{
+	bool any_on = false, on;
+	int switched = 0;
+	char err[256];
+
+	if (!p)
+		return 0;
+	for (int f = 0; f < PROBE_FAMILIES; f++)
+		any_on |= p->fam[f].state == PROBE_ON;
+	on = !any_on;
+	for (int f = 0; f < PROBE_FAMILIES; f++) {
+		if (p->fam[f].state == PROBE_UNAVAILABLE)
+			continue;
+		if (probes_set(p, (enum probe_family)f, on, err, sizeof(err)) < 0)
+			log_warning("%s", err);
+		else
+			switched++;
+	}
+	*ret_on = on;
+	return switched;
+}
+
+/* Sets (value) or removes (NULL) a device in the kernel's devices map, and
+ * tells every CPU's cache of it (blk.bpf.c) to look again. */
+static int devices_write(struct probes *p, __u32 kdev, const __u32 *value, __u64 flags)
+{
+	int fd = bpf_map__fd(p->blk->maps.devices);
+	int r = value ? bpf_map_update_elem(fd, &kdev, value, flags)
+		      : bpf_map_delete_elem(fd, &kdev);
+
+	if (r < 0)
+		return -errno;
+	__atomic_fetch_add(&p->blk->data->devices_gen, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The block layer turned out not to stamp a device's requests: time them
+ * with the fallback map from now on. */
+static void start_stash(struct probes *p, struct probe_device *d, __u32 slot)
+{
+	__u32 value = slot | SOAK_DEV_STASH;
+	char err[256];
+
+	int r;
+
+	d->stash = true;
+	if (d->in_map && (r = devices_write(p, d->kdev, &value, BPF_EXIST)) < 0)
+		log_warning("%s: cannot switch to per-request timing: %s", d->name, strerror(-r));
+	if (p->fam[PROBE_BLK].progs[1].missing)
+		return;
+	log_notice("%s: the block layer does not stamp issue times on this device (no blk-stat "
+		   "user such as writeback throttling); timing its requests with a per-request "
+		   "map instead, which costs about 0.3 us per I/O", d->name);
+	if (p->fam[PROBE_BLK].state == PROBE_ON && attach(p, PROBE_BLK, err, sizeof(err)) < 0)
+		log_warning("%s", err);
+}
+
+void probe_device_map(struct probes *p, struct probe_device *d, bool present)
+{
+	__u32 value;
+	int r;
+
+	if (!p->blk || p->fam[PROBE_BLK].state == PROBE_UNAVAILABLE || d->in_map == present)
+		return;
+	value = d->slot | (d->stash ? SOAK_DEV_STASH : 0);
+	r = devices_write(p, d->kdev, present ? &value : NULL, BPF_ANY);
+	if (r < 0 && (present || r != -ENOENT)) {
+		log_warning("%s: cannot %s: %s", d->name, present ? "trace" : "stop tracing",
+			    strerror(-r));
+		return;
+	}
+	d->in_map = present;
+}
+
+int probe_endpoint_map(struct probes *p, const struct probe_endpoint *e)
+{
+	__u32 slot = (__u32)(e - p->eps);
+
+	if (!p->tcp || p->fam[PROBE_TCP].state == PROBE_UNAVAILABLE)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(p->tcp->maps.endpoints), &e->key, &slot, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Devices the all_devices view discovered since the last tick. */
+static void learn_devices(struct probes *p)
+{
+	int fd = bpf_map__fd(p->blk->maps.devices);
+	__u32 key, *prev = NULL, value;
+
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &value) < 0)
+			continue;
+		__u32 slot = value & SOAK_DEV_SLOT_MASK;
+		if (slot >= p->max_slots || p->devs[slot].used)
+			continue;
+		probe_device_init(&p->devs[slot], key, slot);
+		p->devs[slot].in_map = true;
+		if (slot >= p->n_devs)
+			p->n_devs = slot + 1;
+		if (p->cfg->trace.blk_stash_always)
+			start_stash(p, &p->devs[slot], slot);
+	}
+}
+
+/* Sums one per-CPU value over CPUs as the difference to the last read
+ * (counters are 32-bit per CPU and wrap), and keeps it as the new last. */
+static void blk_delta(const struct soak_blk_hist *cur, struct soak_blk_hist *last, int ncpus,
+		      size_t stride, struct kstats_blk_delta *d)
+{
+	memset(d, 0, sizeof(*d));
+	for (int c = 0; c < ncpus; c++) {
+		const struct soak_blk_hist *a = (const void *)((const char *)cur + c * stride);
+		const struct soak_blk_hist *b = (const void *)((const char *)last + c * stride);
+		d->bytes += a->bytes - b->bytes;
+		d->count += (__u32)(a->count - b->count);
+		d->errors += (__u32)(a->errors - b->errors);
+		d->unstamped += (__u32)(a->unstamped - b->unstamped);
+		d->unissued += (__u32)(a->unissued - b->unissued);
+		d->queued += (__u32)(a->queued - b->queued);
+		for (size_t i = 0; i < SOAK_LAT_SLOTS; i++) {
+			d->latency[i] += (__u32)(a->latency[i] - b->latency[i]);
+			d->queue[i] += (__u32)(a->queue[i] - b->queue[i]);
+		}
+		for (size_t i = 0; i < SOAK_SIZE_SLOTS; i++)
+			d->size[i] += (__u32)(a->size[i] - b->size[i]);
+	}
+	memcpy(last, cur, (size_t)ncpus * stride);
+}
+
+static void tcp_delta(const struct soak_tcp_hist *cur, struct soak_tcp_hist *last, int ncpus,
+		      size_t stride, struct kstats_tcp_delta *d)
+{
+	memset(d, 0, sizeof(*d));
+	for (int c = 0; c < ncpus; c++) {
+		const struct soak_tcp_hist *a = (const void *)((const char *)cur + c * stride);
+		const struct soak_tcp_hist *b = (const void *)((const char *)last + c * stride);
+		d->srtt_samples += (__u32)(a->srtt_samples - b->srtt_samples);
+		d->connects += (__u32)(a->connects - b->connects);
+		d->connect_failures += (__u32)(a->connect_failures - b->connect_failures);
+		d->retransmits += (__u32)(a->retransmits - b->retransmits);
+		d->resets_sent += (__u32)(a->resets_sent - b->resets_sent);
+		d->resets_received += (__u32)(a->resets_received - b->resets_received);
+		for (size_t i = 0; i < SOAK_LAT_SLOTS; i++) {
+			d->srtt[i] += (__u32)(a->srtt[i] - b->srtt[i]);
+			d->connect[i] += (__u32)(a->connect[i] - b->connect[i]);
+		}
+	}
+	memcpy(last, cur, (size_t)ncpus * stride);
+}
+
+static void read_blk(struct probes *p)
+{
+	size_t stride = (sizeof(struct soak_blk_hist) + 7) & ~(size_t)7;
+	int fd = bpf_map__fd(p->blk->maps.blk_hists);
+
+	if (p->cfg->trace.all_devices)
+		learn_devices(p);
+	for (size_t s = 0; s < p->n_devs; s++) {
+		struct probe_device *d = &p->devs[s];
+		if (!d->used)
+			continue;
+		for (int op = 0; op < SOAK_BLK_OPS; op++) {
+			struct probe_blk_op *o = &d->ops[op];
+			__u32 key = (__u32)(s * SOAK_BLK_OPS + (size_t)op);
+
+			o->has_interval = false;
+			if (bpf_map_lookup_elem(fd, &key, p->percpu) < 0)
+				continue;
+			if (!o->last && !(o->last = calloc((size_t)p->ncpus, stride)))
+				continue;
+			blk_delta(p->percpu, o->last, p->ncpus, stride, p->blk_delta);
+			if (!p->blk_delta->count && !p->blk_delta->bytes)
+				continue;
+			if (probe_blk_op_alloc(o) < 0)
+				continue;
+			kstats_blk_init(o->interval);
+			kstats_blk_add(o->interval, p->blk_delta);
+			kstats_blk_merge(o->total, o->interval);
+			o->has_interval = true;
+			if (p->blk_delta->unstamped && !d->stash)
+				start_stash(p, d, (__u32)s);
+		}
+	}
+}
+
+static void read_tcp(struct probes *p)
+{
+	size_t stride = (sizeof(struct soak_tcp_hist) + 7) & ~(size_t)7;
+	int fd = bpf_map__fd(p->tcp->maps.tcp_hists);
+
+	pthread_mutex_lock(p->eps_lock);
+	for (size_t s = 0; s < p->n_eps; s++) {
+		struct probe_endpoint *e = &p->eps[s];
+		__u32 key = (__u32)s;
+
+		e->has_interval = false;
+		if (bpf_map_lookup_elem(fd, &key, p->percpu) < 0)
+			continue;
+		if (!e->last && !(e->last = calloc((size_t)p->ncpus, stride)))
+			continue;
+		tcp_delta(p->percpu, e->last, p->ncpus, stride, p->tcp_delta);
+		if (probe_endpoint_alloc(e) < 0)
+			continue;
+		kstats_tcp_init(e->interval);
+		kstats_tcp_add(e->interval, p->tcp_delta);
+		if (kstats_tcp_empty(e->interval))
+			continue;
+		kstats_tcp_merge(e->total, e->interval);
+		e->has_interval = true;
+	}
+	pthread_mutex_unlock(p->eps_lock);
+}
+
+void probes_tick(struct probes *p, uint64_t now_ns)
+{
+	(void)now_ns;
+	if (!p)
+		return;
+	if (p->fam[PROBE_BLK].state != PROBE_UNAVAILABLE)
+		read_blk(p);
+	if (p->fam[PROBE_TCP].state != PROBE_UNAVAILABLE)
+		read_tcp(p);
+	probes_journal(p);
+}
+
+int probes_load(struct probes *p)
+{
+	size_t blk_size = (sizeof(struct soak_blk_hist) + 7) & ~(size_t)7;
+	size_t tcp_size = (sizeof(struct soak_tcp_hist) + 7) & ~(size_t)7;
+
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0) {
+		for (int f = 0; f < PROBE_FAMILIES; f++)
+			set_reason(&p->fam[f], PROBE_CAUSE_ERROR, "cannot count the possible CPUs: %s",
+				   strerror(-p->ncpus));
+		return 0;
+	}
+	p->percpu = calloc((size_t)p->ncpus, blk_size > tcp_size ? blk_size : tcp_size);
+	p->blk_delta = malloc(sizeof(*p->blk_delta));
+	p->tcp_delta = malloc(sizeof(*p->tcp_delta));
+	if (!p->percpu || !p->blk_delta || !p->tcp_delta)
+		return -ENOMEM;
+	load_all(p);
+	return 0;
+}
+
+void probes_unload(struct probes *p)
+{
+	if (p->blk) {
+		detach(&p->fam[PROBE_BLK], false);
+		blk_bpf__destroy(p->blk);
+	}
+	if (p->tcp) {
+		detach(&p->fam[PROBE_TCP], false);
+		tcp_bpf__destroy(p->tcp);
+	}
+	free(p->percpu);
+	free(p->blk_delta);
+	free(p->tcp_delta);
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+#define CHECKPOINT_FILE "checkpoint.json"
+
+struct checkpoint_job {
+	struct checkpointer *c;
+	struct rundir *rundir;
+	json_t *checkpoint;
+};
+
+static int write_checkpoint(struct rundir *rundir, json_t *ck)
+{
+	int r = rundir_sync(rundir);
+	if (r < 0)
+		return r;
+	char *text = json_dumps(ck, JSON_COMPACT);
+	if (!text)
+		return -ENOMEM;
+	r = rundir_write_file(rundir, CHECKPOINT_FILE, text);
+	free(text);
+	return r;
+}
+
+static void *checkpoint_main(void *arg)
+{
+	struct checkpoint_job *job = arg;
+	int r = write_checkpoint(job->rundir, job->checkpoint);
+	if (r < 0)
+		log_warning_errno(r, "cannot write a checkpoint in %s; a restart reads the whole log",
+				  rundir_path(job->rundir));
+	json_decref(job->checkpoint);
+	atomic_store(&job->c->done, true);
+	free(job);
+	return NULL;
+}
+
+void checkpointer_wait(struct checkpointer *c)
+{
+	if (c->running) {
+		pthread_join(c->thread, NULL);
+		c->running = false;
+	}
+}
+
+void checkpointer_write(struct checkpointer *c, struct rundir *rundir, const struct results *r,
+			uint64_t run_ns, bool wait)
+{
+	if (c->running && !atomic_load(&c->done) && !wait)
+		return;
+	checkpointer_wait(c);
+	/* Built here (the histograms' compact form: cheap); encoded and
+	 * written by the thread. */
+	json_t *ck = results_checkpoint(r, run_ns);
+	struct checkpoint_job *job = ck ? malloc(sizeof(*job)) : NULL;
+	if (!job) {
+		json_decref(ck);
+		return;
+	}
+	c->last_run_ns = run_ns;
+	*job = (struct checkpoint_job){ .c = c, .rundir = rundir, .checkpoint = ck };
+	atomic_store(&c->done, false);
+	if (!wait && pthread_create(&c->thread, NULL, checkpoint_main, job) == 0) {
+		c->running = true;
+		return;
+	}
+	checkpoint_main(job);
+}
+
+bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered)
+{
+	char *path = NULL;
+	json_error_t jerr;
+	uint64_t run_ns = 0;
+
+	if (asprintf(&path, "%s/" CHECKPOINT_FILE, rundir_path(rundir)) < 0)
+		return false;
+	json_t *ck = json_load_file(path, 0, &jerr);
+	int ret = ck ? results_restore(r, ck, &run_ns) : -ENOENT;
+	if (ret < 0 && ck) {
+		log_warning("%s does not fit this run; reading the whole log", path);
+		for (size_t i = 0; i < r->n; i++)
+			results_set_workload(r, i, r->w[i].workload);
+		r->recorded_end_ns = r->recorded_wall_ns = 0;
+		run_ns = 0;
+	}
+	json_decref(ck);
+	/* Used once: the run writes the next one before anything new is
+	 * logged; should that fail, the next resume reads the whole log
+	 * rather than trust a checkpoint this run has gone past. */
+	if (ret == 0 && unlink(path) < 0)
+		log_warning_errno(-errno, "cannot remove %s", path);
+	free(path);
+	*ret_covered = run_ns;
+	return ret == 0;
+}
+
+uint64_t checkpoint_record_run_ns(json_t *rec)
+{
+	json_t *v = json_object_get(rec, "end_ns");
+	if (!json_is_integer(v))
+		v = json_object_get(rec, "run_ns");
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}

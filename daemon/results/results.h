@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_RESULTS_H
+#define SOAK_RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "config/config.h"
+#include "workload/stats.h"
+#include "workload/workload.h"
+
+/*
+ * Results of a run: every interval each workload's streams publish is
+ * merged here at the tick, reported (journald, the live table on stderr,
+ * systemd's STATUS=) and folded into the run's totals.
+ */
+
+struct op_summary {
+	uint64_t count, errors, bytes;
+	double rate_target, rate_achieved;
+	uint64_t min, p50, p90, p99, p999, max; /* latency_us, in ns */
+	uint64_t svc_p50, svc_p99;          /* service_us, in ns */
+	uint64_t corrupt;                   /* object ops: data read back was wrong */
+	uint64_t ttfb_p50, ttfb_p99;        /* object ops: ttfb_us, in ns */
+};
+
+struct interval_row {
+	uint64_t start_ns, end_ns;          /* since the run started */
+	uint64_t lag_max_ns;
+	struct op_summary ops[STATS_MAX_OPS];
+};
+
+/* A slice of the run folded from its intervals, kept compact. */
+struct stored_slice {
+	uint64_t start_ns, end_ns;          /* since the run started */
+	uint64_t count;
+	char *latency, *service;            /* base64 histograms */
+};
+
+struct op_slices {
+	struct stored_slice *stored;
+	size_t n, cap;
+	struct hist *latency, *service;     /* the slice being filled */
+	uint64_t start_ns, end_ns;
+	bool open;
+};
+
+struct workload_results {
+	struct workload *workload;
+	size_t n_ops, n_streams;
+	struct op_stats *totals;            /* [n_ops] */
+	struct op_stats *target_totals;     /* [n_streams * n_ops] */
+	double target_ops_total;
+	uint64_t active_ns;
+	uint64_t lag_max_ns;
+
+	/* The interval being merged at this tick. */
+	struct op_stats *interval;          /* [n_ops] */
+	struct op_stats *target_interval;   /* [n_streams * n_ops], with several targets */
+	uint64_t iv_start_ns, iv_end_ns, iv_lag_max_ns;
+	bool iv_has_data;
+	/* CLOCK_MONOTONIC end of the last interval recorded since the workload
+	 * (re)started, 0: none: where a hole left by a frozen soakd begins. */
+	uint64_t iv_prev_end_ns;
+
+	struct op_slices *slices;           /* [n_ops] */
+	uint64_t slice_index;
+
+	struct interval_row last;
+	bool have_last;
+	uint64_t intervals;                 /* recorded so far */
+	void **stream_userdata;             /* consume callback arguments */
+
+	/* What a resumed run's log says of this workload. */
+	bool recorded;
+	uint64_t recorded_sched_ns;         /* its schedule position at its last interval */
+	char recorded_state[16];
+	char recorded_reason[256];
+};
+
+struct rundir;
+struct probes;
+
+struct results {
+	const struct run_config *cfg;
+	int64_t run_start_ns;               /* the run's time 0 on CLOCK_MONOTONIC (mono_since) */
+	int64_t wall_offset_ns;             /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct rundir *rundir;              /* NULL: nothing recorded */
+	uint64_t recorded_end_ns;           /* a resumed run: its run time so far */
+	uint64_t recorded_wall_ns;          /* ... and the wall time of its last record */
+	/* The same of the records this soakd wrote, for checkpoints. */
+	uint64_t logged_end_ns, logged_wall_ns;
+	/* Adds fields to a workload's interval record (kernel series). */
+	void (*record_extra)(void *userdata, const struct workload *w, uint64_t start_ns,
+			     uint64_t end_ns, json_t *record);
+	void *record_extra_userdata;
+	struct probes *probes;              /* kernel series: journal, status, dump; may be NULL */
+	bool live_table;
+	unsigned table_lines;
+	struct workload_results *w;
+	size_t n;
+};
+
+struct results *results_new(const struct run_config *cfg, struct workload **workloads,
+			    size_t n, int64_t run_start_ns, bool live_table);
+void results_free(struct results *r);
+/* Slot i measures workload w from now on, with nothing measured yet: a
+ * new slot when i is the next one (a reload added a workload), else in
+ * place of what slot i held (a reload replaced its definition).  Returns
+ * 0, -ENOMEM, or -ENOSPC past CONFIG_MAX_WORKLOADS. */
+int results_set_workload(struct results *r, size_t i, struct workload *w);
+/* Slot i goes on measuring w, built again from the same definition as
+ * the workload it held (a replacement that could not start). */
+void results_rebind_workload(struct results *r, size_t i, struct workload *w);
+/* Folds a record of the run's log into the results (resuming a run).
+ * -ENOENT: an interval of a workload the configuration no longer has. */
+int results_replay(struct results *r, json_t *record);
+/*
+ * Checkpoints (results_checkpoint.c): the results as a replay of the log up
+ * to run_ns would build them, and back.  A checkpoint that does not fit
+ * this run's workloads is refused with -EINVAL; after any error the
+ * results are to be set afresh (results_set_workload) and the log
+ * replayed whole.
+ */
+json_t *results_checkpoint(const struct results *r, uint64_t run_ns);
+int results_restore(struct results *r, json_t *checkpoint, uint64_t *ret_run_ns);
+/* Records a workload's change of state in the run's log. */
+void results_record_state(struct results *r, size_t i);
+
+/* Collects what the streams have published; with final, also what the
+ * joined threads left.  Reports each closed interval. */
+void results_tick(struct results *r, uint64_t now_ns);
+/* Joins ended threads of workload i, folding in their last slots. */
+bool results_reap(struct results *r, size_t i);
+void results_wait(struct results *r, size_t i, uint64_t timeout_ns);
+
+/* systemd STATUS= text: one line of rates and p99s. */
+void results_status_line(const struct results *r, char *buf, size_t len);
+/* One journal entry per workload and op over the whole run (resumed
+ * parts included), SOAK_EVENT=summary: soakd is stopping, for why. */
+void results_journal_summary(const struct results *r, const char *why);
+/* The summary printed at the end of a foreground run. */
+void results_print_summary(const struct results *r, FILE *out);
+
+json_t *results_status_json(const struct results *r, uint64_t now_ns, const char *run_state);
+json_t *results_dump_json(const struct results *r);
+/* Every op's slices (the one being filled included) with their
+ * histograms, for soakctl report. */
+json_t *results_report_json(const struct results *r);
+
+#endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_STATS_JSON_H
+#define SOAK_STATS_JSON_H
+
+#include <jansson.h>
+
+#include "workload/stats.h"
+
+/*
+ * An op's statistics as a run's interval log records them: counters and
+ * every histogram in its compact base64 form (empty ones left out), so a
+ * record read back merges exactly as if it had never left memory.
+ */
+json_t *op_stats_to_json(const struct op_stats *o);
+/* Merges a recorded op into dst; -EINVAL for malformed input. */
+int op_stats_merge_json(struct op_stats *dst, json_t *recorded);
+
+#endif

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "workload.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "run/cpu_prio.h"
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t workload_next_boundary(const struct workload *w, uint64_t t_ns)
+{
+	uint64_t k = mono_since(w->run_start_ns, t_ns) / w->interval_ns + 1;
+	return mono_at(w->run_start_ns, k * w->interval_ns);
+}
+
+const char *workload_state_name(enum workload_state s)
+{
+	switch (s) {
+	case WORKLOAD_IDLE: return "idle";
+	case WORKLOAD_RUNNING: return "running";
+	case WORKLOAD_STOPPING: return "stopping";
+	case WORKLOAD_STOPPED: return "stopped";
+	case WORKLOAD_FINISHED: return "finished";
+	case WORKLOAD_FAILED: return "failed";
+	}
+	return "unknown";
+}
+
+bool workload_is_active(const struct workload *w)
+{
+	return w->state == WORKLOAD_RUNNING || w->state == WORKLOAD_STOPPING;
+}
+
+int workload_new(const struct workload_config *cfg, int64_t run_start_ns, uint64_t interval_ns,
+		 struct workload **ret, char *err, size_t errlen)
+{
+	struct workload *w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	w->cfg = cfg;
+	w->engine = cfg->type == WORKLOAD_OBJECT ? &obj_engine : &dev_engine;
+	w->run_start_ns = run_start_ns;
+	w->interval_ns = interval_ns;
+	w->state = WORKLOAD_IDLE;
+	w->n_streams = w->engine->n_streams(cfg);
+	w->streams = calloc(w->n_streams, sizeof(*w->streams));
+	if (!w->streams) {
+		free(w);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->n_streams; i++) {
+		w->streams[i].workload = w;
+		w->streams[i].index = i;
+		w->streams[i].label = w->engine->stream_label(cfg, i);
+	}
+	*ret = w;
+	return 0;
+}
+
+int workload_prepare(struct workload *w, char *err, size_t errlen)
+{
+	int r = w->engine->prepare(w, err, errlen);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < w->n_streams; i++) {
+		r = stream_stats_init(&w->streams[i].stats, w->n_ops, 0);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot allocate statistics: %s", strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* Every engine's thread: ahead of the control plane for the CPU. */
+static void *stream_thread(void *arg)
+{
+	struct workload_stream *s = arg;
+
+	cpu_prio_workload_thread();
+	return s->workload->engine->thread_main(s);
+}
+
+static int stream_sched_init(struct workload *w, struct workload_stream *s)
+{
+	const struct workload_config *cfg = w->cfg;
+	double rate = cfg->rate > 0 ? cfg->rate / (double)w->n_streams : 1;
+	int r = sched_init(&s->sched, rate, cfg->steps, cfg->n_steps,
+			   cfg->arrival == ARRIVAL_POISSON, cfg->seed * 7919 + s->index + 1);
+	if (r < 0)
+		return r;
+	/* The streams share the rate: interleave them, or N streams in step
+	 * would send their ops N at a time. */
+	return sched_set_phase(&s->sched, (double)s->index / (double)w->n_streams);
+}
+
+static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen);
+
+int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen)
+{
+	return start_at(w, now_ns, 0, err, errlen);
+}
+
+int workload_resume(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen)
+{
+	return start_at(w, now_ns, pos_ns, err, errlen);
+}
+
+static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen)
+{
+	int r;
+
+	if (workload_is_active(w)) {
+		snprintf(err, errlen, "workload \"%s\" is already %s", w->cfg->name,
+			 workload_state_name(w->state));
+		return -EBUSY;
+	}
+	atomic_store(&w->stop_requested, false);
+	/* After a reboot the position can exceed the clock: the origin
+	 * is then before this boot, negative. */
+	w->started_ns = (int64_t)now_ns - (int64_t)pos_ns;
+	w->resume_ns = pos_ns;
+	w->reason[0] = '\0';
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct workload_stream *s = &w->streams[i];
+		r = stream_sched_init(w, s);
+		if (r < 0) {
+			snprintf(err, errlen, "invalid schedule for \"%s\"", w->cfg->name);
+			return r;
+		}
+		/* A resumed run: engines that draw due times from the stream's
+		 * schedule go on from where it was. */
+		if (pos_ns)
+			sched_seek(&s->sched, pos_ns);
+		s->stats.slots[s->stats.seq % STATS_SLOTS]->start_ns = now_ns;
+		s->reason[0] = '\0';
+		atomic_store(&s->lag_ns, 0);
+		atomic_store(&s->outcome, STREAM_RUNNING);
+	}
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct workload_stream *s = &w->streams[i];
+		r = -pthread_create(&s->thread, NULL, stream_thread, s);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot start a thread for \"%s\": %s", s->label,
+				 strerror(-r));
+			workload_request_stop(w, "failed to start");
+			w->state = WORKLOAD_STOPPING;
+			return r;
+		}
+		s->thread_started = true;
+	}
+	w->state = WORKLOAD_RUNNING;
+	return 0;
+}
+
+void workload_request_stop(struct workload *w, const char *reason)
+{
+	if (!workload_is_active(w))
+		return;
+	if (reason && !w->reason[0])
+		snprintf(w->reason, sizeof(w->reason), "%s", reason);
+	atomic_store(&w->stop_requested, true);
+	w->state = WORKLOAD_STOPPING;
+}
+
+void stream_finish(struct workload_stream *s, enum stream_outcome outcome, const char *fmt, ...)
+{
+	/* The last slot ends now, not when the main thread gets to it. */
+	stream_current(&s->stats)->end_ns = mono_ns();
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
+		va_end(ap);
+	}
+	atomic_store_explicit(&s->outcome, outcome, memory_order_release);
+}
+
+bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per_stream)
+{
+	enum workload_state before = w->state;
+	bool all_ended = true, any_failed = false, any_stopped = false;
+
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct workload_stream *s = &w->streams[i];
+		int outcome = atomic_load_explicit(&s->outcome, memory_order_acquire);
+
+		if (s->thread_started && outcome != STREAM_RUNNING) {
+			pthread_join(s->thread, NULL);
+			s->thread_started = false;
+			stream_consume_rest(&s->stats, mono_ns(), fn, userdata_per_stream[i]);
+		}
+		if (s->thread_started) {
+			all_ended = false;
+			continue;
+		}
+		if (outcome == STREAM_FAILED) {
+			any_failed = true;
+			/* One failed device fails the workload: its results
+			 * would no longer be the configured load. */
+			if (!w->reason[0])
+				snprintf(w->reason, sizeof(w->reason), "%.100s: %.150s", s->label, s->reason);
+			atomic_store(&w->stop_requested, true);
+		} else if (outcome == STREAM_STOPPED) {
+			any_stopped = true;
+		}
+	}
+	if (workload_is_active(w) && all_ended) {
+		if (any_failed)
+			w->state = WORKLOAD_FAILED;
+		else if (any_stopped || atomic_load(&w->stop_requested))
+			w->state = WORKLOAD_STOPPED;
+		else
+			w->state = WORKLOAD_FINISHED;
+	} else if (any_failed && w->state == WORKLOAD_RUNNING) {
+		w->state = WORKLOAD_STOPPING;
+	}
+	return w->state != before;
+}
+
+void workload_wait(struct workload *w, uint64_t timeout_ns, stream_consume_fn fn,
+		   void **userdata_per_stream)
+{
+	uint64_t deadline = mono_ns() + timeout_ns;
+
+	while (workload_is_active(w) && mono_ns() < deadline) {
+		workload_reap(w, fn, userdata_per_stream);
+		if (workload_is_active(w))
+			nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+	}
+}
+
+uint64_t workload_lag_ns(const struct workload *w)
+{
+	uint64_t lag = 0;
+	for (size_t i = 0; i < w->n_streams; i++) {
+		uint64_t l = atomic_load_explicit(&w->streams[i].lag_ns, memory_order_relaxed);
+		if (l > lag)
+			lag = l;
+	}
+	return lag;
+}
+
+double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t to_ns)
+{
+	double ops = 0;
+
+	uint64_t from = mono_since(w->started_ns, from_ns), to = mono_since(w->started_ns, to_ns);
+
+	if (w->cfg->rate <= 0 || to == 0 || to_ns <= from_ns)
+		return 0;
+	for (size_t i = 0; i < w->n_streams; i++)
+		ops += sched_ops_between(&w->streams[i].sched, from, to);
+	return ops;
+}
+
+void workload_free(struct workload *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n_streams; i++) {
+		if (w->streams[i].thread_started) {
+			atomic_store(&w->stop_requested, true);
+			pthread_join(w->streams[i].thread, NULL);
+			w->streams[i].thread_started = false;
+		}
+		stream_stats_done(&w->streams[i].stats);
+		free(w->streams[i].facts);
+	}
+	workload_release(w);
+	free(w->streams);
+	free(w);
+}
+
+void workload_release(struct workload *w)
+{
+	for (size_t i = 0; i < w->n_streams; i++)
+		if (w->streams[i].thread_started) {
+			atomic_store(&w->stop_requested, true);
+			pthread_join(w->streams[i].thread, NULL);
+			w->streams[i].thread_started = false;
+		}
+	if (w->engine->release && !w->released)
+		w->engine->release(w);
+	w->released = true;
+}

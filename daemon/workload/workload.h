@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_WORKLOAD_H
+#define SOAK_WORKLOAD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "sched.h"
+#include "stats.h"
+
+/*
+ * A workload is one configured load: an engine (device, later object) and
+ * one or more streams, each a thread with its own I/O queue and its own
+ * statistics.  The main thread starts and stops workloads and collects the
+ * streams' intervals; the streams never wait for it.
+ */
+
+enum workload_state {
+	WORKLOAD_IDLE,      /* prepared, not started */
+	WORKLOAD_RUNNING,
+	WORKLOAD_STOPPING,  /* stop requested, threads draining */
+	WORKLOAD_STOPPED,   /* stopped by request or by the end of the run */
+	WORKLOAD_FINISHED,  /* schedule completed */
+	WORKLOAD_FAILED,    /* stopped by an error or max_lag */
+};
+
+enum stream_outcome {
+	STREAM_RUNNING,
+	STREAM_FINISHED,
+	STREAM_STOPPED,
+	STREAM_FAILED,
+};
+
+#define WORKLOAD_REASON_MAX 256
+
+struct workload;
+struct dev_facts;           /* dev_facts.h */
+
+struct workload_stream {
+	struct workload *workload;
+	size_t index;
+	const char *label;          /* e.g. the target path */
+	pthread_t thread;
+	bool thread_started;
+	struct stream_stats stats;
+	struct sched sched;         /* this stream's share of the rate */
+	void *engine;               /* engine's per-stream state */
+	struct dev_facts *facts;    /* its device, read at prepare; NULL if none */
+	_Atomic uint64_t lag_ns;    /* how late the next due op is, now */
+	/* Set by the thread before `outcome` is stored with release order. */
+	char reason[WORKLOAD_REASON_MAX];
+	_Atomic int outcome;
+};
+
+struct workload_engine {
+	const char *name;
+	/* How many streams (threads) the workload runs, and what each is
+	 * called in results: a device per stream, or object client threads. */
+	size_t (*n_streams)(const struct workload_config *cfg);
+	const char *(*stream_label)(const struct workload_config *cfg, size_t index);
+	/* Opens and checks what the workload needs (before READY=1).  On
+	 * failure returns a negative errno and writes why to err. */
+	int (*prepare)(struct workload *w, char *err, size_t errlen);
+	void *(*thread_main)(void *stream);
+	void (*release)(struct workload *w);
+};
+
+struct workload {
+	const struct workload_config *cfg;
+	size_t slot;                /* its index in the daemon's workloads, results and probes */
+	const struct workload_engine *engine;
+	const char *op_names[STATS_MAX_OPS];
+	double op_share[STATS_MAX_OPS]; /* fraction of the target rate per op */
+	size_t n_ops;
+	struct workload_stream *streams;
+	size_t n_streams;
+
+	enum workload_state state;
+	char reason[WORKLOAD_REASON_MAX];
+	_Atomic bool stop_requested;
+	int64_t started_ns;         /* schedule origin, CLOCK_MONOTONIC (see mono_since) */
+	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
+	bool resuming;              /* set before prepare: a resumed run does not prep again */
+	int64_t run_start_ns;       /* interval boundaries: run_start + k * interval */
+	uint64_t interval_ns;
+	void *engine_data;
+	bool released;              /* targets closed (workload_release) */
+};
+
+/*
+ * CLOCK_MONOTONIC restarts near 0 at every boot.  A run's time 0 and a
+ * schedule's origin are instants on it, and a run resumed after a reboot
+ * began before this boot: those origins are signed and may be negative.
+ * Times are measured from an origin with mono_since() and instants placed
+ * after one with mono_at(), never by subtracting or adding unsigned
+ * instants, which wrap.
+ */
+uint64_t mono_ns(void);
+
+/* Nanoseconds from origin to t; 0 when t is not after it. */
+static inline uint64_t mono_since(int64_t origin_ns, uint64_t t_ns)
+{
+	if (origin_ns < 0)
+		return t_ns + (uint64_t)-origin_ns;
+	return t_ns > (uint64_t)origin_ns ? t_ns - (uint64_t)origin_ns : 0;
+}
+
+/* The instant offset after origin; 0 when it was before this boot,
+ * UINT64_MAX when it is beyond the clock's range. */
+static inline uint64_t mono_at(int64_t origin_ns, uint64_t offset_ns)
+{
+	if (origin_ns < 0)
+		return offset_ns > (uint64_t)-origin_ns ? offset_ns - (uint64_t)-origin_ns : 0;
+	return offset_ns > UINT64_MAX - (uint64_t)origin_ns ? UINT64_MAX
+							   : (uint64_t)origin_ns + offset_ns;
+}
+
+/* The interval boundary at or after t. */
+uint64_t workload_next_boundary(const struct workload *w, uint64_t t_ns);
+
+int workload_new(const struct workload_config *cfg, int64_t run_start_ns, uint64_t interval_ns,
+		 struct workload **ret, char *err, size_t errlen);
+int workload_prepare(struct workload *w, char *err, size_t errlen);
+int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen);
+/* Starts a workload at position pos_ns of its schedule, as if it had been
+ * started pos_ns ago (a resumed run). */
+int workload_resume(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *err,
+		    size_t errlen);
+void workload_request_stop(struct workload *w, const char *reason);
+/* Joins streams that have ended, folding their last slots through fn;
+ * updates state.  Returns true when the state changed. */
+bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per_stream);
+/* Waits up to timeout for all streams to end (used at shutdown). */
+void workload_wait(struct workload *w, uint64_t timeout_ns, stream_consume_fn fn,
+		   void **userdata_per_stream);
+void workload_free(struct workload *w);
+/* Ends the threads (which must have been reaped) and closes the targets,
+ * keeping what was measured: a reload replacing w opens them anew. */
+void workload_release(struct workload *w);
+
+bool workload_is_active(const struct workload *w);
+const char *workload_state_name(enum workload_state s);
+/* Largest current lag over the streams. */
+uint64_t workload_lag_ns(const struct workload *w);
+/* Target ops over [from, to) (absolute CLOCK_MONOTONIC), summed over streams. */
+double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t to_ns);
+
+/* Called by stream threads. */
+void stream_finish(struct workload_stream *s, enum stream_outcome outcome, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+extern const struct workload_engine dev_engine;
+extern const struct workload_engine obj_engine;
+
+#endif
