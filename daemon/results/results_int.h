@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What results.c (the live accounting, slices, the log records),
+ * results_replay.c (a resumed run's log read back) and results_report.c (the
+ * journal, the status and dump replies, the summary) share.  Only the files
+ * of daemon/results include this.
+ */
+#ifndef SOAK_RESULTS_INT_H
+#define SOAK_RESULTS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "results.h"
+
+
+/* results.c */
+
+/* Folds a closed interval into the slice that holds its start. */
+void fold_into_slice(struct results *r, struct workload_results *wr,
+			    const struct interval_row *row);
+
+/* results_report.c */
+
+void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
+		      struct op_summary *ret);
+
+void journal_row(const struct results *r, const struct workload_results *wr,
+			const struct interval_row *row);
+
+#endif

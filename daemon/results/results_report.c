@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The results reported: journald's records, the live table on stderr,
+ * systemd's STATUS=, the status, dump and report replies, the summary.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <systemd/sd-journal.h>
+
+#include "device/dev_facts.h"
+#include "base/journal_ids.h"
+#include "base/log.h"
+#include "probes/probes.h"
+#include "rundir.h"
+#include "stats_json.h"
+
+#include "results_int.h"
+
+void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
+		      struct op_summary *ret)
+{
+	double secs = span_ns / 1e9;
+	*ret = (struct op_summary){
+		.count = o->count, .errors = o->errors, .bytes = o->bytes,
+		.rate_target = secs > 0 ? target_ops / secs : 0,
+		.rate_achieved = secs > 0 ? o->count / secs : 0,
+		.p50 = hist_percentile(&o->latency, 50), .p90 = hist_percentile(&o->latency, 90),
+		.p99 = hist_percentile(&o->latency, 99), .p999 = hist_percentile(&o->latency, 99.9),
+		.min = hist_min(&o->latency), .max = hist_max(&o->latency),
+		.svc_p50 = hist_percentile(&o->service, 50),
+		.svc_p99 = hist_percentile(&o->service, 99),
+		.corrupt = o->corrupt,
+		.ttfb_p50 = hist_percentile(&o->ttfb, 50),
+		.ttfb_p99 = hist_percentile(&o->ttfb, 99),
+	};
+}
+
+/* A journal entry's fields, built one printf at a time so that some can
+ * be left out (the kernel's, when tracing is off or unavailable). */
+#define JOURNAL_MAX_FIELDS 64
+struct journal_fields {
+	struct iovec iov[JOURNAL_MAX_FIELDS];
+	char *text[JOURNAL_MAX_FIELDS];
+	size_t n;
+};
+
+static void journal_add(struct journal_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void journal_add(struct journal_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+	int n;
+
+	if (f->n == JOURNAL_MAX_FIELDS)
+		return;
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	f->text[f->n] = text;
+	f->iov[f->n++] = (struct iovec){ .iov_base = text, .iov_len = (size_t)n };
+}
+
+static void journal_send(struct journal_fields *f)
+{
+	/* With no journald listening this returns 0 and the entry is lost;
+	 * the live table and the dump still have it. */
+	sd_journal_sendv(f->iov, (int)f->n);
+	for (size_t i = 0; i < f->n; i++)
+		free(f->text[i]);
+	f->n = 0;
+}
+
+/* The fields an op's interval and its run summary share; the object
+ * workloads' own (corrupt reads, time to first byte) only on theirs. */
+static void journal_add_op(struct journal_fields *f, const struct workload *w,
+			   const struct op_summary *s)
+{
+	journal_add(f, "SOAK_OPS=%" PRIu64, s->count);
+	journal_add(f, "SOAK_ERRORS=%" PRIu64, s->errors);
+	journal_add(f, "SOAK_BYTES=%" PRIu64, s->bytes);
+	journal_add(f, "SOAK_RATE=%.3f", s->rate_achieved);
+	journal_add(f, "SOAK_RATE_TARGET=%.3f", s->rate_target);
+	journal_add(f, "SOAK_P50_US=%.3f", s->p50 / 1e3);
+	journal_add(f, "SOAK_P90_US=%.3f", s->p90 / 1e3);
+	journal_add(f, "SOAK_P99_US=%.3f", s->p99 / 1e3);
+	journal_add(f, "SOAK_P999_US=%.3f", s->p999 / 1e3);
+	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
+	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
+	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
+	if (w->cfg->type == WORKLOAD_OBJECT)
+		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+}
+
+void journal_row(const struct results *r, const struct workload_results *wr,
+			const struct interval_row *row)
+{
+	const struct workload *w = wr->workload;
+	size_t index = (size_t)(wr - r->w);
+	struct kstats_tcp_summary tcp;
+	bool have_tcp = probes_workload_tcp(r->probes, index, &tcp);
+
+	for (size_t op = 0; op < wr->n_ops; op++) {
+		const struct op_summary *s = &row->ops[op];
+		struct journal_fields f = { .n = 0 };
+		struct kstats_summary blk;
+
+		journal_add(&f, "MESSAGE=%s %s: %" PRIu64 " ops, %.1f/s (target %.1f/s), p50 %.1f us, "
+			    "p99 %.1f us, max %.1f us, %" PRIu64 " errors",
+			    w->cfg->name, w->op_names[op], s->count, s->rate_achieved,
+			    s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors);
+		journal_add(&f, "PRIORITY=%d", LOG_INFO);
+		journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+		journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_INTERVAL);
+		journal_add(&f, "SOAK_EVENT=interval");
+		journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
+		journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
+		journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
+		journal_add(&f, "SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9);
+		journal_add(&f, "SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9);
+		journal_add_op(&f, w, s);
+		if (w->cfg->type == WORKLOAD_OBJECT) {
+			journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
+			journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
+		}
+		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
+		/* The kernel's view of the same interval: the block layer for
+		 * this op on the workload's devices, TCP toward its endpoints. */
+		if (probes_workload_blk(r->probes, index, w->op_names[op], &blk)) {
+			journal_add(&f, "SOAK_BLK_OPS=%" PRIu64, blk.count);
+			journal_add(&f, "SOAK_BLK_ERRORS=%" PRIu64, blk.errors);
+			journal_add(&f, "SOAK_BLK_BYTES=%" PRIu64, blk.bytes);
+			journal_add(&f, "SOAK_BLK_P50_US=%.3f", blk.p50 / 1e3);
+			journal_add(&f, "SOAK_BLK_P90_US=%.3f", blk.p90 / 1e3);
+			journal_add(&f, "SOAK_BLK_P99_US=%.3f", blk.p99 / 1e3);
+			journal_add(&f, "SOAK_BLK_P999_US=%.3f", blk.p999 / 1e3);
+			journal_add(&f, "SOAK_BLK_MAX_US=%.3f", blk.max / 1e3);
+		}
+		if (have_tcp) {
+			journal_add(&f, "SOAK_TCP_SRTT_SAMPLES=%" PRIu64, tcp.srtt_samples);
+			journal_add(&f, "SOAK_TCP_SRTT_P50_US=%.3f", tcp.srtt_p50 / 1e3);
+			journal_add(&f, "SOAK_TCP_SRTT_P99_US=%.3f", tcp.srtt_p99 / 1e3);
+			journal_add(&f, "SOAK_TCP_CONNECTS=%" PRIu64, tcp.connects);
+			journal_add(&f, "SOAK_TCP_CONNECT_P50_US=%.3f", tcp.connect_p50 / 1e3);
+			journal_add(&f, "SOAK_TCP_CONNECT_P99_US=%.3f", tcp.connect_p99 / 1e3);
+			journal_add(&f, "SOAK_TCP_RETRANSMITS=%" PRIu64, tcp.retransmits);
+			journal_add(&f, "SOAK_TCP_RESETS=%" PRIu64,
+				    tcp.resets_sent + tcp.resets_received);
+		}
+		journal_send(&f);
+	}
+}
+
+void results_journal_summary(const struct results *r, const char *why)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		const struct workload *w = wr->workload;
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			struct journal_fields f = { .n = 0 };
+			struct op_summary s;
+			summarize(&wr->totals[op], wr->target_ops_total * w->op_share[op], wr->active_ns,
+				  &s);
+			journal_add(&f, "MESSAGE=%s %s over the run: %" PRIu64 " ops, %.1f/s (target "
+				    "%.1f/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us, %"
+				    PRIu64 " errors (%s)", w->cfg->name, w->op_names[op], s.count,
+				    s.rate_achieved, s.rate_target, s.p50 / 1e3, s.p99 / 1e3,
+				    s.p999 / 1e3, s.max / 1e3, s.errors, why);
+			journal_add(&f, "PRIORITY=%d", LOG_NOTICE);
+			journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
+			journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_SUMMARY);
+			journal_add(&f, "SOAK_EVENT=summary");
+			journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
+			journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
+			journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
+			journal_add(&f, "SOAK_STATE=%s", workload_state_name(w->state));
+			journal_add(&f, "SOAK_ACTIVE_S=%.3f", wr->active_ns / 1e9);
+			journal_add(&f, "SOAK_INTERVALS=%" PRIu64, wr->intervals);
+			journal_add_op(&f, w, &s);
+			journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", wr->lag_max_ns / 1e6);
+			journal_send(&f);
+		}
+	}
+}
+
+void results_status_line(const struct results *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->n && off < len; i++) {
+		const struct workload_results *wr = &r->w[i];
+		const struct workload *w = wr->workload;
+		int n = snprintf(buf + off, len - off, "%s%s %s", i ? "; " : "", w->cfg->name,
+				 workload_state_name(w->state));
+		off += n > 0 ? (size_t)n : 0;
+		for (size_t op = 0; wr->have_last && op < wr->n_ops && off < len; op++) {
+			n = snprintf(buf + off, len - off, " %s %.0f/s p99 %.0fus", w->op_names[op],
+				     wr->last.ops[op].rate_achieved, wr->last.ops[op].p99 / 1e3);
+			off += n > 0 ? (size_t)n : 0;
+		}
+	}
+}
+
+static json_t *latency_json(const struct hist *h)
+{
+	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+			 "p50", hist_percentile(h, 50) / 1e3, "p90", hist_percentile(h, 90) / 1e3,
+			 "p99", hist_percentile(h, 99) / 1e3, "p999", hist_percentile(h, 99.9) / 1e3,
+			 "max", hist_max(h) / 1e3, "min", hist_min(h) / 1e3, "mean", hist_mean(h) / 1e3);
+}
+
+static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t active_ns,
+		       bool object)
+{
+	double secs = active_ns / 1e9;
+	char *hist_text = hist_to_base64(&o->latency);
+	json_t *j = json_pack("{s:I,s:I,s:I,s:f,s:f,s:o,s:o,s:s?}",
+			      "count", (json_int_t)o->count, "errors", (json_int_t)o->errors,
+			      "bytes", (json_int_t)o->bytes,
+			      "rate_target", secs > 0 ? target_ops / secs : 0.0,
+			      "rate_achieved", secs > 0 ? o->count / secs : 0.0,
+			      "latency_us", latency_json(&o->latency),
+			      "service_us", latency_json(&o->service),
+			      "latency_hist", hist_text);
+	free(hist_text);
+	if (j)
+		json_object_set_new(j, "corrupt", json_integer((json_int_t)o->corrupt));
+	if (j && object) {
+		/* Errors by cause, time to first byte, and connection setup
+		 * (its count is the number of connections opened). */
+		json_object_set_new(j, "errors_by_class", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+			"connect", (json_int_t)o->error_class[OP_ERR_CONNECT],
+			"timeout", (json_int_t)o->error_class[OP_ERR_TIMEOUT],
+			"http_4xx", (json_int_t)o->error_class[OP_ERR_HTTP_4XX],
+			"http_5xx", (json_int_t)o->error_class[OP_ERR_HTTP_5XX],
+			"transfer", (json_int_t)o->error_class[OP_ERR_TRANSFER]));
+		json_object_set_new(j, "ttfb_us", latency_json(&o->ttfb));
+		json_object_set_new(j, "connect_us", latency_json(&o->connect));
+		json_object_set_new(j, "connections", json_integer((json_int_t)o->connect.count));
+	}
+	return j;
+}
+
+json_t *results_status_json(const struct results *r, uint64_t now_ns, const char *run_state)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		const struct workload *w = wr->workload;
+		json_t *ops = json_object();
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			const struct op_summary *s = &wr->last.ops[op];
+			json_object_set_new(ops, w->op_names[op], json_pack(
+				"{s:f,s:f,s:I,s:f,s:f,s:f,s:I,s:I}",
+				"rate_target", s->rate_target, "rate_achieved", s->rate_achieved,
+				"count", (json_int_t)s->count,
+				"p50_us", s->p50 / 1e3, "p99_us", s->p99 / 1e3, "max_us", s->max / 1e3,
+				"errors", (json_int_t)s->errors,
+				"count_total", (json_int_t)wr->totals[op].count));
+			json_t *jop = json_object_get(ops, w->op_names[op]);
+			json_object_set_new(jop, "corrupt", json_integer((json_int_t)s->corrupt));
+			json_object_set_new(jop, "corrupt_total",
+					    json_integer((json_int_t)wr->totals[op].corrupt));
+			/* The kernel's view of the same op on the same devices, last interval. */
+			struct kstats_summary blk;
+			if (probes_workload_blk(r->probes, i, w->op_names[op], &blk))
+				json_object_set_new(jop, "blk", json_pack(
+					"{s:I,s:f,s:f,s:f}", "count", (json_int_t)blk.count,
+					"p50_us", blk.p50 / 1e3, "p99_us", blk.p99 / 1e3,
+					"max_us", blk.max / 1e3));
+		}
+		json_t *jw = json_pack("{s:s,s:s,s:s,s:f,s:o}", "name", w->cfg->name,
+				       "type", workload_type_name(w->cfg->type),
+				       "state", workload_state_name(w->state),
+				       "lag_ms", workload_lag_ns(w) / 1e6, "ops", ops);
+		if (w->reason[0])
+			json_object_set_new(jw, "reason", json_string(w->reason));
+		struct kstats_tcp_summary tcp;
+		if (probes_workload_tcp(r->probes, i, &tcp))
+			json_object_set_new(jw, "tcp", json_pack(
+				"{s:I,s:f,s:f,s:I,s:f,s:I}", "srtt_samples", (json_int_t)tcp.srtt_samples,
+				"srtt_p50_us", tcp.srtt_p50 / 1e3, "srtt_p99_us", tcp.srtt_p99 / 1e3,
+				"connects", (json_int_t)tcp.connects, "connect_p99_us", tcp.connect_p99 / 1e3,
+				"retransmits", (json_int_t)tcp.retransmits));
+		json_array_append_new(arr, jw);
+	}
+	json_t *status = json_pack("{s:b,s:s,s:s,s:f,s:f,s:o}", "ok", 1, "run", r->cfg->name,
+				   "state", run_state, "elapsed_s", mono_since(r->run_start_ns, now_ns) / 1e9,
+				   "interval_s", r->cfg->interval_ns / 1e9, "workloads", arr);
+	if (status && r->rundir)
+		json_object_set_new(status, "results", rundir_status_json(r->rundir));
+	if (status) {
+		json_t *trace = json_object();
+		for (int f = 0; f < PROBE_FAMILIES; f++) {
+			enum probe_state ps = probes_state(r->probes, (enum probe_family)f);
+			json_t *jf = json_pack("{s:s}", "state", probe_state_name(ps));
+			if (ps == PROBE_UNAVAILABLE) {
+				json_object_set_new(jf, "reason", json_string(
+					probes_reason(r->probes, (enum probe_family)f)));
+				json_object_set_new(jf, "cause", json_string(probe_cause_name(
+					probes_cause(r->probes, (enum probe_family)f))));
+			}
+			json_object_set_new(trace, probe_family_name((enum probe_family)f), jf);
+		}
+		json_object_set_new(status, "trace", trace);
+		json_object_set_new(status, "kernel", probes_status_json(r->probes));
+	}
+	return status;
+}
+
+json_t *results_dump_json(const struct results *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		const struct workload *w = wr->workload;
+		json_t *ops = json_object(), *targets = json_array();
+
+		for (size_t op = 0; op < wr->n_ops; op++)
+			json_object_set_new(ops, w->op_names[op],
+					    op_json(&wr->totals[op],
+						    wr->target_ops_total * w->op_share[op],
+						    wr->active_ns, w->cfg->type == WORKLOAD_OBJECT));
+		for (size_t s = 0; s < wr->n_streams; s++) {
+			json_t *tops = json_object();
+			for (size_t op = 0; op < wr->n_ops; op++)
+				json_object_set_new(tops, w->op_names[op],
+					op_json(&wr->target_totals[s * wr->n_ops + op],
+						wr->target_ops_total * w->op_share[op] / wr->n_streams,
+						wr->active_ns, w->cfg->type == WORKLOAD_OBJECT));
+			json_t *target = json_pack("{s:s,s:o}", "path", w->streams[s].label, "ops",
+						   tops);
+			if (target && w->streams[s].facts)
+				json_object_set_new(target, "device",
+						    dev_facts_json(w->streams[s].facts));
+			json_array_append_new(targets, target);
+		}
+		json_t *jw = json_pack("{s:s,s:s,s:s,s:f,s:f,s:I,s:o,s:o}", "name", w->cfg->name,
+				       "type", workload_type_name(w->cfg->type),
+				       "state", workload_state_name(w->state),
+				       "active_s", wr->active_ns / 1e9, "lag_max_ms", wr->lag_max_ns / 1e6,
+				       "intervals", (json_int_t)wr->intervals,
+				       "ops", ops, "targets", targets);
+		if (w->reason[0])
+			json_object_set_new(jw, "reason", json_string(w->reason));
+		json_array_append_new(arr, jw);
+	}
+	return json_pack("{s:b,s:s,s:f,s:o,s:o}", "ok", 1, "run", r->cfg->name,
+			 "interval_s", r->cfg->interval_ns / 1e9, "workloads", arr,
+			 "kernel", probes_dump_json(r->probes));
+}
+
+
+static json_t *slice_json(uint64_t start_ns, uint64_t end_ns, uint64_t count, char *latency,
+			  char *service, bool partial)
+{
+	json_t *j = json_pack("{s:f,s:f,s:I,s:s?,s:s?}", "start_s", start_ns / 1e9,
+			      "end_s", end_ns / 1e9, "count", (json_int_t)count,
+			      "latency", latency, "service", service);
+	if (partial)
+		json_object_set_new(j, "partial", json_true());
+	return j;
+}
+
+json_t *results_report_json(const struct results *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		json_t *ops = json_object();
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			const struct op_slices *sl = &wr->slices[op];
+			json_t *slices = json_array();
+			for (size_t k = 0; k < sl->n; k++)
+				json_array_append_new(slices, slice_json(
+					sl->stored[k].start_ns, sl->stored[k].end_ns,
+					sl->stored[k].count, sl->stored[k].latency,
+					sl->stored[k].service, false));
+			if (sl->open) {
+				char *lat = hist_to_base64(sl->latency), *svc = hist_to_base64(sl->service);
+				json_array_append_new(slices, slice_json(sl->start_ns, sl->end_ns,
+						      sl->latency->count, lat, svc, true));
+				free(lat);
+				free(svc);
+			}
+			json_object_set_new(ops, wr->workload->op_names[op],
+					    json_pack("{s:o}", "slices", slices));
+		}
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
+						     "state", workload_state_name(wr->workload->state),
+						     "ops", ops));
+	}
+	return json_pack("{s:b,s:s,s:f,s:o}", "ok", 1, "run", r->cfg->name,
+			 "slice_s", r->cfg->slice_ns / 1e9, "workloads", arr);
+}
+
+void results_print_summary(const struct results *r, FILE *out)
+{
+	fprintf(out, "\nsummary of run \"%s\"\n", r->cfg->name);
+	fprintf(out, "%-16s %-17s %10s %7s %10s %10s %9s %9s %9s %9s %9s\n", "workload", "op", "ops",
+		"errors", "target/s", "ops/s", "p50(us)", "p90(us)", "p99(us)", "p99.9(us)",
+		"max(us)");
+	for (size_t i = 0; i < r->n; i++) {
+		const struct workload_results *wr = &r->w[i];
+		const struct workload *w = wr->workload;
+		double secs = wr->active_ns / 1e9;
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			const struct op_stats *o = &wr->totals[op];
+			fprintf(out, "%-16s %-17s %10" PRIu64 " %7" PRIu64 " %10.1f %10.1f %9.1f %9.1f %9.1f"
+				" %9.1f %9.1f\n", w->cfg->name, w->op_names[op], o->count, o->errors,
+				secs > 0 ? wr->target_ops_total * w->op_share[op] / secs : 0,
+				secs > 0 ? o->count / secs : 0,
+				hist_percentile(&o->latency, 50) / 1e3,
+				hist_percentile(&o->latency, 90) / 1e3,
+				hist_percentile(&o->latency, 99) / 1e3,
+				hist_percentile(&o->latency, 99.9) / 1e3, hist_max(&o->latency) / 1e3);
+		}
+		fprintf(out, "%-16s %s%s%s, %.1f s active, max lag %.1f ms\n", w->cfg->name,
+			workload_state_name(w->state), w->reason[0] ? ": " : "", w->reason, secs,
+			wr->lag_max_ns / 1e6);
+	}
+}

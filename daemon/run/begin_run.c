@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Beginning a run: a new one, or the one the run directory holds resumed
+ * (its log replayed into the results, from its checkpoint on); start_at;
+ * and the "new-run" command, which ends one run and begins the next.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "results/checkpoint.h"
+#include "config/config_trace.h"
+#include "ctl/ctl_server.h"
+#include "device/dev_facts.h"
+#include "ctl/dumper.h"
+#include "export/export.h"
+#include "base/log.h"
+#include "base/loop.h"
+#include "parse.h"
+#include "probes/probes.h"
+#include "results/results.h"
+#include "rfc3339.h"
+#include "results/rundir.h"
+#include "rundump.h"
+#include "runlog.h"
+#include "workload/workload.h"
+
+#include "daemon.h"
+#include "daemon_int.h"
+#include "reload/reload.h"
+
+/* Replays a resumed run's log into the results: from its checkpoint on,
+ * when it has one. */
+static void replay(struct daemon *d)
+{
+	struct runlog_reader *rd;
+	json_t *rec;
+	uint64_t n = 0, bad = 0;
+	int r = runlog_open(rundir_log_path(d->rundir), &rd);
+
+	if (r < 0) {
+		log_warning_errno(r, "cannot read %s to resume the run", rundir_log_path(d->rundir));
+		return;
+	}
+	uint64_t covered = 0;
+	bool restored = checkpoint_restore(d->rundir, d->results, &covered);
+	if (restored && (r = runlog_seek_run_time(rd, covered + 1)) < 0) {
+		log_warning_errno(r, "cannot seek in %s", rundir_log_path(d->rundir));
+		runlog_close(rd);
+		return;
+	}
+	if (restored) {
+		char at[32];
+		format_duration(covered, at, sizeof(at));
+		log_info("resuming run %s from its checkpoint at %s of run time", d->cfg->name, at);
+	}
+	uint64_t gone = 0;
+	while ((r = runlog_next(rd, &rec)) > 0) {
+		/* A month of intervals takes a while to read: systemd hears
+		 * from soakd all along. */
+		if (n % 256 == 0 && d->watchdog_usec) {
+			uint64_t now = mono_ns();
+			if (now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 4) {
+				sd_notifyf(0, "WATCHDOG=1\nSTATUS=resuming run %s: %" PRIu64
+					   " records read", d->cfg->name, n);
+				d->last_watchdog_ns = now;
+			}
+		}
+		/* What the checkpoint holds already. */
+		if (restored && checkpoint_record_run_ns(rec) <= covered) {
+			json_decref(rec);
+			continue;
+		}
+		int rr = results_replay(d->results, rec);
+		if (rr == -ENOENT)
+			gone++;
+		else if (rr < 0)
+			bad++;
+		n++;
+		json_decref(rec);
+	}
+	if (runlog_torn(rd))
+		log_notice("the last record of %s was cut short by the crash and is dropped",
+			   rundir_log_path(d->rundir));
+	if (runlog_corrupt(rd) || bad)
+		log_warning("%s: %" PRIu64 " damaged and %" PRIu64 " unusable record(s) skipped",
+			    rundir_log_path(d->rundir), runlog_corrupt(rd), bad);
+	if (gone)
+		log_info("%s: %" PRIu64 " interval(s) of workloads a reload removed stay in the log "
+			 "only", rundir_log_path(d->rundir), gone);
+	runlog_close(rd);
+	log_info("resumed run %s from %" PRIu64 " records", d->cfg->name, n);
+}
+
+static enum workload_state state_from_name(const char *name)
+{
+	static const enum workload_state states[] = { WORKLOAD_STOPPED, WORKLOAD_FINISHED,
+						      WORKLOAD_FAILED };
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcmp(name, workload_state_name(states[i])) == 0)
+			return states[i];
+	return WORKLOAD_RUNNING;
+}
+
+/*
+ * "start_at": the run's time 0 is that wall-clock instant, so a fleet
+ * started by an orchestrator at slightly different moments runs its
+ * schedules and intervals in step.  The instant becomes a CLOCK_MONOTONIC
+ * deadline once, here: a wall clock stepped later (NTP) does not move it,
+ * so hosts should have synchronised clocks before soakd starts.
+ */
+static void apply_start_at(struct daemon *d, uint64_t now)
+{
+	int64_t ahead = d->cfg->start_at_ns - (int64_t)wall_ns();
+	char when[64];
+
+	rfc3339_format(d->cfg->start_at_ns, when, sizeof(when));
+	if (ahead <= 0) {
+		log_notice("run %s: start_at %s passed %.1f s ago; starting now", d->cfg->name, when,
+			   -ahead / 1e9);
+		return;
+	}
+	d->run_start_ns = (int64_t)now + ahead;
+	d->results->run_start_ns = d->run_start_ns;
+	log_info("run %s waits for start_at %s (in %.1f s)", d->cfg->name, when, ahead / 1e9);
+}
+
+/*
+ * Starts (or resumes) the run: its directory and log, the results, the
+ * timer, and the workloads: at their start, or where a resumed run left
+ * them.
+ */
+int open_run_dir(struct daemon *d, bool new_run)
+{
+	char dirbuf[4096];
+	int r = rundir_open(state_directory(d->opts, dirbuf, sizeof(dirbuf)), d->cfg->name, d->plan,
+			    new_run, &d->rundir, &d->resuming);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up the run directory");
+	return 0;
+}
+
+/* The devices' facts, recorded with the run. */
+static void record_devices(struct daemon *d)
+{
+	json_t *devices = json_array();
+	for (size_t i = 0; i < d->n_workloads; i++)
+		for (size_t s = 0; s < d->workloads[i]->n_streams; s++) {
+			const struct workload_stream *st = &d->workloads[i]->streams[s];
+			if (st->facts)
+				json_array_append_new(devices, json_pack("{s:s,s:s,s:o}", "workload",
+					d->workloads[i]->cfg->name, "path", st->label,
+					"device", dev_facts_json(st->facts)));
+		}
+	char *text = json_dumps(devices, JSON_INDENT(2));
+	if (text) {
+		size_t len = strlen(text);
+		char *with_nl = malloc(len + 2);
+		if (with_nl) {
+			memcpy(with_nl, text, len);
+			strcpy(with_nl + len, "\n");
+			int r = rundir_write_file(d->rundir, "devices.json", with_nl);
+			if (r < 0)
+				log_warning_errno(r, "cannot record the devices' facts in %s",
+						  rundir_path(d->rundir));
+			free(with_nl);
+		}
+		free(text);
+	}
+	json_decref(devices);
+}
+
+int begin_run(struct daemon *d)
+{
+	bool resume = d->resuming;
+	int r;
+
+	record_devices(d);
+	uint64_t now = mono_ns();
+	d->checkpointer.last_run_ns = 0;  /* a new run, or set by the resume's own */
+	d->run_start_ns = (int64_t)now;
+	d->results = results_new(d->cfg, d->workloads, d->n_workloads, d->run_start_ns,
+				 d->opts->live_table);
+	if (!d->results)
+		return log_error_errno(-ENOMEM, "cannot set up results");
+	d->results->rundir = d->rundir;
+	d->results->wall_offset_ns = (int64_t)wall_ns() - (int64_t)now;
+	d->results->probes = d->probes;
+	d->results->record_extra = probes_record_extra;
+	d->results->record_extra_userdata = d->probes;
+
+	uint64_t elapsed = 0;
+	if (resume) {
+		replay(d);
+		/* Run time goes on from the last record: after a reboot the
+		 * run's time 0 lies before this boot's, a negative instant. */
+		elapsed = d->results->recorded_end_ns;
+		d->run_start_ns = (int64_t)now - (int64_t)elapsed;
+		d->results->run_start_ns = d->run_start_ns;
+		uint64_t down = d->results->recorded_wall_ns && wall_ns() > d->results->recorded_wall_ns
+					? wall_ns() - d->results->recorded_wall_ns : 0;
+		char at[32], gap[32];
+		format_duration(elapsed, at, sizeof(at));
+		format_duration(down, gap, sizeof(gap));
+		log_notice("resuming run %s at %s of run time, after %s down", d->cfg->name, at, gap);
+		json_t *rec = json_pack("{s:s,s:I,s:I,s:I}", "type", "gap", "run_ns",
+					(json_int_t)elapsed, "down_ns", (json_int_t)down,
+					"wall_ns", (json_int_t)wall_ns());
+		rundir_append(d->rundir, rec);
+		json_decref(rec);
+	}
+	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:b}", "type", "start", "run", d->cfg->name,
+				"wall_ns", (json_int_t)wall_ns(), "run_ns", (json_int_t)elapsed,
+				"pid", (json_int_t)getpid(), "resumed", resume);
+	rundir_append(d->rundir, rec);
+	json_decref(rec);
+	/* The next resume starts from here: what this one read, and the
+	 * records it just wrote (also those of a crash that cut the old
+	 * checkpoint's tail short). */
+	if (resume)
+		checkpoint(d, now, true);
+
+	if (elapsed == 0 && d->cfg->start_at_ns)
+		apply_start_at(d, now);
+	d->run_end_ns = d->run_start_ns + (int64_t)d->cfg->duration_ns;
+	for (size_t i = 0; i < d->n_workloads; i++)
+		d->workloads[i]->run_start_ns = d->run_start_ns;
+	r = arm_timer(d);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < d->n_workloads; i++) {
+		const struct workload_config *wc = d->workloads[i]->cfg;
+		struct workload_results *wr = &d->results->w[i];
+		struct workload *w = d->workloads[i];
+		char err[256];
+		if (d->removed[i])
+			continue;     /* a reload took it out (soakctl start --new-run) */
+		if (resume && wr->recorded) {
+			enum workload_state state = state_from_name(wr->recorded_state);
+			d->ever_started = true;
+			if (state != WORKLOAD_RUNNING) {
+				/* Ended before the restart: it stays ended. */
+				w->state = state;
+				snprintf(w->reason, sizeof(w->reason), "%s", wr->recorded_reason);
+				continue;
+			}
+			r = workload_resume(w, mono_ns(), wr->recorded_sched_ns, err, sizeof(err));
+			if (r == 0) {
+				probes_workload_active(d->probes, i, true);
+				results_record_state(d->results, i);
+				continue;
+			}
+			log_error("cannot resume workload %s: %s", wc->name, err);
+			return r;
+		}
+		if (!wc->autostart)
+			continue;
+		if (mono_at(d->run_start_ns, wc->start_offset_ns) > mono_ns()) {
+			d->pending_start_ns[i] = mono_at(d->run_start_ns, wc->start_offset_ns);
+			continue;
+		}
+		if (start_workload(d, i, err, sizeof(err)) < 0) {
+			log_error("cannot start workload %s: %s", wc->name, err);
+			stop_all(d, "another workload failed to start");
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Stops what still runs, counts every op it completes, and writes the
+ * run's last records. */
+void end_run(struct daemon *d, const char *why)
+{
+	stop_all(d, why);
+	/* No "stopped" record: a workload cut short by soakd stopping (a
+	 * reboot, systemctl stop) is still running as far as its run goes,
+	 * and resumes when soakd comes back. */
+	for (size_t i = 0; i < d->n_workloads; i++)
+		results_wait(d->results, i, STOP_TIMEOUT_NS);
+	probes_tick(d->probes, mono_ns());
+	results_tick(d->results, mono_ns());
+	exports_publish(d->exports, d->results, mono_ns());
+	print_summary(d);
+	results_journal_summary(d->results, why);
+	/* Dumps read the log and sync its writer: done before it closes. */
+	dumper_cancel_all(d->dumper);
+	checkpoint(d, mono_ns(), true);
+	rundir_close(d->rundir);
+	d->rundir = NULL;
+	d->results->rundir = NULL;
+}
+
+/* soakctl start --new-run: the current run ends and a new one starts. */
+char *handle_new_run(struct daemon *d)
+{
+	if (d->state == RUN_STOPPING)
+		return proto_error_line("soakd is shutting down");
+	log_notice("a new run was asked for: ending run %s", d->cfg->name);
+	end_run(d, "a new run was started");
+	results_free(d->results);
+	d->results = NULL;
+	for (size_t i = 0; i < d->n_workloads; i++) {
+		d->pending_start_ns[i] = 0;
+		if (d->removed[i])
+			continue;
+		d->workloads[i]->state = WORKLOAD_IDLE;
+		d->workloads[i]->reason[0] = '\0';
+	}
+	d->summary_printed = false;
+	d->ever_started = false;
+	d->state = RUN_RUNNING;
+	if (open_run_dir(d, true) < 0 || begin_run(d) < 0) {
+		shutdown_run(d, "the new run could not start");
+		return proto_error_line("the new run could not start; see soakd's log");
+	}
+	json_t *arr = json_array();
+	for (size_t i = 0; i < d->n_workloads; i++)
+		json_array_append_new(arr, json_pack("{s:s,s:s}", "name", d->workloads[i]->cfg->name,
+						     "state", workload_state_name(d->workloads[i]->state)));
+	return reply(json_pack("{s:b,s:s,s:o}", "ok", 1, "run", rundir_path(d->rundir),
+			       "workloads", arr));
+}
+

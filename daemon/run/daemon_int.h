@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the run's files share: struct daemon, the state of one soakd, and
+ * the functions one of them calls in another.  Only the files of
+ * daemon/run and daemon/reload include this; everything else sees the run through
+ * daemon.h (daemon_run) and its own subsystem's interface.
+ */
+#ifndef SOAK_DAEMON_INT_H
+#define SOAK_DAEMON_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "config/config.h"
+#include "proto.h"
+#include "results/checkpoint.h"
+
+struct daemon_options;
+
+#define EXIT_WORKLOAD_FAILED 3
+#define STOP_TIMEOUT_NS (UINT64_C(10) * 1000000000)
+/* The tick fires this long after a boundary, so threads have published. */
+#define TICK_GRACE_NS (UINT64_C(20) * 1000000)
+#define CHECKPOINT_EVERY_NS (UINT64_C(3600) * 1000000000)
+#define CATCHUP_PASSES 10
+#define CATCHUP_EVERY_NS (UINT64_C(50) * 1000000)
+
+enum run_state { RUN_RUNNING, RUN_FINISHED, RUN_STOPPING };
+
+struct daemon {
+	const struct run_config *cfg;  /* the configuration in force (reload changes it) */
+	struct run_config **reloaded;  /* configurations reloads read, still in use */
+	size_t n_reloaded;
+	/* The run's settings from cfg, with the workloads by slot: what the
+	 * probes watch.  Its workload entries are copies of the slots' own. */
+	struct run_config *view;
+	const struct daemon_options *opts;
+	struct loop *loop;
+	struct ctl_server *ctl;
+	struct dumper *dumper;         /* dumps from the log, off the loop */
+	struct results *results;
+	struct rundir *rundir;
+	bool resuming;                /* the run directory holds this run: go on with it */
+	char *plan;                   /* the resolved configuration, as recorded */
+	struct probes *probes;        /* NULL: kernel tracing unavailable */
+	struct exports *exports;      /* NULL: none configured */
+	struct workload **workloads;  /* [CONFIG_MAX_WORKLOADS]: a reload appends */
+	size_t n_workloads;
+	bool removed[CONFIG_MAX_WORKLOADS]; /* a reload took it out of the configuration */
+	uint64_t *pending_start_ns;   /* 0: none */
+	int signal_fd, timer_fd;
+	/* The run's time 0 and end on CLOCK_MONOTONIC: signed, as a run
+	 * resumed after a reboot began before this boot (see mono_since). */
+	int64_t run_start_ns, run_end_ns;
+	uint64_t ticks;
+	uint64_t watchdog_usec;
+	uint64_t last_watchdog_ns;
+	enum run_state state;
+	uint64_t finished_ns;          /* CLOCK_MONOTONIC when the run finished */
+	bool quit;
+	bool ever_started;
+	bool stopping_sent;
+	bool summary_printed;
+	uint64_t stall_ns;             /* test builds: block the main loop this long */
+	/* After a late tick (soakd frozen): the threads publish the intervals
+	 * they closed meanwhile as they wake; these extra passes write them
+	 * as they come, before a thread's ring fills again. */
+	unsigned catchup_passes;
+	uint64_t catchup_next_ns;
+	/* Checkpoints of the results (resuming reads them, not the whole log). */
+	struct checkpointer checkpointer;
+};
+
+
+/* daemon.c: the lifecycle, the tick, signals, the watchdog. */
+
+const char *run_state_name(enum run_state s);
+
+/* A run with "start_at" begins at that wall-clock time: until then its
+ * start lies ahead on the monotonic clock. */
+bool waiting_for_start_at(const struct daemon *d, uint64_t now);
+
+struct workload *find_workload(struct daemon *d, const char *name, size_t *ret_index);
+
+int start_workload(struct daemon *d, size_t i, char *err, size_t errlen);
+
+void stop_all(struct daemon *d, const char *reason);
+
+void print_summary(struct daemon *d);
+
+/* Writes a checkpoint of the results as they stand (checkpoint.h): on a
+ * thread, or (wait) here and now (startup, shutdown). */
+void checkpoint(struct daemon *d, uint64_t now, bool wait);
+
+void shutdown_run(struct daemon *d, const char *why);
+
+/* What print writes of cfg, malloc'd; NULL: out of memory. */
+char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
+			 const struct run_config *cfg);
+
+/* Ticks a little after each interval boundary of the run. */
+int arm_timer(struct daemon *d);
+
+const char *state_directory(const struct daemon_options *opts, char *buf, size_t len);
+
+uint64_t wall_ns(void);
+
+/* begin_run.c: a new or resumed run, replay, start_at. */
+
+/*
+ * Starts (or resumes) the run: its directory and log, the results, the
+ * timer, and the workloads: at their start, or where a resumed run left
+ * them.
+ */
+int open_run_dir(struct daemon *d, bool new_run);
+
+int begin_run(struct daemon *d);
+
+/* Stops what still runs, counts every op it completes, and writes the
+ * run's last records. */
+void end_run(struct daemon *d, const char *why);
+
+/* soakctl start --new-run: the current run ends and a new one starts. */
+char *handle_new_run(struct daemon *d);
+
+/* commands.c: the control commands' handlers. */
+
+char *reply(json_t *v);
+
+char *ctl_handle(void *userdata, const struct proto_request *req);
+
+#endif
