@@ -29,7 +29,6 @@
 #include "base/regfile.h"
 #include "rfc3339.h"
 
-#define FOREVER_NS (UINT64_C(1) << 62)
 /* sizeof(struct sockaddr_un.sun_path) */
 #define SOCKET_PATH_MAX 108
 #define DEFAULT_INTERVAL_NS UINT64_C(1000000000)
@@ -156,7 +155,7 @@ static void parse_schedule(struct cfg_ctx *c, json_t *obj, struct workload_confi
 
 	if (!arr) {
 		w->steps[0] = (struct sched_step){ .scale = 1,
-			.duration_ns = run_duration_ns ? run_duration_ns : FOREVER_NS };
+			.duration_ns = run_duration_ns ? run_duration_ns : CONFIG_FOREVER_NS };
 		w->n_steps = 1;
 		return;
 	}
@@ -195,12 +194,6 @@ static void parse_schedule(struct cfg_ctx *c, json_t *obj, struct workload_confi
 	w->n_steps = json_array_size(arr);
 	cfg_pop(c);
 }
-
-/* Keys every workload kind takes; each kind adds its own. */
-const char *const config_common_workload_keys[] = {
-	"name", "type", "autostart", "rate", "arrival", "schedule", "start", "max_lag", "seed",
-	NULL,
-};
 
 static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 {
@@ -591,136 +584,4 @@ void config_free(struct run_config *c)
 	export_config_free(&c->exports);
 	free(c->path);
 	free(c);
-}
-
-const char *workload_type_name(enum workload_type t)
-{
-	return t == WORKLOAD_OBJECT ? "object" : "device";
-}
-
-const char *device_model_name(enum device_model m)
-{
-	return m == MODEL_ACT_STORAGE ? "act-storage" : m == MODEL_ACT_INDEX ? "act-index" : "pattern";
-}
-
-const char *access_name(enum access_pattern a)
-{
-	return a == ACCESS_SEQUENTIAL ? "sequential" : "random";
-}
-
-static void print_duration(FILE *out, const char *key, uint64_t ns, const char *sep)
-{
-	char buf[64];
-	if (ns >= FOREVER_NS)
-		snprintf(buf, sizeof(buf), "forever");
-	else
-		format_duration(ns, buf, sizeof(buf));
-	fprintf(out, "\"%s\": \"%s\"%s", key, buf, sep);
-}
-
-void config_print_targets(const struct workload_config *w, FILE *out)
-{
-	for (size_t t = 0; t < w->n_targets; t++) {
-		json_t *p = json_string(w->targets[t].path);
-		char *q = json_dumps(p, JSON_ENCODE_ANY);
-		/* allow_unsafe_path only when set: the plans of runs begun
-		 * before it existed stay the same text, and resume. */
-		fprintf(out, "%s{\"path\": %s, \"destroy_data\": %s%s}", t ? ", " : "",
-			q ? q : "\"?\"", w->targets[t].destroy_data ? "true" : "false",
-			w->targets[t].allow_unsafe_path ? ", \"allow_unsafe_path\": true" : "");
-		free(q);
-		json_decref(p);
-	}
-}
-
-static void print_device_plan(const struct workload_config *w, FILE *out)
-{
-	char buf[64];
-
-	fprintf(out, "     \"model\": \"pattern\", \"targets\": [");
-	config_print_targets(w, out);
-	format_size(w->file_size, buf, sizeof(buf));
-	fprintf(out, "],\n     \"file_size\": \"%s\", \"read_pct\": %u, \"block_size\": [",
-		w->file_size ? buf : "existing", w->read_pct);
-	for (size_t b = 0; b < w->n_block_sizes; b++) {
-		format_size(w->block_sizes[b].bytes, buf, sizeof(buf));
-		fprintf(out, "%s{\"size\": \"%s\", \"weight\": %u}", b ? ", " : "", buf,
-			w->block_sizes[b].weight);
-	}
-	fprintf(out, "], \"access\": \"%s\", \"queue_depth\": %u, \"prep\": %s,\n",
-		access_name(w->access), w->queue_depth, w->prep ? "true" : "false");
-}
-
-/* One workload's part of the plan: everything that defines it, so two
- * workloads with the same text are the same workload (reload). */
-static void print_workload(const struct workload_config *w, FILE *out)
-{
-	fprintf(out, "    {\"name\": \"%s\", \"type\": \"%s\", \"autostart\": %s,\n",
-		w->name, workload_type_name(w->type), w->autostart ? "true" : "false");
-	if (w->type == WORKLOAD_OBJECT)
-		obj_config_print(w->object, out);
-	else if (w->model != MODEL_PATTERN)
-		act_config_print(w, out);
-	else
-		print_device_plan(w, out);
-	if (w->rate > 0)
-		fprintf(out, "     \"rate\": %g, \"arrival\": \"%s\", ", w->rate,
-			w->arrival == ARRIVAL_POISSON ? "poisson" : "uniform");
-	else
-		fprintf(out, "     \"rate\": \"closed-loop\", ");
-	print_duration(out, "max_lag", w->max_lag_ns, ", ");
-	fprintf(out, "\"seed\": %" PRIu64 ",\n     \"schedule\": [\n", w->seed);
-	uint64_t at = w->start_offset_ns;
-	for (size_t s = 0; s < w->n_steps; s++) {
-		const struct sched_step *st = &w->steps[s];
-		fprintf(out, "       {");
-		print_duration(out, "at", at, ", ");
-		print_duration(out, "for", st->duration_ns, ", ");
-		fprintf(out, "\"scale\": %g, \"ramp\": %s", st->scale, st->ramp ? "true" : "false");
-		if (w->rate > 0)
-			fprintf(out, ", \"rate\": %g", w->rate * st->scale);
-		fprintf(out, "}%s\n", s + 1 < w->n_steps ? "," : "");
-		at = at + st->duration_ns >= FOREVER_NS ? FOREVER_NS : at + st->duration_ns;
-	}
-	fprintf(out, "     ]}");
-}
-
-char *config_workload_text(const struct workload_config *w)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	print_workload(w, f);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-void config_print_plan(const struct run_config *c, FILE *out)
-{
-	fprintf(out, "{\n  \"run\": {\"name\": \"%s\", ", c->name);
-	print_duration(out, "duration", c->duration_ns ? c->duration_ns : FOREVER_NS, ", ");
-	print_duration(out, "interval", c->interval_ns, ", ");
-	print_duration(out, "slice", c->slice_ns, ", ");
-	fprintf(out, "\"on_finish\": \"%s\",\n   ", c->exit_on_finish ? "exit" : "idle");
-	if (c->start_at_ns) {
-		char when[64];
-		rfc3339_format(c->start_at_ns, when, sizeof(when));
-		fprintf(out, "\"start_at\": \"%s\", ", when);
-	}
-	trace_config_print(&c->trace, out);
-	if (c->exports.prom_textfile || c->exports.statsd_address) {
-		fputs(",\n   ", out);
-		export_config_print(&c->exports, out);
-	}
-	fprintf(out, "},\n  \"workloads\": [\n");
-	for (size_t i = 0; i < c->n_workloads; i++) {
-		print_workload(&c->workloads[i], out);
-		fprintf(out, "%s\n", i + 1 < c->n_workloads ? "," : "");
-	}
-	fprintf(out, "  ]\n}\n");
 }

@@ -1,160 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Loading a configuration (config.c) and printing its resolved plan
+ * (config_plan.c); the types are run_config.h's.
+ */
 #ifndef SOAK_CONFIG_H
 #define SOAK_CONFIG_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-#include "workload/sched.h"
-
-/* Hard limits on what a config may ask for. */
-#define CONFIG_MAX_BYTES (1u << 20)
-#define CONFIG_MAX_WORKLOADS 64
-#define CONFIG_MAX_TARGETS 64
-#define CONFIG_MAX_BLOCK_SIZES 16
-#define CONFIG_MAX_QUEUE_DEPTH 4096
-#define CONFIG_MAX_NAME 64
-#define CONFIG_MAX_RATE 1e8
-/* A device target's I/O buffers (dev_engine.c allocates them). */
-#define CONFIG_MAX_BUFFER_BYTES_PER_TARGET (UINT64_C(1) << 30)
-
-enum workload_type {
-	WORKLOAD_DEVICE,
-	WORKLOAD_OBJECT,
-};
-
-enum device_model {
-	MODEL_PATTERN,
-	MODEL_ACT_STORAGE,
-	MODEL_ACT_INDEX,
-};
-
-enum access_pattern {
-	ACCESS_RANDOM,
-	ACCESS_SEQUENTIAL,
-};
-
-enum arrival {
-	ARRIVAL_UNIFORM,
-	ARRIVAL_POISSON,
-};
-
-struct object_config;   /* obj_config.h */
-
-/*
- * ACT's parameters (act_storage and act_index), under ACT's names in snake
- * case, and the rates ACT derives from them.  Request rates are totals over
- * all devices, as in ACT's config files; the derived rates are per device.
- */
-struct act_config {
-	double load;                    /* "30x": 30; 0 when the rates are given */
-	double read_reqs_per_sec;
-	double write_reqs_per_sec;
-	uint32_t record_bytes;
-	uint32_t record_bytes_range_max; /* 0: all records are record_bytes */
-	uint32_t large_block_op_kbytes;
-	unsigned replication_factor;
-	unsigned update_pct;
-	unsigned defrag_lwm_pct;
-	unsigned service_threads;
-	unsigned cache_threads;
-
-	/* Derived, per device, at scale 1. */
-	uint32_t record_stored_bytes;   /* rounded up to 16 bytes */
-	uint32_t record_stored_bytes_max;
-	uint32_t records_per_block;     /* whole mean-sized records per large block, as ACT counts */
-	double read_rate;               /* act-storage: record reads incl. update_pct's internal reads;
-					 * act-index: service-thread 4 KiB reads */
-	double large_block_rate;        /* act-storage: large-block reads = writes */
-	double cache_rate;              /* act-index: cache-thread reads = writes */
-};
-
-struct target_config {
-	char *path;          /* absolute */
-	bool destroy_data;
-	bool allow_unsafe_path; /* lift dev_path.h's refusals for this target */
-};
-
-struct block_size_weight {
-	uint32_t bytes;
-	uint32_t weight;
-};
-
-struct workload_config {
-	char name[CONFIG_MAX_NAME];
-	enum workload_type type;
-	enum device_model model;
-	bool autostart;
-
-	/* Device, model pattern */
-	struct target_config targets[CONFIG_MAX_TARGETS];
-	size_t n_targets;
-	uint64_t file_size;          /* regular files: created/extended to this; 0: use existing size */
-	unsigned read_pct;
-	struct block_size_weight block_sizes[CONFIG_MAX_BLOCK_SIZES];
-	size_t n_block_sizes;
-	enum access_pattern access;
-	unsigned queue_depth;
-
-	/* Device, models act-storage and act-index */
-	struct act_config act;
-	bool prep;                   /* zero then salt block devices before starting */
-
-	/* Object workloads */
-	struct object_config *object;
-
-	/* Scheduling */
-	double rate;                 /* ops/s in total; 0 = closed loop */
-	enum arrival arrival;
-	struct sched_step steps[SCHED_MAX_STEPS];
-	size_t n_steps;
-	uint64_t start_offset_ns;    /* offset of this workload's schedule in the run */
-	uint64_t max_lag_ns;         /* 0 = never stop for lag */
-	uint64_t seed;
-};
-
-/* "run": {"trace": ...}; see config_trace.h. */
-struct trace_config {
-	bool blk, tcp;               /* start state of each probe family */
-	bool all_devices;            /* block probes: every device, not just the targets' */
-	bool blk_stash_always;       /* "blk_timestamps": "map" */
-	unsigned max_devices;        /* slots for all_devices */
-	unsigned max_endpoints;
-	char **tcp_endpoints;        /* "HOST:PORT" */
-	size_t n_tcp_endpoints;
-};
-
-/* "run": {"exports": ...}; see config_export.h. */
-struct export_config {
-	char *prom_textfile;         /* absolute; NULL: no Prometheus textfile */
-	char *statsd_address;        /* "HOST:PORT"; NULL: no StatsD */
-	char *statsd_prefix;         /* NULL: "soakd" */
-};
-
-/* "run": {"ctl": {"read_only_for_all": BOOL}}: whether peers that may not
- * change state (neither root nor in group soakd) may still read status,
- * dumps and reports over the control socket (default true). */
-struct ctl_config {
-	bool read_only_for_all;
-};
-
-struct run_config {
-	char *path;                  /* the config file, absolute */
-	char name[CONFIG_MAX_NAME];
-	uint64_t duration_ns;        /* 0 = until stopped */
-	uint64_t interval_ns;
-	uint64_t slice_ns;            /* intervals fold into slices of this (default 1h) */
-	bool exit_on_finish;         /* "on_finish": "exit" (default) | "idle" */
-	char *socket_path;           /* NULL: default */
-	struct trace_config trace;
-	struct export_config exports;
-	struct ctl_config ctl;
-	int64_t start_at_ns;         /* "start_at": CLOCK_REALTIME ns since the epoch; 0: at once */
-	struct workload_config *workloads;
-	size_t n_workloads;
-};
+#include "run_config.h"
 
 /*
  * Load and validate a config.  On failure returns a negative errno and
@@ -171,13 +25,5 @@ void config_print_plan(const struct run_config *c, FILE *out);
 /* A workload's part of the plan, malloc'd (NULL: out of memory): equal
  * texts mean equal definitions. */
 char *config_workload_text(const struct workload_config *w);
-/* A workload's targets as the plan's JSON list items. */
-void config_print_targets(const struct workload_config *w, FILE *out);
-
-const char *workload_type_name(enum workload_type t);
-const char *device_model_name(enum device_model m);
-/* Keys every workload takes, for the parsers of each kind. */
-extern const char *const config_common_workload_keys[];
-const char *access_name(enum access_pattern a);
 
 #endif

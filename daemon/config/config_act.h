@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "config.h"
+#include "run_config.h"
 #include "config_json.h"
 
 /* ACT's defaults: 1536-byte records, 128 KiB large blocks, replication

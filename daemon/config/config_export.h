@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "config.h"
+#include "run_config.h"
 #include "config_json.h"
 
 /*

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "config.h"
+#include "run_config.h"
 #include "config_json.h"
 
 /*

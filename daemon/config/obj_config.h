@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "config.h"
+#include "run_config.h"
 #include "config_json.h"
 #include "object/obj_size.h"
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/run_config.h"
 #include "workload/sched.h"
 #include "workload/stats.h"
 

@@ -9,8 +9,9 @@
 
 #include <jansson.h>
 
-#include "config/config.h"
+#include "config/run_config.h"
 #include "kstats.h"
+#include "probe_types.h"
 
 /*
  * The kernel probes: block-layer latency per device and op for the
@@ -26,31 +27,6 @@
  * accepts a NULL struct probes, which has every family unavailable.  All
  * functions but probes_watch_endpoint belong to the main thread.
  */
-
-/* Enough for any message probes_set writes. */
-#define PROBE_REASON_LEN 640
-
-enum probe_family {
-	PROBE_BLK,
-	PROBE_TCP,
-	PROBE_FAMILIES,
-};
-
-enum probe_state {
-	PROBE_UNAVAILABLE,
-	PROBE_OFF,
-	PROBE_ON,
-};
-
-/* Why a family is unavailable, for people and for tests that must tell a
- * machine that cannot trace from a soakd that is broken. */
-enum probe_cause {
-	PROBE_CAUSE_NONE,       /* available */
-	PROBE_CAUSE_PRIVILEGE,  /* no CAP_BPF/CAP_PERFMON, or a policy refused the load */
-	PROBE_CAUSE_KERNEL,     /* no BTF, no bpf(), a tracepoint or program type missing */
-	PROBE_CAUSE_VERIFIER,   /* the verifier rejected a program: soakd's bug */
-	PROBE_CAUSE_ERROR,      /* anything else */
-};
 
 struct probes;
 

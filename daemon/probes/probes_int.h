@@ -7,7 +7,9 @@
 
 #include <pthread.h>
 
-#include "probes.h"
+#include "config/run_config.h"
+#include "kstats.h"
+#include "probe_types.h"
 
 #define PROBE_MAX_PROGS 5
 #define PROBE_NAME_MAX 64

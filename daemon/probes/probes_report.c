@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* What the probes measured, for soakctl, dumps and journald. */
+#include "probes.h"
 #include "probes_int.h"
 
 #include <inttypes.h>

@@ -4,6 +4,7 @@
  * targets, as the block layer names them, and the TCP endpoints of object
  * workloads and of the config's "tcp_endpoints".
  */
+#include "probes.h"
 #include "probes_int.h"
 
 #include <arpa/inet.h>

@@ -12,8 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "results.h"
 
+struct interval_row;
+struct op_stats;
+struct op_summary;
+struct results;
+struct workload_results;
 
 /* results.c */
 

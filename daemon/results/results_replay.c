@@ -3,6 +3,8 @@
  * A resumed run's log replayed into the results: each interval record
  * folded in as if it had just closed, and the workloads' recorded states.
  */
+#include "results.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

@@ -3,6 +3,8 @@
  * The results reported: journald's records, the live table on stderr,
  * systemd's STATUS=, the status, dump and report replies, the summary.
  */
+#include "results.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
