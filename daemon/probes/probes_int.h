@@ -6,6 +6,9 @@
  * probes_report.c (results) share; nothing else includes this. */
 
 #include <pthread.h>
+#include <stdarg.h>
+
+#include <bpf/libbpf.h>
 
 #include "config/run_config.h"
 #include "kstats.h"
@@ -16,6 +19,7 @@
 #define PROBE_REASON_MAX 512
 
 struct bpf_program;
+struct btf;
 struct bpf_link;
 struct blk_bpf;
 struct tcp_bpf;
@@ -107,5 +111,45 @@ int probe_endpoint_alloc(struct probe_endpoint *e);
 
 /* probes_report.c */
 void probes_journal(const struct probes *p);
+
+/*
+ * The verifier's log of each program, kept only when a load fails.  With
+ * log_level 0 libbpf loads without a log and, on failure, loads again
+ * with level 1 into these buffers, so a successful load costs nothing.
+ * Since Linux 6.4 the kernel keeps the end of a log that does not fit
+ * (where the verdict is) and fails with ENOSPC instead of the verdict's
+ * errno: a non-empty log, not the errno, says that the verifier ran.
+ */
+#define VERIFIER_LOG_SIZE (256u * 1024)
+
+struct verifier_logs {
+	char *text[PROBE_MAX_PROGS];
+};
+
+/* probes_why.c */
+
+int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
+
+/* Why this process may not be allowed to load tracing programs; NULL when
+ * its capabilities suffice. */
+const char *missing_privilege(void);
+
+void set_reason(struct probe_family_state *fs, enum probe_cause cause, const char *fmt,
+		...) __attribute__((format(printf, 3, 4)));
+
+int verifier_logs_give(struct verifier_logs *logs, struct probe_family_state *fs);
+
+void verifier_logs_free(struct verifier_logs *logs, struct probe_family_state *fs);
+
+void load_failed(struct probe_family_state *fs, int r, const struct verifier_logs *logs);
+
+/* Marks the family's programs whose tracepoint this kernel lacks: they are
+ * not loaded.  Returns how many are missing. */
+size_t check_tracepoints(struct probe_family_state *fs, const struct btf *vmlinux);
+
+const char *missing_list(const struct probe_family_state *fs, char *buf, size_t len);
+
+void add_prog(struct probe_family_state *fs, const char *tracepoint,
+	      struct bpf_program *prog, struct bpf_link **link, bool fallback);
 
 #endif

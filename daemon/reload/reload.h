@@ -1,9 +1,10 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Reloading the configuration while a run goes on: reload_plan.c works
  * out what changes and prepares it, reload.c swaps it in (or rolls it
- * back) and answers the "reload" command.  The run (daemon/run) calls
- * handle_reload and the view helpers; the plan types are for these files.
+ * back) and answers the "reload" command.  The run's command handlers
+ * (run/commands.c) call handle_reload; the plan types are for these files.
+ * Reload depends on the run (run/daemon_int.h), never the other way round.
  */
 #ifndef SOAK_RELOAD_H
 #define SOAK_RELOAD_H
@@ -31,12 +32,6 @@ struct reload_plan {
 	struct exports *exports;             /* the new ones, when changed */
 	size_t n_slots;                      /* slots after the reload */
 };
-
-
-/* The probes' view of the run: cfg's settings, the workloads by slot. */
-struct run_config *make_view(const struct daemon *d);
-
-void free_view(struct run_config *v);
 
 /* Frees the configurations earlier reloads read that nothing uses now. */
 void drop_unused_configs(struct daemon *d);

@@ -38,31 +38,6 @@
 #include "reload.h"
 #include "run/daemon_int.h"
 
-/* The probes' view of the run: cfg's settings, the workloads by slot. */
-struct run_config *make_view(const struct daemon *d)
-{
-	struct run_config *v = malloc(sizeof(*v));
-	if (!v)
-		return NULL;
-	*v = *d->cfg;
-	v->n_workloads = d->n_workloads;
-	v->workloads = calloc(d->n_workloads ? d->n_workloads : 1, sizeof(*v->workloads));
-	if (!v->workloads) {
-		free(v);
-		return NULL;
-	}
-	for (size_t i = 0; i < d->n_workloads; i++)
-		v->workloads[i] = *d->workloads[i]->cfg;
-	return v;
-}
-
-void free_view(struct run_config *v)
-{
-	if (v)
-		free(v->workloads);
-	free(v);
-}
-
 static bool config_owns(const struct run_config *c, const struct workload_config *wc)
 {
 	return wc >= c->workloads && wc < c->workloads + c->n_workloads;

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What results.c (the live accounting, slices, the log records),
  * results_replay.c (a resumed run's log read back) and results_report.c (the

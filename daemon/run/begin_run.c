@@ -37,7 +37,6 @@
 
 #include "daemon.h"
 #include "daemon_int.h"
-#include "reload/reload.h"
 
 /* Replays a resumed run's log into the results: from its checkpoint on,
  * when it has one. */

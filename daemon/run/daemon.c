@@ -39,7 +39,6 @@
 #include "workload/workload.h"
 
 #include "daemon_int.h"
-#include "reload/reload.h"
 
 const char *run_state_name(enum run_state s)
 {
@@ -267,6 +266,31 @@ char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
 		return NULL;
 	}
 	return text;
+}
+
+/* The probes' view of the run: cfg's settings, the workloads by slot. */
+struct run_config *make_view(const struct daemon *d)
+{
+	struct run_config *v = malloc(sizeof(*v));
+	if (!v)
+		return NULL;
+	*v = *d->cfg;
+	v->n_workloads = d->n_workloads;
+	v->workloads = calloc(d->n_workloads ? d->n_workloads : 1, sizeof(*v->workloads));
+	if (!v->workloads) {
+		free(v);
+		return NULL;
+	}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		v->workloads[i] = *d->workloads[i]->cfg;
+	return v;
+}
+
+void free_view(struct run_config *v)
+{
+	if (v)
+		free(v->workloads);
+	free(v);
 }
 
 static const char *default_socket_path(char *buf, size_t len)

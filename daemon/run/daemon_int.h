@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the run's files share: struct daemon, the state of one soakd, and
  * the functions one of them calls in another.  Only the files of
@@ -101,6 +101,11 @@ void shutdown_run(struct daemon *d, const char *why);
 /* What print writes of cfg, malloc'd; NULL: out of memory. */
 char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
 			 const struct run_config *cfg);
+
+/* The probes' view of the run: cfg's settings, the workloads by slot. */
+struct run_config *make_view(const struct daemon *d);
+
+void free_view(struct run_config *v);
 
 /* Ticks a little after each interval boundary of the run. */
 int arm_timer(struct daemon *d);

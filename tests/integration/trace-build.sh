@@ -27,7 +27,7 @@ for prog in blk tcp; do
 	grep -q "${prog}_bpf__open" "$BPF_DIR/$prog.skel.h" || fail "$prog.skel.h is not a skeleton"
 	note "$prog.bpf.o: $n typed tracepoint programs, CO-RE"
 done
-# Only probes.c includes a skeleton.
+# Only daemon/probes/probes.c includes a skeleton.
 includers=$(grep -rl '\.skel\.h"' "$SRCDIR/daemon" "$SRCDIR/ctl" "$SRCDIR/common" 2>/dev/null |
 	sed "s|$SRCDIR/||" | sort | tr '\n' ' ')
 [[ $includers == "daemon/probes/probes.c " ]] || fail "skeletons included by: $includers"
