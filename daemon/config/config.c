@@ -18,15 +18,13 @@
 
 #include <jansson.h>
 
+#include "base/regfile.h"
 #include "config_act.h"
 #include "config_export.h"
 #include "config_json.h"
 #include "config_limits.h"
 #include "config_trace.h"
-#include "base/jsonpos.h"
 #include "obj_config.h"
-#include "parse.h"
-#include "base/regfile.h"
 #include "rfc3339.h"
 
 /* sizeof(struct sockaddr_un.sun_path) */

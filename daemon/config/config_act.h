@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "run_config.h"
 #include "config_json.h"
+#include "run_config.h"
 
 /* ACT's defaults: 1536-byte records, 128 KiB large blocks, replication
  * factor 1, no updates, defrag at 50%, 5 service threads per CPU, 8 cache

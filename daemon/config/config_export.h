@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#include "run_config.h"
 #include "config_json.h"
+#include "run_config.h"
 
 /*
  * "run": {"exports": ...}: where soakd publishes its metrics besides the

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run_config.h"
 #include "parse.h"
+#include "run_config.h"
 
 
 /* Paths deeper than CFG_MAX_DEPTH are reported at their deepest known

@@ -4,8 +4,8 @@
 
 #include <jansson.h>
 
-#include "run_config.h"
 #include "config_json.h"
+#include "run_config.h"
 
 /*
  * Limits that span several keys of a workload, or several workloads, so

@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#include "run_config.h"
 #include "config_json.h"
+#include "run_config.h"
 
 /*
  * "run": {"trace": ...}: the kernel probes' start state and what they watch.

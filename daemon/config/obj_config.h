@@ -6,9 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "run_config.h"
 #include "config_json.h"
 #include "object/obj_size.h"
+#include "run_config.h"
 
 /* Hard limits on what an object workload may ask for. */
 #define OBJ_MAX_CONCURRENCY 4096

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/regfile.h"
 #include "obj_config.h"
 #include "object/obj_creds.h"
-#include "base/regfile.h"
 /* Relative paths in an object workload (credentials, CA file) are read
  * relative to the configuration file, which is where people keep them. */
 static char *path_near_config(struct cfg_ctx *c, const char *path)

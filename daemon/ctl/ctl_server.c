@@ -21,81 +21,15 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "base/log.h"
 #include "ctl_budget.h"
 #include "ctl_peer.h"
-#include "base/log.h"
 #include "workload/workload.h"
 
-#define SWEEP_PERIOD_NS UINT64_C(1000000000)
-#define ACCEPT_PAUSE_NS UINT64_C(1000000000)
-/* Refusals are logged at most this often: a flood must not flood the log. */
-#define REFUSAL_LOG_INTERVAL_NS (UINT64_C(10) * 1000000000)
-/* Unread input drained before closing, so the peer reads our last line
- * instead of ECONNRESET. */
-#define DRAIN_MAX (256u * 1024)
-/* How often a blocked stream writer looks for a cancellation. */
-#define STREAM_POLL_MS 20
+
+#include "ctl_server_int.h"
 
 char CTL_REPLY_DEFERRED[] = "(deferred)";
-
-struct ctl_stream {
-	struct ctl_server *server;
-	struct client *client;
-	int fd;
-	atomic_bool cancel;
-	bool ok;
-	struct ctl_stream *next;   /* on the server's done list */
-};
-
-struct client {
-	struct ctl_server *server;
-	int fd;
-	struct ctl_peer peer;
-	uint32_t events;   /* what the loop watches for */
-	char *in;          /* PROTO_MAX_LINE + 1 */
-	size_t in_len;
-	char *out;         /* the response being sent; NULL: none */
-	size_t out_len, out_off;
-	bool closing;      /* close once out is sent */
-	bool read_eof;     /* the peer shut down its side: answer what came, then close */
-	bool dead;         /* close before the event returns */
-	struct ctl_stream *stream; /* the reply is written off the loop; not watched */
-	unsigned bad_requests;
-	uint64_t last_active_ns;
-	uint64_t request_since_ns;  /* first byte of a request not yet whole; 0: none */
-	uint64_t response_since_ns; /* out queued; 0: none */
-	struct client *next;
-};
-
-struct refusal_log {
-	uint64_t last_ns;
-	uint64_t suppressed;
-};
-
-struct ctl_server {
-	struct loop *loop;
-	int fd;
-	int timer_fd;
-	bool timer_armed;
-	bool bound_here;   /* unlink on exit */
-	bool accept_paused;
-	uint64_t accept_resume_ns;
-	char *path;
-	ctl_handler handler;
-	void *userdata;
-	struct ctl_policy policy;
-	gid_t group;       /* CTL_GROUP's gid; CTL_NO_GROUP: none */
-	uid_t self_uid;
-	struct client *clients;
-	unsigned n_clients, n_unprivileged;
-	uint64_t out_total; /* bytes of responses queued over all clients */
-	struct client *dispatching; /* whose request the handler is answering */
-	int stream_done_fd;        /* eventfd: a stream was handed back */
-	pthread_mutex_t done_lock;
-	struct ctl_stream *done;   /* streams handed back, not yet taken */
-	struct refusal_log denied_log, busy_log;
-	struct ctl_budget budget;
-};
 
 static void set_timer(struct ctl_server *s, bool on)
 {
@@ -127,7 +61,7 @@ static bool refusal_log_now(struct refusal_log *rl, uint64_t now_ns, char *since
 	return true;
 }
 
-static void client_close(struct ctl_server *s, struct client *c)
+void client_close(struct ctl_server *s, struct client *c)
 {
 	loop_remove(s->loop, c->fd);
 	close(c->fd);
@@ -281,7 +215,7 @@ static void client_dispatch(struct ctl_server *s, struct client *c, const char *
 
 /* Answers the requests that have arrived whole, one at a time: the next is
  * taken only once the last response is sent, a few per turn of the loop. */
-static void client_process(struct ctl_server *s, struct client *c)
+void client_process(struct ctl_server *s, struct client *c)
 {
 	for (unsigned n = 0; n < CTL_REQUESTS_PER_WAKEUP; n++) {
 		if (c->dead || c->out || c->closing || c->stream)
@@ -314,7 +248,7 @@ static void client_process(struct ctl_server *s, struct client *c)
 
 /* Watches for what the client's state needs next; marks it dead once it
  * has nothing more to say or hear. */
-static void client_update(struct ctl_server *s, struct client *c)
+void client_update(struct ctl_server *s, struct client *c)
 {
 	uint32_t want;
 
@@ -349,7 +283,7 @@ static void client_update(struct ctl_server *s, struct client *c)
 		c->events = want;
 }
 
-static void client_event(struct loop *l, int fd, uint32_t events, void *userdata)
+void client_event(struct loop *l, int fd, uint32_t events, void *userdata)
 {
 	struct client *c = userdata;
 	struct ctl_server *s = c->server;
@@ -502,173 +436,6 @@ static void timer_event(struct loop *l, int fd, uint32_t events, void *userdata)
 	(void)events;
 	if (read(fd, &expirations, sizeof(expirations)) == sizeof(expirations))
 		sweep(userdata, mono_ns());
-}
-
-static int bind_socket(const char *path, int *ret_fd)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, r;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return log_error("socket path %s is longer than %zu bytes", path,
-				 sizeof(sa.sun_path) - 1), -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return log_error_errno(-errno, "cannot create the control socket");
-
-	/* A socket file left by a crashed soakd is removed; one that still
-	 * answers belongs to a running soakd and is left alone. */
-	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
-		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		bool alive = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-		if (probe >= 0)
-			close(probe);
-		if (alive) {
-			close(fd);
-			log_error("another soakd is already listening on %s", path);
-			return -EADDRINUSE;
-		}
-		unlink(path);
-	}
-	mode_t old = umask(0117);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (r < 0) {
-		r = log_error_errno(-errno, "cannot bind the control socket %s", path);
-		close(fd);
-		return r;
-	}
-	if (listen(fd, 64) < 0) {
-		r = log_error_errno(-errno, "cannot listen on %s", path);
-		close(fd);
-		return r;
-	}
-	*ret_fd = fd;
-	return 0;
-}
-
-/* bind() made the socket 0660 (umask 0117): members of the control group
- * may connect once it is theirs.  soakd.socket does the same with
- * SocketGroup= and SocketMode=. */
-static void give_socket_to_group(const struct ctl_server *s, int lookup_error)
-{
-	if (s->group == CTL_NO_GROUP) {
-		if (lookup_error == -ENOENT)
-			log_notice("control socket %s: group %s does not exist, so only root and "
-				   "soakd's own user may connect; create it (systemd-sysusers "
-				   "soakd.conf) to let operators in", s->path, CTL_GROUP);
-		else
-			log_warning_errno(lookup_error, "control socket %s: cannot look up group "
-					  "%s; only root and soakd's own user may connect",
-					  s->path, CTL_GROUP);
-		return;
-	}
-	if (chown(s->path, (uid_t)-1, s->group) < 0) {
-		log_warning_errno(-errno, "control socket %s: cannot give it to group %s, so only "
-				  "soakd's own group may connect", s->path, CTL_GROUP);
-		return;
-	}
-	log_info("control socket %s: mode 0660, group %s", s->path, CTL_GROUP);
-}
-
-/* --- replies written off the loop ------------------------------------ */
-
-struct ctl_stream *ctl_server_defer(struct ctl_server *s)
-{
-	struct client *c = s->dispatching;
-	struct ctl_stream *st;
-
-	if (!c || c->stream || s->stream_done_fd < 0)
-		return NULL;
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		return NULL;
-	st->server = s;
-	st->client = c;
-	st->fd = c->fd;
-	atomic_init(&st->cancel, false);
-	c->stream = st;
-	c->response_since_ns = 0;
-	return st;
-}
-
-int ctl_stream_write(struct ctl_stream *st, const void *buf, size_t len)
-{
-	const char *p = buf;
-	uint64_t progress_ns = mono_ns();
-
-	while (len > 0) {
-		if (atomic_load(&st->cancel))
-			return -ECANCELED;
-		ssize_t n = send(st->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			progress_ns = mono_ns();
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return errno == EPIPE || errno == ECONNRESET ? -EPIPE : -errno;
-		if (mono_ns() - progress_ns > CTL_SEND_TIMEOUT_NS)
-			return -ETIMEDOUT;
-		struct pollfd pfd = { .fd = st->fd, .events = POLLOUT };
-		if (poll(&pfd, 1, STREAM_POLL_MS) > 0 && (pfd.revents & (POLLERR | POLLHUP)))
-			return -EPIPE;
-	}
-	return 0;
-}
-
-void ctl_stream_cancel(struct ctl_stream *st)
-{
-	atomic_store(&st->cancel, true);
-}
-
-void ctl_stream_done(struct ctl_stream *st, bool ok)
-{
-	struct ctl_server *s = st->server;
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&s->done_lock);
-	st->ok = ok;
-	st->next = s->done;
-	s->done = st;
-	pthread_mutex_unlock(&s->done_lock);
-	(void)!write(s->stream_done_fd, &one, sizeof(one));
-}
-
-/* Takes the connections whose streamed replies are whole back. */
-static void stream_done_event(struct loop *l, int fd, uint32_t events, void *userdata)
-{
-	struct ctl_server *s = userdata;
-	uint64_t n;
-
-	(void)l;
-	(void)events;
-	(void)!read(fd, &n, sizeof(n));
-	pthread_mutex_lock(&s->done_lock);
-	struct ctl_stream *list = s->done;
-	s->done = NULL;
-	pthread_mutex_unlock(&s->done_lock);
-	while (list) {
-		struct ctl_stream *st = list;
-		struct client *c = st->client;
-		list = st->next;
-		c->stream = NULL;
-		c->last_active_ns = mono_ns();
-		if (!st->ok)
-			c->dead = true;
-		else if (loop_add(s->loop, c->fd, EPOLLIN, client_event, c) == 0)
-			c->events = EPOLLIN;
-		else
-			c->dead = true;
-		free(st);
-		client_process(s, c);
-		client_update(s, c);
-		if (c->dead)
-			client_close(s, c);
-	}
 }
 
 void ctl_server_set_policy(struct ctl_server *s, const struct ctl_policy *policy)

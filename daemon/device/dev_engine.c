@@ -21,11 +21,11 @@
 
 #include <liburing.h>
 
+#include "base/log.h"
 #include "dev_facts.h"
 #include "dev_model.h"
 #include "dev_prep.h"
 #include "dev_target.h"
-#include "base/log.h"
 #include "parse.h"
 #include "workload/workload.h"
 

@@ -18,8 +18,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "dev_sys.h"
 #include "base/log.h"
+#include "dev_sys.h"
 
 /* Replaces what would garble a log line or a JSON consumer. */
 static void printable(char *s)

@@ -25,8 +25,8 @@
 #include <liburing.h>
 #include <systemd/sd-daemon.h>
 
-#include "dev_path.h"
 #include "base/log.h"
+#include "dev_path.h"
 
 #define PREP_BLOCK (1u << 20)
 #define PREP_DEPTH 8u

@@ -19,8 +19,8 @@
 
 #include <blkid.h>
 
-#include "dev_path.h"
 #include "base/log.h"
+#include "dev_path.h"
 
 #define SIGNATURES_MAX 8
 #define EXCL_SETTLE_NS (UINT64_C(1000) * 1000000)

@@ -23,9 +23,9 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "base/log.h"
 #include "dev_model.h"
 #include "dev_safety.h"
-#include "base/log.h"
 #include "parse.h"
 #include "workload/workload.h"
 

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/config_export.h"
 #include "base/log.h"
+#include "config/config_export.h"
 #include "results/results.h"
 #include "workload/workload.h"
 

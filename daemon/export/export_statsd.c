@@ -40,9 +40,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "config/config_export.h"
 #include "config/config_trace.h"
-#include "base/log.h"
 
 #define STATSD_MAX_DATAGRAM 1432
 #define STATSD_RECOVERED 10

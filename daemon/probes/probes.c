@@ -18,8 +18,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "blk.skel.h"
 #include "base/log.h"
+#include "blk.skel.h"
 #include "probes_int.h"
 #include "tcp.skel.h"
 

@@ -20,8 +20,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "config/config_trace.h"
 #include "base/log.h"
+#include "config/config_trace.h"
 #include "config/obj_config.h"
 
 #define SYSFS_DEV_BLOCK "/sys/dev/block"

@@ -4,7 +4,6 @@
  * privilege soakd lacks, the tracepoints this kernel lacks, the verifier's
  * log when it rejects a program, libbpf's last warning.
  */
-#include "probes.h"
 
 #include <errno.h>
 #include <linux/capability.h>
@@ -68,7 +67,7 @@ const char *missing_privilege(void)
 }
 
 void set_reason(struct probe_family_state *fs, enum probe_cause cause, const char *fmt,
-		       ...)
+		...)
 {
 	va_list ap;
 
@@ -203,7 +202,7 @@ const char *missing_list(const struct probe_family_state *fs, char *buf, size_t 
 }
 
 void add_prog(struct probe_family_state *fs, const char *tracepoint,
-		     struct bpf_program *prog, struct bpf_link **link, bool fallback)
+	      struct bpf_program *prog, struct bpf_link **link, bool fallback)
 {
 	fs->progs[fs->n_progs++] = (struct probe_prog){
 		.tracepoint = tracepoint, .prog = prog, .link = link, .fallback = fallback,

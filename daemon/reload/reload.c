@@ -18,21 +18,14 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "results/checkpoint.h"
-#include "config/config_trace.h"
-#include "ctl/ctl_server.h"
-#include "device/dev_facts.h"
-#include "ctl/dumper.h"
-#include "export/export.h"
 #include "base/log.h"
 #include "base/loop.h"
-#include "parse.h"
+#include "ctl/ctl_server.h"
+#include "export/export.h"
 #include "probes/probes.h"
 #include "results/results.h"
-#include "rfc3339.h"
 #include "results/rundir.h"
 #include "rundump.h"
-#include "runlog.h"
 #include "workload/workload.h"
 
 #include "reload.h"
@@ -142,7 +135,7 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
  * old definition where it left off, and the error is returned.
  */
 int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
-			 bool *was_pending, char **ret_err)
+		  bool *was_pending, char **ret_err)
 {
 	struct replaced_state *was = calloc(CONFIG_MAX_WORKLOADS, sizeof(*was));
 	bool any = false;

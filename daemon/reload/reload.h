@@ -56,7 +56,7 @@ int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err);
  * old definition where it left off, and the error is returned.
  */
 int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
-			 bool *was_pending, char **ret_err);
+		  bool *was_pending, char **ret_err);
 
 /* soakctl reload (systemctl reload): see soakctl(1). */
 char *handle_reload(struct daemon *d);

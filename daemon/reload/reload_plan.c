@@ -18,21 +18,11 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "results/checkpoint.h"
-#include "config/config_trace.h"
-#include "ctl/ctl_server.h"
-#include "device/dev_facts.h"
-#include "ctl/dumper.h"
-#include "export/export.h"
-#include "base/log.h"
 #include "base/loop.h"
-#include "parse.h"
-#include "probes/probes.h"
+#include "config/config_trace.h"
+#include "export/export.h"
 #include "results/results.h"
-#include "rfc3339.h"
-#include "results/rundir.h"
 #include "rundump.h"
-#include "runlog.h"
 #include "workload/workload.h"
 
 #include "reload.h"

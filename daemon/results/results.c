@@ -12,10 +12,7 @@
 
 #include <systemd/sd-journal.h>
 
-#include "device/dev_facts.h"
-#include "base/journal_ids.h"
 #include "base/log.h"
-#include "probes/probes.h"
 #include "rundir.h"
 #include "stats_json.h"
 
@@ -261,7 +258,7 @@ static void store_slice(struct op_slices *sl)
 
 /* Folds a closed interval into the slice that holds its start. */
 void fold_into_slice(struct results *r, struct workload_results *wr,
-			    const struct interval_row *row)
+		     const struct interval_row *row)
 {
 	uint64_t index = row->start_ns / r->cfg->slice_ns;
 

@@ -23,14 +23,14 @@ struct workload_results;
 
 /* Folds a closed interval into the slice that holds its start. */
 void fold_into_slice(struct results *r, struct workload_results *wr,
-			    const struct interval_row *row);
+		     const struct interval_row *row);
 
 /* results_report.c */
 
 void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
-		      struct op_summary *ret);
+	       struct op_summary *ret);
 
 void journal_row(const struct results *r, const struct workload_results *wr,
-			const struct interval_row *row);
+		 const struct interval_row *row);
 
 #endif

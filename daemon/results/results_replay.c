@@ -16,10 +16,6 @@
 
 #include <systemd/sd-journal.h>
 
-#include "device/dev_facts.h"
-#include "base/journal_ids.h"
-#include "base/log.h"
-#include "probes/probes.h"
 #include "rundir.h"
 #include "stats_json.h"
 

@@ -16,17 +16,15 @@
 
 #include <systemd/sd-journal.h>
 
-#include "device/dev_facts.h"
 #include "base/journal_ids.h"
-#include "base/log.h"
+#include "device/dev_facts.h"
 #include "probes/probes.h"
 #include "rundir.h"
-#include "stats_json.h"
 
 #include "results_int.h"
 
 void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
-		      struct op_summary *ret)
+	       struct op_summary *ret)
 {
 	double secs = span_ns / 1e9;
 	*ret = (struct op_summary){
@@ -104,7 +102,7 @@ static void journal_add_op(struct journal_fields *f, const struct workload *w,
 }
 
 void journal_row(const struct results *r, const struct workload_results *wr,
-			const struct interval_row *row)
+		 const struct interval_row *row)
 {
 	const struct workload *w = wr->workload;
 	size_t index = (size_t)(wr - r->w);

@@ -21,21 +21,17 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "results/checkpoint.h"
-#include "config/config_trace.h"
-#include "ctl/ctl_server.h"
-#include "device/dev_facts.h"
-#include "ctl/dumper.h"
-#include "export/export.h"
 #include "base/log.h"
 #include "base/loop.h"
-#include "parse.h"
+#include "ctl/ctl_server.h"
+#include "ctl/dumper.h"
+#include "export/export.h"
 #include "probes/probes.h"
+#include "results/checkpoint.h"
 #include "results/results.h"
-#include "rfc3339.h"
 #include "results/rundir.h"
+#include "rfc3339.h"
 #include "rundump.h"
-#include "runlog.h"
 #include "workload/workload.h"
 
 #include "daemon_int.h"
@@ -253,7 +249,7 @@ static void signal_event(struct loop *l, int fd, uint32_t events, void *userdata
 
 /* What print writes of cfg, malloc'd; NULL: out of memory. */
 char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
-			 const struct run_config *cfg)
+		  const struct run_config *cfg)
 {
 	char *text = NULL;
 	size_t len = 0;

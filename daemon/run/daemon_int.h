@@ -100,7 +100,7 @@ void shutdown_run(struct daemon *d, const char *why);
 
 /* What print writes of cfg, malloc'd; NULL: out of memory. */
 char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
-			 const struct run_config *cfg);
+		  const struct run_config *cfg);
 
 /* The probes' view of the run: cfg's settings, the workloads by slot. */
 struct run_config *make_view(const struct daemon *d);

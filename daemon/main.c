@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "config/config.h"
-#include "cpu_prio.h"
-#include "daemon.h"
 #include "device/dev_model.h"
 #include "device/dev_prep.h"
 #include "device/dev_target.h"
-#include "base/log.h"
+#include "run/cpu_prio.h"
+#include "run/daemon.h"
 
 static void usage(FILE *out)
 {
