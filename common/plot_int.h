@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What plot.c (the series read from the CSV) and plot_svg.c (drawing them)
+ * share.  Only these two files include this.
+ */
+#ifndef SOAK_PLOT_INT_H
+#define SOAK_PLOT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Colours: an op's series take the colour of its place in its section. */
+#define PALETTE_N ((size_t)10)
+
+enum panel { PANEL_LATENCY, PANEL_RATE };
+
+struct series {
+	char *section, *op, *id, *label;
+	enum panel panel;
+	const char *dash;       /* stroke-dasharray, NULL: solid */
+	double width, opacity;
+	size_t op_index;        /* colour: the op's place in its section */
+	size_t n, cap;
+	double *t0, *t1, *v;    /* an interval's start, end (s) and value; NAN: none */
+};
+
+struct plot {
+	char *title;
+	struct series *s;
+	size_t n, cap;
+	double t_min, t_max;
+	bool any_point;
+};
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What rundump.c (reading the log, merging intervals into slices) and
+ * rundump_out.c (the CSV rows, HdrHistogram log lines and final report it
+ * writes) share.  Only these two files include this.
+ */
+#ifndef SOAK_RUNDUMP_INT_H
+#define SOAK_RUNDUMP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "hist.h"
+#include "rundump.h"
+
+#define RD_MAX_OPS 16
+#define RD_MAX_WORKLOADS 256
+#define RD_MAX_TARGETS 64
+
+struct rd_op {
+	char name[64];
+	uint64_t count, errors, bytes, corrupt;
+	double target_ops;
+	struct hist *lat, *svc;
+};
+
+struct rd_ops {
+	struct rd_op op[RD_MAX_OPS];
+	size_t n;
+};
+
+struct rd_workload {
+	char name[64];
+	char state[16];
+	char reason[256];
+	uint64_t active_ns, lag_max_ns, intervals;
+	uint64_t wall_first_ns, wall_last_ns;  /* merge: the time the intervals cover */
+	struct rd_ops totals;
+	char *target_path[RD_MAX_TARGETS];
+	struct rd_ops *targets;            /* [RD_MAX_TARGETS], allocated on first use */
+	size_t n_targets;
+	/* The slice being folded (CSV/HDR with a slice length, report). */
+	bool slice_open;
+	uint64_t slice_index, slice_start_ns, slice_end_ns, slice_wall_start_ns, slice_lag_ns;
+	struct rd_ops slice;
+	json_t *report_ops;                /* report: OP -> {"slices": [...]} */
+};
+
+struct rundump {
+	enum rundump_format format;
+	struct rundump_filter f;
+	char run[64];
+	struct rd_workload *w[RD_MAX_WORKLOADS];
+	size_t n;
+	FILE *text;                        /* CSV or HDR being written */
+	char *text_buf;
+	size_t text_len;
+	uint64_t hdr_base_wall_ns;
+	bool hdr_header_done;
+	uint64_t skipped;
+	unsigned sources;                  /* logs added */
+	struct rd_op scratch;              /* one interval's op, for its row */
+};
+
+/* rundump.c */
+
+void rd_flush_slice(struct rundump *d, struct rd_workload *w);
+
+/* rundump_out.c */
+
+void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
+		uint64_t start_ns, uint64_t end_ns, uint64_t lag_ns);
+
+char *rd_base64(const uint8_t *data, size_t len);
+
+void rd_hdr_line(struct rundump *d, const char *workload, const struct rd_op *o,
+		 uint64_t wall_start_ns, uint64_t start_ns, uint64_t end_ns);
+
+#endif
