@@ -420,98 +420,135 @@ static void free_daemon(struct daemon *d)
 	loop_free(d->loop);
 }
 
-int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
+/*
+ * Set up: the loop, signals, the control socket, the run's directory and
+ * workloads, the probes and exports, the timer; then the run begins (new or
+ * resumed) and systemd hears READY=1.
+ */
+static int set_up(struct daemon *d)
 {
-	struct daemon d = { .cfg = cfg, .opts = opts, .signal_fd = -1, .timer_fd = -1 };
+	const struct run_config *cfg = d->cfg;
+	const struct daemon_options *opts = d->opts;
 	char pathbuf[4096];
 	const char *socket_path;
-	int r, status = EXIT_FAILURE;
+	int r;
 
-	r = loop_new(&d.loop);
+	r = loop_new(&d->loop);
 	if (r < 0)
-		return log_error_errno(r, "cannot create the event loop"), EXIT_FAILURE;
-	if (setup_signals(&d) < 0)
-		goto out;
+		return log_error_errno(r, "cannot create the event loop");
+	if (setup_signals(d) < 0)
+		return -1;
 	socket_path = opts->socket_path ? opts->socket_path
 		      : cfg->socket_path ? cfg->socket_path
 		      : default_socket_path(pathbuf, sizeof(pathbuf));
 	struct ctl_policy policy = { .read_only_for_all = cfg->ctl.read_only_for_all };
-	if (ctl_server_open(d.loop, socket_path, &policy, ctl_handle, &d, &d.ctl) < 0 ||
-	    dumper_new(&d.dumper) < 0)
-		goto out;
-	d.plan = config_text(config_print_plan, cfg);
-	if (!d.plan || open_run_dir(&d, opts->new_run) < 0 || prepare_workloads(&d) < 0)
-		goto out;
+	if (ctl_server_open(d->loop, socket_path, &policy, ctl_handle, d, &d->ctl) < 0 ||
+	    dumper_new(&d->dumper) < 0)
+		return -1;
+	d->plan = config_text(config_print_plan, cfg);
+	if (!d->plan || open_run_dir(d, opts->new_run) < 0 || prepare_workloads(d) < 0)
+		return -1;
 	/* Never fatal: without BPF the run goes on, reporting tracing
 	 * unavailable and why. */
-	d.view = make_view(&d);
-	r = d.view ? probes_new(d.view, &d.probes) : -ENOMEM;
+	d->view = make_view(d);
+	r = d->view ? probes_new(d->view, &d->probes) : -ENOMEM;
 	if (r < 0)
 		log_warning_errno(r, "kernel tracing is unavailable");
 
-	if (exports_new(&cfg->exports, &d.exports) < 0)
-		goto out;
+	if (exports_new(&cfg->exports, &d->exports) < 0)
+		return -1;
 
 	/* Before begin_run: resuming a long run pings the watchdog. */
-	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
-		d.watchdog_usec = 0;
-	if (setup_timer(&d) < 0 || begin_run(&d) < 0)
-		goto out;
-	log_info("run %s: %zu workload(s), control socket %s", cfg->name, d.n_workloads,
-		 ctl_server_path(d.ctl));
-	if (waiting_for_start_at(&d, mono_ns())) {
+	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
+		d->watchdog_usec = 0;
+	if (setup_timer(d) < 0 || begin_run(d) < 0)
+		return -1;
+	log_info("run %s: %zu workload(s), control socket %s", cfg->name, d->n_workloads,
+		 ctl_server_path(d->ctl));
+	if (waiting_for_start_at(d, mono_ns())) {
 		char when[64];
 		rfc3339_format(cfg->start_at_ns, when, sizeof(when));
 		sd_notifyf(0, "READY=1\nSTATUS=run %s: waiting for start_at %s", cfg->name, when);
 	} else {
 		sd_notifyf(0, "READY=1\nSTATUS=run %s: %zu workload(s) running", cfg->name,
-			   d.n_workloads);
+			   d->n_workloads);
 	}
+	return 0;
+}
 
-	while (!d.quit) {
-		int timeout = -1;
-		uint64_t now = mono_ns();
-		watchdog(&d, now);
-		if (d.watchdog_usec)
-			timeout = (int)(d.watchdog_usec / 8000) + 1;
-		if (d.catchup_passes) {
-			int ms = d.catchup_next_ns > now ? (int)((d.catchup_next_ns - now) / 1000000) + 1 : 0;
+/* How long the loop may wait: until the watchdog's next ping, the next
+ * catch-up pass or the next pending start; -1: until an event. */
+static int loop_timeout(const struct daemon *d, uint64_t now)
+{
+	int timeout = -1;
+
+	if (d->watchdog_usec)
+		timeout = (int)(d->watchdog_usec / 8000) + 1;
+	if (d->catchup_passes) {
+		int ms = d->catchup_next_ns > now ? (int)((d->catchup_next_ns - now) / 1000000) + 1 : 0;
+		if (timeout < 0 || ms < timeout)
+			timeout = ms;
+	}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (d->pending_start_ns[i]) {
+			int ms = d->pending_start_ns[i] > now
+					 ? (int)((d->pending_start_ns[i] - now) / 1000000) + 1 : 0;
 			if (timeout < 0 || ms < timeout)
 				timeout = ms;
 		}
-		for (size_t i = 0; i < d.n_workloads; i++)
-			if (d.pending_start_ns[i]) {
-				int ms = d.pending_start_ns[i] > now
-						 ? (int)((d.pending_start_ns[i] - now) / 1000000) + 1 : 0;
-				if (timeout < 0 || ms < timeout)
-					timeout = ms;
-			}
-		r = loop_run_once(d.loop, timeout);
+	return timeout;
+}
+
+/* After the loop's events (ticks, signals, commands): a test build's
+ * requested stall, the catch-up passes after a late tick, and the
+ * workloads whose start is due. */
+static void run_due(struct daemon *d)
+{
+	if (d->stall_ns) {
+		/* soakctl debug stall: the watchdog test's hang. */
+		struct timespec ts = { .tv_sec = (time_t)(d->stall_ns / 1000000000),
+				       .tv_nsec = (long)(d->stall_ns % 1000000000) };
+		d->stall_ns = 0;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	uint64_t now = mono_ns();
+	if (d->catchup_passes && now >= d->catchup_next_ns && d->results) {
+		results_tick(d->results, now);
+		d->catchup_passes--;
+		d->catchup_next_ns = now + CATCHUP_EVERY_NS;
+	}
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (d->pending_start_ns[i] && now >= d->pending_start_ns[i]) {
+			char err[256];
+			if (start_workload(d, i, err, sizeof(err)) < 0)
+				log_error("cannot start workload %s: %s",
+					  d->workloads[i]->cfg->name, err);
+		}
+}
+
+/*
+ * The story of a run: set up, then the loop turns until the run is over:
+ * the timer ticks (tick), the control socket is answered (commands.c, a
+ * reload among them: reload/), signals stop or toggle tracing; then stop.
+ */
+int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
+{
+	struct daemon d = { .cfg = cfg, .opts = opts, .signal_fd = -1, .timer_fd = -1 };
+	int r, status = EXIT_FAILURE;
+
+	if (set_up(&d) < 0)
+		goto out;
+
+	while (!d.quit) {
+		uint64_t now = mono_ns();
+		watchdog(&d, now);
+		r = loop_run_once(d.loop, loop_timeout(&d, now));
 		if (r < 0) {
 			log_error_errno(r, "event loop failed");
 			break;
 		}
-		if (d.stall_ns) {
-			/* soakctl debug stall: the watchdog test's hang. */
-			struct timespec ts = { .tv_sec = (time_t)(d.stall_ns / 1000000000),
-					       .tv_nsec = (long)(d.stall_ns % 1000000000) };
-			d.stall_ns = 0;
-			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-				;
-		}
-		now = mono_ns();
-		if (d.catchup_passes && now >= d.catchup_next_ns && d.results) {
-			results_tick(d.results, now);
-			d.catchup_passes--;
-			d.catchup_next_ns = now + CATCHUP_EVERY_NS;
-		}
-		for (size_t i = 0; i < d.n_workloads; i++)
-			if (d.pending_start_ns[i] && now >= d.pending_start_ns[i]) {
-				char err[256];
-				if (start_workload(&d, i, err, sizeof(err)) < 0)
-					log_error("cannot start workload %s: %s",
-						  d.workloads[i]->cfg->name, err);
-			}
+		run_due(&d);
 	}
 
 	if (!d.stopping_sent)
