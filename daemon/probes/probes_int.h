@@ -2,8 +2,9 @@
 #ifndef SOAK_PROBES_INT_H
 #define SOAK_PROBES_INT_H
 
-/* What probes.c (BPF), probes_watch.c (what is watched) and
- * probes_report.c (results) share; nothing else includes this. */
+/* What probes.c (BPF), probes_why.c (why a family is unavailable),
+ * probes_watch.c (what is watched) and probes_report.c (results) share;
+ * nothing else includes this. */
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The live accounting: each workload's intervals merged at the tick, closed
+ * (holes and stalls marked), folded into slices and written to the run's
+ * log.  results_replay.c reads a resumed run's log back; results_report.c
+ * reports what this counts.
+ */
 #include "results.h"
 
 #include <errno.h>
