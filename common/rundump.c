@@ -12,7 +12,6 @@
 #include "hist.h"
 #include "runlog.h"
 
-
 #include "rundump_int.h"
 
 static void op_free(struct rd_op *o)

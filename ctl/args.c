@@ -20,11 +20,9 @@
 #include "rundump.h"
 #include "transact.h"
 
-
 #ifndef SOAK_VERSION
 #define SOAK_VERSION "unknown"
 #endif
-
 
 #define DEFAULT_SOCKET "/run/soakd/soakd.sock"
 
@@ -79,7 +77,6 @@ static const char help_text[] =
 	"\n"
 	"Exit status: 0 done, 1 soakd refused the request, 2 no valid reply from\n"
 	"soakd, 3 the report's verdict is FAIL, 64 usage error.\n";
-
 
 int usage_error(const char *fmt, ...)
 {

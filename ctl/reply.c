@@ -19,7 +19,6 @@
 #include "rundump.h"
 #include "transact.h"
 
-
 const char *field_str(json_t *obj, const char *key, const char *fallback)
 {
 	const char *s = json_string_value(json_object_get(obj, key));

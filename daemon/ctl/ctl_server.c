@@ -26,7 +26,6 @@
 #include "ctl_peer.h"
 #include "workload/workload.h"
 
-
 #include "ctl_server_int.h"
 
 char CTL_REPLY_DEFERRED[] = "(deferred)";

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Loading, switching and reading the BPF probes: the only file that
- * includes a skeleton (probes_why.c words what fails).  Lifecycle, as in libbpf-tools: open -> size the
- * maps and set rodata -> load -> attach/detach at run time -> read at each
- * tick -> destroy.
+ * includes a skeleton (probes_why.c words what fails).  Lifecycle, as in
+ * libbpf-tools: open -> size the maps and set rodata -> load ->
+ * attach/detach at run time -> read at each tick -> destroy.
  */
 #include "probes.h"
 

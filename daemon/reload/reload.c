@@ -31,7 +31,6 @@
 #include "reload.h"
 #include "run/daemon_int.h"
 
-
 static const char *const reload_change_names[] = {
 	[RELOAD_KEPT] = "kept",
 	[RELOAD_REPLACED] = "replaced",

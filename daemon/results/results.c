@@ -22,7 +22,6 @@
 #include "rundir.h"
 #include "stats_json.h"
 
-
 #include "results_int.h"
 
 struct consume_arg {

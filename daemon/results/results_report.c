@@ -362,7 +362,6 @@ json_t *results_dump_json(const struct results *r)
 			 "kernel", probes_dump_json(r->probes));
 }
 
-
 static json_t *slice_json(uint64_t start_ns, uint64_t end_ns, uint64_t count, char *latency,
 			  char *service, bool partial)
 {

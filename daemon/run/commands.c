@@ -122,7 +122,6 @@ static char *handle_trace(struct daemon *d, const struct proto_request *req)
 	return reply(json_pack("{s:b,s:o}", "ok", 1, "probes", probes_trace_json(d->probes)));
 }
 
-
 /* What the run knows now of each workload's state, for dumps that do not
  * read the log from its start. */
 static json_t *workload_states(struct daemon *d)

@@ -246,7 +246,6 @@ static void signal_event(struct loop *l, int fd, uint32_t events, void *userdata
 	}
 }
 
-
 /* What print writes of cfg, malloc'd; NULL: out of memory. */
 char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
 		  const struct run_config *cfg)

@@ -2,8 +2,8 @@
 /*
  * What the run's files share: struct daemon, the state of one soakd, and
  * the functions one of them calls in another.  Only the files of
- * daemon/run and daemon/reload include this; everything else sees the run through
- * daemon.h (daemon_run) and its own subsystem's interface.
+ * daemon/run and daemon/reload include this; everything else sees the run
+ * through daemon.h (daemon_run) and its own subsystem's interface.
  */
 #ifndef SOAK_DAEMON_INT_H
 #define SOAK_DAEMON_INT_H
@@ -75,7 +75,6 @@ struct daemon {
 	struct checkpointer checkpointer;
 };
 
-
 /* daemon.c: the lifecycle, the tick, signals, the watchdog. */
 
 const char *run_state_name(enum run_state s);
@@ -116,13 +115,15 @@ uint64_t wall_ns(void);
 
 /* begin_run.c: a new or resumed run, replay, start_at. */
 
+/* The run's directory under the state directory: a new one, or the one
+ * that holds this run already (then d->resuming). */
+int open_run_dir(struct daemon *d, bool new_run);
+
 /*
  * Starts (or resumes) the run: its directory and log, the results, the
  * timer, and the workloads: at their start, or where a resumed run left
  * them.
  */
-int open_run_dir(struct daemon *d, bool new_run);
-
 int begin_run(struct daemon *d);
 
 /* Stops what still runs, counts every op it completes, and writes the
@@ -134,8 +135,10 @@ char *handle_new_run(struct daemon *d);
 
 /* commands.c: the control commands' handlers. */
 
+/* v (consumed) as the line to send back. */
 char *reply(json_t *v);
 
+/* The control server's handler: one request, its reply line. */
 char *ctl_handle(void *userdata, const struct proto_request *req);
 
 #endif
