@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The AWS shared-credentials format, and that secrets never reach messages. */
 #include <errno.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,21 @@
 #include "daemon/object/obj_creds.h"
 
 #define SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+/* Every free() of the daemon's code and this test's comes here
+ * (-Wl,--wrap=free, tests/meson.build): while watching, a block freed
+ * with the secret still in it is counted. */
+void __real_free(void *p);
+void __wrap_free(void *p);
+static bool watching;
+static unsigned secret_freed;
+
+void __wrap_free(void *p)
+{
+	if (watching && p && memmem(p, malloc_usable_size(p), SECRET, strlen(SECRET)))
+		secret_freed++;
+	__real_free(p);
+}
 
 static int parse(const char *text, const char *profile, struct obj_creds *c, char *err)
 {
@@ -128,6 +145,35 @@ static void test_systemd(void **state)
 	unsetenv("CREDENTIALS_DIRECTORY");
 }
 
+/* The secret is wiped from every block that held it before the block is
+ * freed: the file's text, the parsed values, the structure's strings. */
+static void test_wiped_when_freed(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test-obj-creds-XXXXXX", err[512] = "";
+	struct obj_creds c = { 0 };
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *text = "[other]\naws_access_key_id=X\naws_secret_access_key=" SECRET "\n"
+			   "[default]\naws_access_key_id=AK\naws_secret_access_key=" SECRET "\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+
+	secret_freed = 0;
+	watching = true;
+	assert_int_equal(obj_creds_load(path, "default", &c, err, sizeof(err)), 0);
+	assert_string_equal(c.secret_key, SECRET);
+	obj_creds_clear(&c);
+	assert_null(c.secret_key);
+	/* A second value for a key replaces the first, which is wiped. */
+	assert_int_equal(parse("[default]\naws_access_key_id=AK\naws_secret_access_key=" SECRET
+			       "\naws_secret_access_key=" SECRET "\n", "default", &c, err), 0);
+	obj_creds_clear(&c);
+	watching = false;
+	unlink(path);
+	assert_int_equal(secret_freed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_systemd),
+		cmocka_unit_test(test_wiped_when_freed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,11 +121,82 @@ static void test_failing_log_keeps_counting(void **state)
 	assert_int_equal(n, 3);
 }
 
+/* While the disk fails, the records held back are bounded (256 MiB): past
+ * that the oldest are dropped and counted, the newest kept and written
+ * once the disk takes them again. */
+static void test_pending_bound(void **state)
+{
+	enum { RECORDS = 300, PAD = 1 << 20 };
+	char path[256];
+	struct rundir *d;
+	bool resume;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/bounded", dir);
+	assert_int_equal(mkdir(path, 0750), 0);
+	snprintf(path, sizeof(path), "%s/bounded/plan.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{}\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/bounded/intervals.log", dir);
+	assert_int_equal(mkdir(path, 0750), 0);
+	assert_int_equal(rundir_open(dir, "bounded", "{}\n", false, &d, &resume), 0);
+
+	char *pad = malloc(PAD + 1);
+	assert_non_null(pad);
+	memset(pad, 'p', PAD);
+	pad[PAD] = '\0';
+	json_int_t most = 0;
+	for (int i = 0; i < RECORDS; i++) {
+		json_t *rec = json_pack("{s:s,s:i,s:s}", "type", "test", "i", i, "pad", pad);
+		rundir_append(d, rec);
+		json_decref(rec);
+		json_int_t held = status_field(d, "pending_bytes");
+		if (held > most)
+			most = held;
+	}
+	free(pad);
+	assert_int_equal(rundir_sync(d), -EISDIR);
+	json_int_t dropped = status_field(d, "records_dropped");
+	json_int_t pending = status_field(d, "records_pending");
+	assert_true(most <= (json_int_t)RUNDIR_MAX_PENDING);
+	assert_true(most > (json_int_t)RUNDIR_MAX_PENDING - 2 * PAD);
+	assert_true(dropped > RECORDS - 256);
+	assert_int_equal(dropped + pending, RECORDS);
+	assert_int_equal(status_field(d, "records"), RECORDS);
+
+	/* The disk is back: the newest records are written. */
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rundir_sync(d), 0);
+	assert_int_equal(status_field(d, "records_synced"), pending);
+	assert_int_equal(status_field(d, "records_dropped"), dropped);
+	rundir_close(d);
+
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0, last = -1;
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (getline(&line, &cap, f) > 0) {
+		char *at = strstr(line, "\"i\":");
+		if (strstr(line, "\"type\":\"test\"") && at) {
+			n++;
+			last = atoi(at + 4);
+		}
+	}
+	free(line);
+	fclose(f);
+	assert_int_equal(n, pending);
+	assert_int_equal(last, RECORDS - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sync_deadline),
 		cmocka_unit_test(test_failing_log_keeps_counting),
+		cmocka_unit_test(test_pending_bound),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

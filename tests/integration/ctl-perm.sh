@@ -108,6 +108,75 @@ grep -q "control socket: stop from uid $(id -u "$OPERATOR")" "$SOAKD_LOG" ||
 # Root, of course.
 ctl stop small >/dev/null || fail "root cannot stop small"
 wait_until 10 "small to stop" workload_is small stopped
+
+# A connection's rights are fixed when it connects: root's connection,
+# kept by a process that then becomes nobody, still starts and stops;
+# nobody's own connection, and one nobody made and passed to root
+# (SCM_RIGHTS), may not.
+python3 - "$SOCK" "$(id -u nobody)" "$(id -g nobody)" <<'PY' || fail "rights of a passed connection"
+import json, os, socket, sys
+
+path, uid, gid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+
+def ask(s, req):
+    s.sendall(json.dumps(req).encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return json.loads(buf)
+
+
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    return s
+
+
+roots = connect()
+parent_end, child_end = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    status = 1
+    try:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        own = connect()
+        refused = ask(own, {"cmd": "start", "workloads": ["small"]})
+        kept = ask(roots, {"cmd": "start", "workloads": ["small"]})
+        print(f"# as nobody, own connection: {refused}; root's connection: {kept}")
+        passed = connect()
+        socket.send_fds(child_end, [b"x"], [passed.fileno()])
+        ok = refused.get("ok") is False and "permission denied" in refused.get("error", "")
+        ok = ok and kept.get("ok") is True
+        status = 0 if ok else 1
+    finally:
+        os._exit(status)
+_, fds, _, _ = socket.recv_fds(parent_end, 1, 1)
+_, child_status = os.waitpid(pid, 0)
+theirs = socket.socket(fileno=fds[0])
+theirs.settimeout(10)
+reply = ask(theirs, {"cmd": "stop", "workloads": ["small"]})
+print(f"# as root, on nobody's connection: {reply}")
+if child_status != 0:
+    sys.exit("nobody was refused on root's connection, or allowed on its own")
+if reply.get("ok") is not False or "permission denied" not in reply.get("error", ""):
+    sys.exit(f"root on nobody's connection stopped a workload: {reply}")
+PY
+wait_until 10 "small to run (started on root's connection)" workload_is small running
+
+# Signals: the kernel lets only root (and soakd's own user) signal soakd.
+rc=0
+"${as_nobody[@]}" kill -HUP "$SOAKD_PID" 2>"$WORK/kill.txt" || rc=$?
+((rc != 0)) && grep -q 'Operation not permitted' "$WORK/kill.txt" ||
+	fail "nobody signalled soakd (exit $rc): $(cat "$WORK/kill.txt")"
+is_alive "$SOAKD_PID" || fail "soakd died"
+note "nobody: kill -HUP soakd: $(cat "$WORK/kill.txt")"
 stop_soakd 10
 
 # "read_only_for_all": false: the stranger may not read either.

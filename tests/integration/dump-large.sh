@@ -118,6 +118,36 @@ note "eight looping dumpers: $ok dumps done, $busy told to retry; status asked $
 	"slowest answer $max_ms ms"
 ! grep -h '^failed' "$WORK"/loop*.out || fail "a looping dump failed otherwise than busy"
 ((ok >= 4)) || fail "only $ok dumps were done by eight looping clients"
+
+# The run's own workload, through all of the above: every 1 s interval is
+# in its log, in order, and each did the 20 ops its rate asks for, so no
+# result was lost or skewed by the dumps.
+# (The whole log is read for it: about as long as the first dump.)
+timeout 300 "$SOAKCTL" --socket "$SOCK" --timeout 240 dump --format csv --workload w \
+	>"$WORK/w.csv" 2>"$WORK/w.err" || fail "dump of the run's workload failed: $(cat "$WORK/w.err")"
+python3 - "$WORK/w.csv" 20 <<'PY' || fail "the run's own intervals were lost or skewed during the dumps"
+import csv, sys
+counts, lag = {}, 0.0
+for row in csv.DictReader(open(sys.argv[1])):
+    start = float(row["start_s"])
+    counts[start] = counts.get(start, 0) + int(row["count"])
+    lag = max(lag, float(row["lag_max_ms"] or 0))
+starts = sorted(counts)
+rate = int(sys.argv[2])
+print(f"# workload w: {len(starts)} intervals, ops per interval "
+      f"{min(counts[s] for s in starts[1:-1])}..{max(counts[s] for s in starts[1:-1])}, "
+      f"lag at most {lag:.1f} ms")
+if len(starts) < 30:
+    sys.exit(f"only {len(starts)} intervals of the run's workload")
+# The first interval starts a moment into the run; the rest each 1 s on.
+gaps = [(a, b) for a, b in zip(starts[1:], starts[2:]) if b - a != 1]
+if gaps:
+    sys.exit(f"intervals missing between {gaps[:5]}")
+# The first and last intervals may be partial.
+off = [(s, counts[s]) for s in starts[1:-1] if abs(counts[s] - rate) > 1]
+if off:
+    sys.exit(f"intervals whose op count is not {rate}: {off[:10]}")
+PY
 ((max_ms < 1000)) || fail "status took $max_ms ms while eight clients looped on dumps"
 
 # The main loop kept going: the watchdog was pinged all along.

@@ -13,12 +13,20 @@ ensure_minio
 PORT=$(free_port)
 start_minio "$WORK/minio" "$PORT"
 EP="http://127.0.0.1:$PORT"
+# Exports too: a Prometheus textfile and StatsD lines, searched for the
+# secret like the rest.
+spawn "$WORK/statsd-listen.log" python3 "$SRCDIR/tests/integration/statsd_listen.py" \
+	"$WORK/statsd.port" "$WORK/statsd.jsonl"
+wait_until 10 "the StatsD listener" test -s "$WORK/statsd.port"
+STATSD="127.0.0.1:$(cat "$WORK/statsd.port")"
 
 # config NAME CREDENTIALS_JSON: a short put/get workload.
 config() {
 	cat >"$WORK/$1.json" <<EOF
 {
-  "run": {"name": "$1", "duration": "3s", "interval": "1s", "on_finish": "idle"},
+  "run": {"name": "$1", "duration": "3s", "interval": "1s", "on_finish": "idle",
+          "exports": {"prometheus": {"textfile": "$WORK/$1.prom"},
+                      "statsd": {"address": "$STATSD"}}},
   "workloads": [
     {"name": "$1", "type": "object", "protocol": "s3", "endpoint": "$EP",
      "bucket": "creds", "create_bucket": true,
@@ -48,8 +56,13 @@ dump_json "$WORK/file.dump"
 	fail "GETs with file credentials: $(op_field file get count) ops, $(op_field file get errors) errors"
 stop_soakd 30
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
-secret_absent "$SOAKD_LOG" "$WORK/file.plan" "$WORK/file.status" "$WORK/file.dump"
-note "credentials file: ok, and the secret is in no output"
+[[ -s $WORK/file.prom && -s $WORK/statsd.jsonl ]] || fail "no Prometheus textfile or StatsD lines"
+mapfile -t run_files < <(find "$WORK/state-file" -type f)
+((${#run_files[@]} >= 2)) || fail "the run directory holds ${#run_files[@]} files"
+secret_absent "$SOAKD_LOG" "$WORK/file.plan" "$WORK/file.status" "$WORK/file.dump" \
+	"$WORK/file.prom" "$WORK/statsd.jsonl" "${run_files[@]}"
+note "credentials file: ok, and the secret is in no output (log, plan, status, dump," \
+	"exports, ${#run_files[@]} files of the run directory)"
 
 # 2. --check-config: a missing file and a missing profile, located.
 config missing "{\"file\": \"$WORK/absent.credentials\"}"
@@ -111,5 +124,7 @@ dump_json "$WORK/systemd.dump"
 	fail "PUTs with a systemd credential: $(op_field systemd put count) ops, $(op_field systemd put errors) errors"
 stop_soakd 30
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
-secret_absent "$SOAKD_LOG" "$WORK/systemd.dump" "$WORK/systemd.plan" "$WORK/nocred.log"
+mapfile -t run_files < <(find "$WORK/state-systemd" -type f)
+secret_absent "$SOAKD_LOG" "$WORK/systemd.dump" "$WORK/systemd.plan" "$WORK/nocred.log" \
+	"$WORK/systemd.prom" "$WORK/statsd.jsonl" "${run_files[@]}"
 note "ok"

@@ -99,4 +99,42 @@ secret_absent "$WORK/journal.export" "$WORK/journal.raw" "$WORK/show.txt" "$WORK
 	"$WORK/status.json" "$WORK/dump.json" "$WORK/systemd.log"
 note "the secret is in none of $entries journal entries ($soak_entries of workload s3w)," \
 	"the unit's properties, the environment, status or dump"
+
+# LoadCredentialEncrypted= works the same (SECURITY.md): the file
+# encrypted with this host's key by systemd-creds, the plain one gone;
+# systemd decrypts it into $CREDENTIALS_DIRECTORY/s3 and the workload
+# signs with it again.
+SEALED=/etc/soakd/s3.cred
+in_ct systemd-creds encrypt --with-key=host --name=s3 "$CREDS" "$SEALED" >"$WORK/encrypt.txt" 2>&1 ||
+	fail "systemd-creds encrypt: $(cat "$WORK/encrypt.txt")"
+rm -f "$CT_ROOT$CREDS"
+secret_absent "$CT_ROOT$SEALED"
+ct_dropin credentials "[Service]
+LoadCredentialEncrypted=s3:$SEALED"
+ct_systemctl daemon-reload || fail "daemon-reload"
+ct_systemctl start soakd.service >"$WORK/start2.log" 2>&1 ||
+	fail "soakd.service does not start with LoadCredentialEncrypted=: $(cat "$WORK/start2.log")"
+# (systemd 252's "show" prints this property as [unprintable]: "cat" it.)
+ct_systemctl cat soakd.service >"$WORK/sealed-cat.txt" 2>&1
+grep -qx "LoadCredentialEncrypted=s3:$SEALED" "$WORK/sealed-cat.txt" &&
+	! grep -q '^LoadCredential=' "$WORK/sealed-cat.txt" ||
+	fail "soakd.service does not load s3 with LoadCredentialEncrypted= alone: $(cat "$WORK/sealed-cat.txt")"
+in_ct test -s /run/credentials/soakd.service/s3 ||
+	fail "the encrypted credential s3 was not decrypted into /run/credentials/soakd.service"
+puts_now() {
+	ct_soakctl dump --format json | python3 -c '
+import json, sys
+w = next(w for w in json.load(sys.stdin)["workloads"] if w["name"] == "s3w")
+print(w["ops"]["put"]["count"], sum(o["errors"] for o in w["ops"].values()))'
+}
+read -r puts0 errors0 <<<"$(puts_now)" || fail "soakctl dump failed"
+more_puts() {
+	local puts errors
+	read -r puts errors <<<"$(puts_now)" || return 1
+	((errors == errors0)) || fail "object errors with the encrypted credential: $errors"
+	((puts >= puts0 + 20))
+}
+wait_until 30 "20 more PUTs signed with the encrypted credential" more_puts
+ct_systemctl stop soakd.service || fail "systemctl stop soakd.service"
+note "LoadCredentialEncrypted=: the workload signed with the decrypted key"
 note "ok"

@@ -250,4 +250,28 @@ print(f"# dev with DeviceAllow= narrowed to its device: {n} ops, {e} errors")
 if n == 0 or e:
     sys.exit(f"dev: {n} ops, {e} errors")
 PY
+
+# 8. ProtectSystem=strict: the file system is read-only to soakd but for
+# its own directories, so a regular-file target elsewhere fails to be
+# made (EROFS), though root outside the unit may write there; a drop-in
+# with ReadWritePaths= grants it (SECURITY.md).
+mkdir -p "$CT_ROOT/srv/soak"
+in_ct sh -c 'touch /srv/soak/outside && rm /srv/soak/outside' ||
+	fail "root outside soakd.service cannot write /srv/soak"
+file_workload=$(dev_workload file /srv/soak/target.dat 100 70 '"file_size": "16MiB"')
+! restart_soakd "$(run_config rofs "$file_workload")" ||
+	fail "soakd.service made a target file in /srv/soak, which ProtectSystem=strict keeps read-only"
+ct_journal -o cat "_SYSTEMD_INVOCATION_ID=$(ct_invocation)" >"$WORK/rofs.txt" 2>&1
+grep -q '/srv/soak.*Read-only file system' "$WORK/rofs.txt" ||
+	fail "the refusal of /srv/soak/target.dat is not reported as EROFS: $(cat "$WORK/rofs.txt")"
+[[ ! -e $CT_ROOT/srv/soak/target.dat ]] || fail "/srv/soak/target.dat was made"
+note "read-only: $(grep -m1 '/srv/soak.*Read-only file system' "$WORK/rofs.txt")"
+ct_dropin rw "[Service]
+ReadWritePaths=/srv/soak"
+ct_systemctl daemon-reload || fail "daemon-reload"
+restart_soakd "$(run_config rofs2 "$file_workload")" ||
+	fail "soakd.service does not start with ReadWritePaths=/srv/soak: $(cat "$WORK/restart.txt")"
+INTERVALS="$CT_ROOT/var/lib/soakd/rofs2/intervals.log"
+wait_until 15 "intervals of the file workload with ReadWritePaths=" three_records
+[[ -s $CT_ROOT/srv/soak/target.dat ]] || fail "no /srv/soak/target.dat with ReadWritePaths=/srv/soak"
 note "ok"
