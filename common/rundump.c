@@ -25,7 +25,7 @@ static void ops_reset(struct rd_ops *ops)
 {
 	for (size_t i = 0; i < ops->n; i++) {
 		struct rd_op *o = &ops->op[i];
-		o->count = o->errors = o->bytes = o->corrupt = 0;
+		o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
 		o->target_ops = 0;
 		if (o->lat)
 			hist_init(o->lat);
@@ -77,6 +77,8 @@ static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 	o->errors += u64(rec, "errors");
 	o->bytes += u64(rec, "bytes");
 	o->corrupt += u64(rec, "corrupt");
+	o->missed += u64(rec, "missed");
+	o->pending = u64(rec, "pending");
 	o->target_ops += target_ops;
 	int r = merge_b64(o->lat, rec, "latency");
 	return r < 0 ? r : merge_b64(o->svc, rec, "service");
@@ -94,6 +96,8 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	o->errors = u64(rec, "errors");
 	o->bytes = u64(rec, "bytes");
 	o->corrupt = u64(rec, "corrupt");
+	o->missed = u64(rec, "missed");
+	o->pending = u64(rec, "pending");
 	o->target_ops = target_ops;
 	for (size_t i = 0; i < 2; i++) {
 		json_t *v = json_object_get(rec, keys[i]);
@@ -129,7 +133,7 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 		fprintf(d->text, "workload,op,start_s,end_s,count,errors,bytes,rate_target,"
 				 "rate_achieved,latency_p50_us,latency_p90_us,latency_p99_us,"
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
-				 "lag_max_ms,corrupt\n");
+				 "lag_max_ms,corrupt,missed,pending\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;

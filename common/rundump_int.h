@@ -23,6 +23,7 @@
 struct rd_op {
 	char name[64];
 	uint64_t count, errors, bytes, corrupt;
+	uint64_t missed, pending;   /* pending: a gauge, the latest interval's */
 	double target_ops;
 	struct hist *lat, *svc;
 };

@@ -23,13 +23,13 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 {
 	double secs = end_ns > start_ns ? (end_ns - start_ns) / 1e9 : 0;
 	fprintf(d->text, "%s,%s,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,"
-			 "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 "\n",
+			 "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 		workload, o->name, start_ns / 1e9, end_ns / 1e9, o->count, o->errors, o->bytes,
 		secs > 0 ? o->target_ops / secs : 0, secs > 0 ? o->count / secs : 0,
 		hist_percentile(o->lat, 50) / 1e3, hist_percentile(o->lat, 90) / 1e3,
 		hist_percentile(o->lat, 99) / 1e3, hist_percentile(o->lat, 99.9) / 1e3,
 		hist_max(o->lat) / 1e3, hist_percentile(o->svc, 50) / 1e3,
-		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt);
+		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt, o->missed, o->pending);
 }
 
 /* --- HdrHistogram log ------------------------------------------------- */
@@ -180,9 +180,10 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns)
 		const struct rd_op *o = &ops->op[i];
 		char *text = hist_to_base64(o->lat);
 		json_object_set_new(j, o->name, json_pack(
-			"{s:I,s:I,s:I,s:I,s:f,s:f,s:o,s:o,s:s?}", "count", (json_int_t)o->count,
+			"{s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:o,s:o,s:s?}", "count", (json_int_t)o->count,
 			"errors", (json_int_t)o->errors, "bytes", (json_int_t)o->bytes,
-			"corrupt", (json_int_t)o->corrupt,
+			"corrupt", (json_int_t)o->corrupt, "missed", (json_int_t)o->missed,
+			"pending", (json_int_t)o->pending,
 			"rate_target", secs > 0 ? o->target_ops / secs : 0.0,
 			"rate_achieved", secs > 0 ? o->count / secs : 0.0,
 			"latency_us", latency_json(o->lat), "service_us", latency_json(o->svc),

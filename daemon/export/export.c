@@ -18,7 +18,7 @@
 
 /* What StatsD has been sent of one op, so counters carry differences. */
 struct sent_op {
-	uint64_t ops, errors, bytes, latency_sum_ns, latency_count;
+	uint64_t ops, errors, bytes, latency_sum_ns, latency_count, missed;
 };
 
 struct sent_workload {
@@ -102,7 +102,8 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 	*op = (struct export_op){
 		.workload = w->cfg->name, .op = w->op_names[k],
 		.ops_total = totals->count, .errors_total = totals->errors,
-		.bytes_total = totals->bytes, .latency_sum_ns = totals->latency.sum,
+		.bytes_total = totals->bytes, .missed_total = totals->missed,
+		.pending = totals->pending, .latency_sum_ns = totals->latency.sum,
 		.latency_count = totals->latency.count,
 		.has_interval = wr->have_last,
 	};
@@ -288,6 +289,7 @@ static void publish_statsd(struct exports *e, const struct results *r,
 			struct export_delta d = {
 				.ops = o->ops_total - so->ops, .errors = o->errors_total - so->errors,
 				.bytes = o->bytes_total - so->bytes,
+				.missed = o->missed_total - so->missed,
 				.latency_sum_ns = o->latency_sum_ns - so->latency_sum_ns,
 				.latency_count = o->latency_count - so->latency_count,
 			};
@@ -295,7 +297,8 @@ static void publish_statsd(struct exports *e, const struct results *r,
 			if (n < sizeof(buf))
 				export_statsd_add(e->statsd, buf, n);
 			*so = (struct sent_op){ o->ops_total, o->errors_total, o->bytes_total,
-						o->latency_sum_ns, o->latency_count };
+						o->latency_sum_ns, o->latency_count,
+						o->missed_total };
 			sw->interval_end_ns = o->interval_end_ns;
 		}
 		n = export_statsd_format_workload(buf, sizeof(buf), e->statsd_prefix, wl);

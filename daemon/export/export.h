@@ -36,8 +36,10 @@ struct export_op {
 	const char *target;           /* a target's path; NULL: the workload's total */
 	/* Since the run started. */
 	uint64_t ops_total, errors_total, bytes_total;
+	uint64_t missed_total;        /* due, never completed */
+	uint64_t pending;             /* due, not yet completed, at the last interval's end */
 	uint64_t latency_sum_ns;      /* of the latencies of successful ops, for means */
-	uint64_t latency_count;       /* successful ops (failed ones have no latency) */
+	uint64_t latency_count;       /* successful ops and missed ones (failed ones have none) */
 	/* The workload's last closed interval, if has_interval. */
 	bool has_interval;
 	uint64_t interval_end_ns;     /* since the run started: a new value is a new interval */
@@ -86,7 +88,7 @@ void export_statsd_close(struct statsd_sender *s);
  * needed if it does not fit (nothing useful is written then).
  */
 struct export_delta {
-	uint64_t ops, errors, bytes;
+	uint64_t ops, errors, bytes, missed;
 	uint64_t latency_sum_ns, latency_count;
 };
 size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,

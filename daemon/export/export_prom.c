@@ -85,7 +85,7 @@ static void labels(FILE *out, const char *name, const char *run, const struct ex
 	fputc('"', out);
 }
 
-enum counter { OPS, ERRORS, BYTES };
+enum counter { OPS, ERRORS, BYTES, MISSED };
 
 static void counters(FILE *out, const struct export_snapshot *s, bool targets, enum counter which,
 		     const char *name, const char *help)
@@ -101,7 +101,26 @@ static void counters(FILE *out, const struct export_snapshot *s, bool targets, e
 		any = true;
 		labels(out, name, s->run, op);
 		fprintf(out, "} %" PRIu64 "\n", which == OPS ? op->ops_total :
-				which == ERRORS ? op->errors_total : op->bytes_total);
+				which == ERRORS ? op->errors_total :
+				which == MISSED ? op->missed_total : op->bytes_total);
+	}
+}
+
+static void gauges_pending(FILE *out, const struct export_snapshot *s)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < s->n_ops; i++) {
+		const struct export_op *op = &s->ops[i];
+		if (op->target)
+			continue;
+		if (!any)
+			header(out, "soakd_pending", "gauge",
+			       "Ops due and not yet completed (waiting or in flight) at the end "
+			       "of the last interval.");
+		any = true;
+		labels(out, "soakd_pending", s->run, op);
+		fprintf(out, "} %" PRIu64 "\n", op->pending);
 	}
 }
 
@@ -208,6 +227,9 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 	counters(out, s, false, ERRORS, "soakd_errors_total", "Ops that failed since the run started.");
 	counters(out, s, false, BYTES, "soakd_bytes_total",
 		 "Bytes moved by successful ops since the run started.");
+	counters(out, s, false, MISSED, "soakd_missed_total",
+		 "Ops due since the run started that never completed.");
+	gauges_pending(out, s);
 	rates(out, s, false);
 	rates(out, s, true);
 	latencies(out, s);

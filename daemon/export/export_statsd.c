@@ -107,6 +107,9 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	export_statsd_name(op->op, o, sizeof(o));
 	append(buf, len, &off, "%s.%s.%s.count:%" PRIu64 "|c\n", prefix, w, o, delta->ops);
 	append(buf, len, &off, "%s.%s.%s.error:%" PRIu64 "|c\n", prefix, w, o, delta->errors);
+	append(buf, len, &off, "%s.%s.%s.missed:%" PRIu64 "|c\n", prefix, w, o, delta->missed);
+	/* aisloader's gauge: ops due and not yet completed. */
+	append(buf, len, &off, "%s.%s.%s.pending:%" PRIu64 "|g\n", prefix, w, o, op->pending);
 	if (!op->has_interval)
 		return off;
 	append(buf, len, &off, "%s.%s.%s.throughput:%.0f|g\n", prefix, w, o,
@@ -147,6 +150,7 @@ size_t export_statsd_format_op_end(char *buf, size_t len, const char *prefix,
 	append(buf, len, &off, "%s.%s.%s.throughput:0|g\n", prefix, w, o);
 	append(buf, len, &off, "%s.%s.%s.rate:0|g\n", prefix, w, o);
 	append(buf, len, &off, "%s.%s.%s.rate_target:0|g\n", prefix, w, o);
+	append(buf, len, &off, "%s.%s.%s.pending:0|g\n", prefix, w, o);
 	return off;
 }
 

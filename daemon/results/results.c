@@ -35,11 +35,18 @@ static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *u
 	struct workload_results *wr = a->wr;
 
 	for (size_t op = 0; op < n_ops; op++) {
+		struct op_stats *target = &wr->target_totals[a->stream * wr->n_ops + op];
 		op_stats_merge(&wr->interval[op], &slot->ops[op]);
-		op_stats_merge(&wr->target_totals[a->stream * wr->n_ops + op], &slot->ops[op]);
-		if (wr->target_interval)
-			op_stats_merge(&wr->target_interval[a->stream * wr->n_ops + op],
-				       &slot->ops[op]);
+		/* pending is a gauge: the streams' add up, a stream's latest
+		 * slot replaces what an earlier one said. */
+		wr->interval[op].pending += slot->ops[op].pending - target->pending;
+		op_stats_merge(target, &slot->ops[op]);
+		target->pending = slot->ops[op].pending;
+		if (wr->target_interval) {
+			struct op_stats *ti = &wr->target_interval[a->stream * wr->n_ops + op];
+			op_stats_merge(ti, &slot->ops[op]);
+			ti->pending = slot->ops[op].pending;
+		}
 	}
 	if (!wr->iv_has_data || slot->start_ns < wr->iv_start_ns)
 		wr->iv_start_ns = slot->start_ns;
@@ -329,7 +336,11 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
 		op_stats_merge(&wr->totals[op], &wr->interval[op]);
+		wr->totals[op].pending = wr->interval[op].pending;
+		/* The next interval starts from the pending ops this one left. */
+		uint64_t pending = wr->interval[op].pending;
 		op_stats_init(&wr->interval[op]);
+		wr->interval[op].pending = pending;
 	}
 	wr->active_ns += span;
 	wr->target_ops_total += target;

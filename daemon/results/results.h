@@ -20,6 +20,7 @@
 
 struct op_summary {
 	uint64_t count, errors, bytes;
+	uint64_t missed, pending;           /* see struct op_stats */
 	double rate_target, rate_achieved;
 	uint64_t min, p50, p90, p99, p999, max; /* latency_us, in ns */
 	uint64_t svc_p50, svc_p99;          /* service_us, in ns */

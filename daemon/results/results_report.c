@@ -29,6 +29,7 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 	double secs = span_ns / 1e9;
 	*ret = (struct op_summary){
 		.count = o->count, .errors = o->errors, .bytes = o->bytes,
+		.missed = o->missed, .pending = o->pending,
 		.rate_target = secs > 0 ? target_ops / secs : 0,
 		.rate_achieved = secs > 0 ? o->count / secs : 0,
 		.p50 = hist_percentile(&o->latency, 50), .p90 = hist_percentile(&o->latency, 90),
@@ -87,6 +88,8 @@ static void journal_add_op(struct journal_fields *f, const struct workload *w,
 {
 	journal_add(f, "SOAK_OPS=%" PRIu64, s->count);
 	journal_add(f, "SOAK_ERRORS=%" PRIu64, s->errors);
+	journal_add(f, "SOAK_MISSED=%" PRIu64, s->missed);
+	journal_add(f, "SOAK_PENDING=%" PRIu64, s->pending);
 	journal_add(f, "SOAK_BYTES=%" PRIu64, s->bytes);
 	journal_add(f, "SOAK_RATE=%.3f", s->rate_achieved);
 	journal_add(f, "SOAK_RATE_TARGET=%.3f", s->rate_target);
@@ -233,8 +236,11 @@ static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t act
 			      "service_us", latency_json(&o->service),
 			      "latency_hist", hist_text);
 	free(hist_text);
-	if (j)
+	if (j) {
 		json_object_set_new(j, "corrupt", json_integer((json_int_t)o->corrupt));
+		json_object_set_new(j, "missed", json_integer((json_int_t)o->missed));
+		json_object_set_new(j, "pending", json_integer((json_int_t)o->pending));
+	}
 	if (j && object) {
 		/* Errors by cause, time to first byte, and connection setup
 		 * (its count is the number of connections opened). */
@@ -270,6 +276,10 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 				"count_total", (json_int_t)wr->totals[op].count));
 			json_t *jop = json_object_get(ops, w->op_names[op]);
 			json_object_set_new(jop, "corrupt", json_integer((json_int_t)s->corrupt));
+			json_object_set_new(jop, "missed", json_integer((json_int_t)s->missed));
+			json_object_set_new(jop, "pending", json_integer((json_int_t)s->pending));
+			json_object_set_new(jop, "missed_total",
+					    json_integer((json_int_t)wr->totals[op].missed));
 			json_object_set_new(jop, "corrupt_total",
 					    json_integer((json_int_t)wr->totals[op].corrupt));
 			/* The kernel's view of the same op on the same devices, last interval. */

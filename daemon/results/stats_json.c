@@ -26,6 +26,8 @@ json_t *op_stats_to_json(const struct op_stats *o)
 			      "errors", (json_int_t)o->errors, "bytes", (json_int_t)o->bytes);
 	if (!j)
 		return NULL;
+	json_object_set_new(j, "missed", json_integer((json_int_t)o->missed));
+	json_object_set_new(j, "pending", json_integer((json_int_t)o->pending));
 	if (o->corrupt)
 		json_object_set_new(j, "corrupt", json_integer((json_int_t)o->corrupt));
 	json_t *classes = NULL;
@@ -69,6 +71,8 @@ int op_stats_merge_json(struct op_stats *dst, json_t *recorded)
 	dst->errors += get_count(recorded, "errors");
 	dst->bytes += get_count(recorded, "bytes");
 	dst->corrupt += get_count(recorded, "corrupt");
+	dst->missed += get_count(recorded, "missed");
+	dst->pending = get_count(recorded, "pending"); /* a gauge: the latest */
 	json_t *classes = json_object_get(recorded, "errors_by_class");
 	for (int c = 0; classes && c < OP_ERR_CLASSES; c++)
 		dst->error_class[c] += get_count(classes, class_names[c]);

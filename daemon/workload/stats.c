@@ -7,7 +7,7 @@
 
 void op_stats_init(struct op_stats *o)
 {
-	o->count = o->errors = o->bytes = o->corrupt = 0;
+	o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
 	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
 		o->error_class[c] = 0;
 	hist_init(&o->latency);
@@ -22,6 +22,7 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 	dst->errors += src->errors;
 	dst->bytes += src->bytes;
 	dst->corrupt += src->corrupt;
+	dst->missed += src->missed;
 	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
 		dst->error_class[c] += src->error_class[c];
 	hist_merge(&dst->latency, &src->latency);
@@ -58,6 +59,12 @@ void op_stats_record_corrupt(struct op_stats *o)
 {
 	o->count++;
 	o->corrupt++;
+}
+
+void op_stats_record_missed(struct op_stats *o, uint64_t wait_ns)
+{
+	o->missed++;
+	hist_record(&o->latency, wait_ns);
 }
 
 static void slot_reset(struct interval_slot *slot, size_t n_ops, uint64_t start_ns)
@@ -107,7 +114,7 @@ void stream_publish(struct stream_stats *s, uint64_t end_ns)
 		bool empty = true;
 		for (size_t i = 0; i < s->n_ops && empty; i++)
 			empty = !cur->ops[i].count && !cur->ops[i].errors &&
-				!cur->ops[i].latency.count;
+				!cur->ops[i].missed && !cur->ops[i].latency.count;
 		if (empty)
 			cur->start_ns = end_ns;
 		return;

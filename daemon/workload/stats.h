@@ -43,6 +43,14 @@ struct op_stats {
 	uint64_t errors;
 	uint64_t bytes;     /* moved by successful ops */
 	uint64_t corrupt;   /* completed, but the data read back is not what was written */
+	/* Due inside the run but never completed: not issued before the
+	 * schedule ended, or still in flight when the drain gave up. */
+	uint64_t missed;
+	/* Gauge, not a sum over time: ops due but not yet completed (waiting
+	 * for a slot or in flight) at the end of the interval.  Per interval,
+	 * count + errors + missed = scheduled - (pending at its end - pending
+	 * at its start). */
+	uint64_t pending;
 	uint64_t error_class[OP_ERR_CLASSES]; /* object ops: errors by cause */
 	struct hist latency; /* from the intended issue time */
 	struct hist service; /* from the actual submit */
@@ -84,6 +92,10 @@ void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_n
  * completed with data other than what was written (corrupt, not an error). */
 void op_stats_record_error(struct op_stats *o, enum op_error_class c);
 void op_stats_record_corrupt(struct op_stats *o);
+/* An op declared missed wait_ns after it was due: its wait is a lower bound
+ * of its latency, and goes into latency_us so abandoning ops never makes
+ * the percentiles look better. */
+void op_stats_record_missed(struct op_stats *o, uint64_t wait_ns);
 
 typedef void (*stream_consume_fn)(const struct interval_slot *slot, size_t n_ops, void *userdata);
 /* Main side: the oldest published slot not yet consumed, or NULL; and
@@ -97,6 +109,7 @@ void stream_consume_rest(struct stream_stats *s, uint64_t end_ns, stream_consume
 			 void *userdata);
 
 void op_stats_init(struct op_stats *o);
+/* Sums everything but the pending gauge, which the caller sets. */
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src);
 
 #endif
