@@ -22,178 +22,17 @@
 #include <liburing.h>
 
 #include "base/log.h"
-#include "dev_facts.h"
+#include "dev_account.h"
+#include "dev_engine_int.h"
 #include "dev_model.h"
-#include "dev_prep.h"
-#include "dev_target.h"
 #include "parse.h"
 #include "workload/workload.h"
 
 #define DEV_ERRORS_LOGGED 5
 #define DEV_STAMP_EVERY 4096u
-
-struct dev_slot {
-	uint64_t due_ns;
-	uint64_t submit_ns;
-	uint64_t offset;
-	uint32_t len;
-	uint8_t io;                 /* enum dev_io */
-	uint8_t gen;
-	int8_t op;
-};
-
-struct dev_stream {
-	int fd;
-	bool is_blockdev;
-	bool writes;
-	uint64_t size;              /* working region: [0, size) */
-	uint32_t align;             /* direct-I/O unit */
-	struct dev_model model;
-	unsigned n_slots;
-	struct io_uring ring;
-	bool ring_ready;
-	bool fixed_buffers;
-	struct dev_slot *slots;
-	unsigned *free_slots;
-	unsigned n_free;
-	uint8_t *buffers;           /* [0, n): read buffers; [n, 2n): write buffers */
-	uint32_t max_len;
-	uint64_t rng;
-	uint64_t writes_issued;
-	uint64_t errors_logged;
-};
-
-static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, char *err,
-		      size_t errlen)
-{
-	unsigned n = d->n_slots;
-	int r;
-
-	d->slots = calloc(n, sizeof(*d->slots));
-	d->free_slots = calloc(n, sizeof(*d->free_slots));
-	if (!d->slots || !d->free_slots ||
-	    posix_memalign((void **)&d->buffers, 4096, (size_t)2 * n * d->max_len)) {
-		d->buffers = NULL;
-		snprintf(err, errlen, "out of memory for %u buffers of %u bytes", 2 * n, d->max_len);
-		return -ENOMEM;
-	}
-	for (unsigned i = 0; i < n; i++)
-		d->free_slots[i] = n - 1 - i;
-	d->n_free = n;
-	d->rng = seed ? seed : 0x2545f4914f6cdd1du;
-	/* Real data: random, and stamped per write (see prep_op), so
-	 * neither compression nor deduplication flatters the device. */
-	dev_rng_fill(&d->rng, d->buffers, (size_t)2 * n * d->max_len);
-
-	r = io_uring_queue_init(n, &d->ring, 0);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot set up io_uring for %s: %s", path, strerror(-r));
-		return r;
-	}
-	d->ring_ready = true;
-	r = io_uring_register_files(&d->ring, &d->fd, 1);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot register %s with io_uring: %s", path, strerror(-r));
-		return r;
-	}
-	struct iovec *iov = calloc((size_t)2 * n, sizeof(*iov));
-	if (iov) {
-		for (unsigned i = 0; i < 2 * n; i++)
-			iov[i] = (struct iovec){ d->buffers + (size_t)i * d->max_len, d->max_len };
-		/* Registered buffers save a page pin per I/O; without them
-		 * (memlock limits) we fall back to plain reads and writes. */
-		d->fixed_buffers = io_uring_register_buffers(&d->ring, iov, 2 * n) == 0;
-		free(iov);
-	}
-	return 0;
-}
-
-static int dev_prepare(struct workload *w, char *err, size_t errlen)
-{
-	const struct workload_config *cfg = w->cfg;
-	struct dev_model model;
-	int r;
-
-	r = dev_model_build(cfg, &model, err, errlen);
-	if (r < 0)
-		return r;
-	w->n_ops = model.n_ops;
-	memcpy(w->op_names, model.op_names, sizeof(w->op_names));
-	memcpy(w->op_share, model.op_share, sizeof(w->op_share));
-	/* Record reads may round up to the device's unit: room for that. */
-	uint32_t max_len = model.max_len + 4096;
-	if ((uint64_t)2 * model.slots * max_len > CONFIG_MAX_BUFFER_BYTES_PER_TARGET) {
-		snprintf(err, errlen, "%u ops in flight of up to %u bytes need more than 1GiB of "
-				      "buffers per device; lower the queue depth or the sizes",
-			 model.slots, model.max_len);
-		return -E2BIG;
-	}
-	/* "prep": true zeroes and salts the devices before any is opened. */
-	/* A resumed run's devices were prepped when it began; prepping again
-	 * would wipe the state the run has aged them into. */
-	r = w->resuming ? 0 : dev_prep_workload(cfg, err, errlen);
-	if (r < 0)
-		return r;
-
-	/* Every target opened, then checked for space and laid out, before
-	 * any is used: a refusal leaves nothing created or grown behind. */
-	struct dev_target *targets = calloc(w->n_streams, sizeof(*targets));
-	size_t opened = 0;
-	if (!targets) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < w->n_streams; i++)
-		targets[i] = (struct dev_target)DEV_TARGET_INIT;
-	for (; opened < w->n_streams; opened++) {
-		struct dev_target *t = &targets[opened];
-		r = dev_target_open(cfg, &cfg->targets[opened], model.writes, t, err, errlen);
-		if (r < 0)
-			goto undo;
-		r = dev_model_check_device(&model, cfg->targets[opened].path, t->align, t->size, err,
-					   errlen);
-		if (r < 0) {
-			opened++;
-			goto undo;
-		}
-	}
-	r = dev_targets_lay_out(targets, cfg->targets, opened, err, errlen);
-	if (r < 0)
-		goto undo;
-
-	for (size_t i = 0; i < w->n_streams; i++) {
-		struct dev_stream *d = calloc(1, sizeof(*d));
-		if (!d) {
-			snprintf(err, errlen, "out of memory");
-			r = -ENOMEM;
-			goto close;
-		}
-		w->streams[i].engine = d;
-		d->fd = targets[i].fd;
-		targets[i].fd = -1;     /* the stream's now */
-		d->is_blockdev = targets[i].is_blockdev;
-		d->size = targets[i].size;
-		d->align = targets[i].align;
-		d->model = model;
-		d->writes = model.writes;
-		d->n_slots = model.slots;
-		d->max_len = max_len;
-		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, d->fd);
-		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
-		if (r < 0)
-			goto close;
-	}
-	r = 0;
-	goto close;
-undo:
-	for (size_t i = 0; i < opened; i++)
-		dev_target_undo(&targets[i]);
-close:
-	for (size_t i = 0; i < w->n_streams; i++)
-		dev_target_close(&targets[i]);
-	free(targets);
-	return r;
-}
+/* How long ops in flight when the schedule ends may take to complete
+ * before they are counted as missed: at most an interval, and this. */
+#define DEV_DRAIN_MAX_NS (UINT64_C(5) * 1000000000u)
 
 /* Builds the SQE for what the slot describes. */
 static void queue_slot(struct dev_stream *d, unsigned slot_index)
@@ -241,6 +80,7 @@ static void prep_op(struct dev_stream *d, unsigned gen_index, unsigned slot_inde
 		}
 	}
 	g->inflight++;
+	d->op_inflight[op.op]++;
 	queue_slot(d, slot_index);
 }
 
@@ -272,6 +112,7 @@ static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigne
 	op_stats_record(&stream_current(&s->stats)->ops[slot->op], now_ns - slot->due_ns,
 			now_ns - slot->submit_ns, slot->len, error);
 	d->model.gens[slot->gen].inflight--;
+	d->op_inflight[slot->op]--;
 	d->free_slots[d->n_free++] = slot_index;
 	return false;
 }
@@ -290,9 +131,35 @@ static void reap(struct workload_stream *s, struct dev_stream *d, uint64_t now_n
 		io_uring_submit(&d->ring);
 }
 
-static void close_intervals(struct workload_stream *s, uint64_t now_ns, uint64_t *next_boundary)
+/*
+ * What an interval ending at boundary says besides its ops: how late the
+ * oldest op waiting for a slot was at its end (while every slot is busy the
+ * thread wakes only at boundaries, and the lag then seen belongs to the
+ * interval that ends as much as to the next), and its pending ops.
+ */
+static void end_interval(struct workload_stream *s, struct dev_stream *d, uint64_t boundary)
+{
+	struct workload *w = s->workload;
+	struct interval_slot *cur = stream_current(&s->stats);
+	uint64_t pending[STATS_MAX_OPS] = { 0 };
+
+	for (size_t i = 0; i < d->model.n_gens; i++) {
+		struct dev_gen *g = &d->model.gens[i];
+		if (g->rate > 0 && !g->finished && g->have_due && g->due_ns < boundary &&
+		    boundary - g->due_ns > cur->lag_max_ns)
+			cur->lag_max_ns = boundary - g->due_ns;
+		dev_gen_split(g, dev_backlog_waiting(&d->backlog[i], g, w->started_ns, boundary),
+			      pending, w->n_ops);
+	}
+	for (size_t op = 0; op < w->n_ops; op++)
+		cur->ops[op].pending = pending[op] + d->op_inflight[op];
+}
+
+static void close_intervals(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns,
+			    uint64_t *next_boundary)
 {
 	while (now_ns >= *next_boundary) {
+		end_interval(s, d, *next_boundary);
 		stream_publish(&s->stats, *next_boundary);
 		*next_boundary += s->workload->interval_ns;
 	}
@@ -340,6 +207,7 @@ static int start_generators(struct workload_stream *s, struct dev_stream *d)
 		/* A resumed run goes on where its schedule was. */
 		if (s->workload->resume_ns)
 			sched_seek(&g->sched, s->workload->resume_ns);
+		dev_backlog_init(&d->backlog[i], &g->sched);
 	}
 	return 0;
 }
@@ -402,19 +270,6 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 		/* Due but not issued: the device is not keeping up. */
 		if (g->have_due && g->due_ns < now && now - g->due_ns > lag)
 			lag = now - g->due_ns;
-		/* The schedule is over: ops still waiting are not issued late
-		 * past its end (max_lag 0 lets a lagging workload run on),
-		 * they are missed, and said so. */
-		if (g->have_due && now >= end_ns + w->interval_ns) {
-			uint64_t missed = 1;
-			while (sched_next(&g->sched, &(uint64_t){ 0 }))
-				missed++;
-			log_warning("%s: the schedule ended with %" PRIu64 " %s ops not issued: the "
-				    "device could not keep up", s->label, missed,
-				    w->op_names[g->op_read >= 0 ? g->op_read : g->op_write]);
-			g->have_due = false;
-			g->finished = true;
-		}
 	}
 	*ret_lag = lag;
 	return n;
@@ -432,10 +287,9 @@ static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, ui
 			continue;
 		if (g->rate > 0 && g->have_due && g->due_ns < wake)
 			wake = g->due_ns;
-		if (g->rate <= 0 && end_ns < wake)
-			wake = end_ns;
 	}
-	return wake;
+	/* The end of the schedule, when what still waits becomes missed. */
+	return end_ns < wake ? end_ns : wake;
 }
 
 static bool all_finished(const struct dev_stream *d)
@@ -444,6 +298,63 @@ static bool all_finished(const struct dev_stream *d)
 		if (!d->model.gens[i].finished)
 			return false;
 	return d->n_free == d->n_slots;
+}
+
+/*
+ * The stream ends: every op due by now and never issued is missed; those in
+ * flight get a bounded drain, and any the device still holds after it are
+ * missed too, with their wait so far as latency (a lower bound).  Their
+ * buffers stay allocated: the kernel may still read or write them.
+ */
+static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t *next_boundary)
+{
+	struct workload *w = s->workload;
+	uint64_t now = mono_ns(), missed = 0;
+
+	for (size_t i = 0; i < d->model.n_gens; i++)
+		missed += dev_gen_miss_rest(&d->model.gens[i], w->started_ns, now, &d->rng, d->align,
+					    d->size, stream_current(&s->stats)->ops);
+	if (missed)
+		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
+			    "device could not keep up", s->label, missed);
+
+	uint64_t drain = w->interval_ns < DEV_DRAIN_MAX_NS ? w->interval_ns : DEV_DRAIN_MAX_NS;
+	uint64_t deadline = now + drain;
+	while (d->n_free < d->n_slots && (now = mono_ns()) < deadline) {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts = { .tv_sec = (long long)((deadline - now) / 1000000000u),
+						.tv_nsec = (long long)((deadline - now) % 1000000000u) };
+		int r = io_uring_submit_and_wait_timeout(&d->ring, &cqe, 1, &ts, NULL);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -ETIME && r != -EBUSY)
+			break;
+		now = mono_ns();
+		close_intervals(s, d, now, next_boundary);
+		reap(s, d, now);
+	}
+	if (d->n_free == d->n_slots)
+		return;
+
+	bool *free_slot = calloc(d->n_slots, sizeof(*free_slot));
+	uint64_t abandoned = 0;
+	now = mono_ns();
+	close_intervals(s, d, now, next_boundary);
+	for (unsigned i = 0; free_slot && i < d->n_free; i++)
+		free_slot[d->free_slots[i]] = true;
+	for (unsigned i = 0; free_slot && i < d->n_slots; i++) {
+		struct dev_slot *slot = &d->slots[i];
+		if (free_slot[i])
+			continue;
+		op_stats_record_missed(&stream_current(&s->stats)->ops[slot->op],
+				       now > slot->due_ns ? now - slot->due_ns : 0);
+		d->model.gens[slot->gen].inflight--;
+		d->op_inflight[slot->op]--;
+		abandoned++;
+	}
+	free(free_slot);
+	d->abandoned = true;
+	log_warning("%s: %" PRIu64 " ops still in flight %.1f s after the end were given up "
+		    "(counted as missed): the device does not answer", s->label, abandoned,
+		    drain / 1e9);
 }
 
 static void *dev_thread(void *arg)
@@ -467,9 +378,15 @@ static void *dev_thread(void *arg)
 	for (;;) {
 		uint64_t now = mono_ns(), lag;
 
-		close_intervals(s, now, &next_boundary);
+		close_intervals(s, d, now, &next_boundary);
 		if (atomic_load_explicit(&w->stop_requested, memory_order_relaxed))
 			break;
+		/* The schedule is over: what is still waiting is missed, not
+		 * issued late past its end. */
+		if (now >= end_ns) {
+			outcome = STREAM_FINISHED;
+			break;
+		}
 		if (next_boundary != link_checked_at) {
 			link_checked_at = next_boundary;
 			if (target_deleted(s, d, reason, sizeof(reason))) {
@@ -513,41 +430,14 @@ static void *dev_thread(void *arg)
 			break;
 		}
 		now = mono_ns();
-		close_intervals(s, now, &next_boundary);
+		close_intervals(s, d, now, &next_boundary);
 		reap(s, d, now);
 	}
-
-	/* Drain what is in flight, so every issued op is counted. */
-	while (d->n_free < d->n_slots) {
-		int r = io_uring_submit_and_wait(&d->ring, 1);
-		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -ETIME)
-			break;
-		uint64_t now = mono_ns();
-		close_intervals(s, now, &next_boundary);
-		reap(s, d, now);
-	}
+	finish_ops(s, d, &next_boundary);
 	free(prepped);
 	atomic_store(&s->lag_ns, 0);
 	stream_finish(s, outcome, reason[0] ? "%s" : NULL, reason);
 	return NULL;
-}
-
-static void dev_release(struct workload *w)
-{
-	for (size_t i = 0; i < w->n_streams; i++) {
-		struct dev_stream *d = w->streams[i].engine;
-		if (!d)
-			continue;
-		if (d->ring_ready)
-			io_uring_queue_exit(&d->ring);
-		if (d->fd >= 0)
-			close(d->fd);
-		free(d->slots);
-		free(d->free_slots);
-		free(d->buffers);
-		free(d);
-		w->streams[i].engine = NULL;
-	}
 }
 
 /* One stream per device: each gets its own queue and thread, so one slow

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The device engine's setting up and tearing down: each target opened and
+ * checked, its ring, slots and buffers; released at the end.  The I/O
+ * itself is dev_engine.c's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "config/config.h"
+#include "dev_facts.h"
+#include "dev_model.h"
+#include "dev_prep.h"
+#include "dev_target.h"
+#include "workload/workload.h"
+
+#include "dev_engine_int.h"
+
+static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, char *err,
+		      size_t errlen)
+{
+	unsigned n = d->n_slots;
+	int r;
+
+	d->slots = calloc(n, sizeof(*d->slots));
+	d->free_slots = calloc(n, sizeof(*d->free_slots));
+	if (!d->slots || !d->free_slots ||
+	    posix_memalign((void **)&d->buffers, 4096, (size_t)2 * n * d->max_len)) {
+		d->buffers = NULL;
+		snprintf(err, errlen, "out of memory for %u buffers of %u bytes", 2 * n, d->max_len);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++)
+		d->free_slots[i] = n - 1 - i;
+	d->n_free = n;
+	d->rng = seed ? seed : 0x2545f4914f6cdd1du;
+	/* Real data: random, and stamped per write (see prep_op), so
+	 * neither compression nor deduplication flatters the device. */
+	dev_rng_fill(&d->rng, d->buffers, (size_t)2 * n * d->max_len);
+
+	r = io_uring_queue_init(n, &d->ring, 0);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot set up io_uring for %s: %s", path, strerror(-r));
+		return r;
+	}
+	d->ring_ready = true;
+	r = io_uring_register_files(&d->ring, &d->fd, 1);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot register %s with io_uring: %s", path, strerror(-r));
+		return r;
+	}
+	struct iovec *iov = calloc((size_t)2 * n, sizeof(*iov));
+	if (iov) {
+		for (unsigned i = 0; i < 2 * n; i++)
+			iov[i] = (struct iovec){ d->buffers + (size_t)i * d->max_len, d->max_len };
+		/* Registered buffers save a page pin per I/O; without them
+		 * (memlock limits) we fall back to plain reads and writes. */
+		d->fixed_buffers = io_uring_register_buffers(&d->ring, iov, 2 * n) == 0;
+		free(iov);
+	}
+	return 0;
+}
+
+int dev_prepare(struct workload *w, char *err, size_t errlen)
+{
+	const struct workload_config *cfg = w->cfg;
+	struct dev_model model;
+	int r;
+
+	r = dev_model_build(cfg, &model, err, errlen);
+	if (r < 0)
+		return r;
+	w->n_ops = model.n_ops;
+	memcpy(w->op_names, model.op_names, sizeof(w->op_names));
+	memcpy(w->op_share, model.op_share, sizeof(w->op_share));
+	/* Record reads may round up to the device's unit: room for that. */
+	uint32_t max_len = model.max_len + 4096;
+	if ((uint64_t)2 * model.slots * max_len > CONFIG_MAX_BUFFER_BYTES_PER_TARGET) {
+		snprintf(err, errlen, "%u ops in flight of up to %u bytes need more than 1GiB of "
+				      "buffers per device; lower the queue depth or the sizes",
+			 model.slots, model.max_len);
+		return -E2BIG;
+	}
+	/* "prep": true zeroes and salts the devices before any is opened. */
+	/* A resumed run's devices were prepped when it began; prepping again
+	 * would wipe the state the run has aged them into. */
+	r = w->resuming ? 0 : dev_prep_workload(cfg, err, errlen);
+	if (r < 0)
+		return r;
+
+	/* Every target opened, then checked for space and laid out, before
+	 * any is used: a refusal leaves nothing created or grown behind. */
+	struct dev_target *targets = calloc(w->n_streams, sizeof(*targets));
+	size_t opened = 0;
+	if (!targets) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->n_streams; i++)
+		targets[i] = (struct dev_target)DEV_TARGET_INIT;
+	for (; opened < w->n_streams; opened++) {
+		struct dev_target *t = &targets[opened];
+		r = dev_target_open(cfg, &cfg->targets[opened], model.writes, t, err, errlen);
+		if (r < 0)
+			goto undo;
+		r = dev_model_check_device(&model, cfg->targets[opened].path, t->align, t->size, err,
+					   errlen);
+		if (r < 0) {
+			opened++;
+			goto undo;
+		}
+	}
+	r = dev_targets_lay_out(targets, cfg->targets, opened, err, errlen);
+	if (r < 0)
+		goto undo;
+
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct dev_stream *d = calloc(1, sizeof(*d));
+		if (!d) {
+			snprintf(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto close;
+		}
+		w->streams[i].engine = d;
+		d->fd = targets[i].fd;
+		targets[i].fd = -1;     /* the stream's now */
+		d->is_blockdev = targets[i].is_blockdev;
+		d->size = targets[i].size;
+		d->align = targets[i].align;
+		d->model = model;
+		d->writes = model.writes;
+		d->n_slots = model.slots;
+		d->max_len = max_len;
+		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, d->fd);
+		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
+		if (r < 0)
+			goto close;
+	}
+	r = 0;
+	goto close;
+undo:
+	for (size_t i = 0; i < opened; i++)
+		dev_target_undo(&targets[i]);
+close:
+	for (size_t i = 0; i < w->n_streams; i++)
+		dev_target_close(&targets[i]);
+	free(targets);
+	return r;
+}
+
+void dev_release(struct workload *w)
+{
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct dev_stream *d = w->streams[i].engine;
+		if (!d)
+			continue;
+		if (d->ring_ready)
+			io_uring_queue_exit(&d->ring);
+		if (d->fd >= 0)
+			close(d->fd);
+		free(d->slots);
+		free(d->free_slots);
+		/* Ops given up in flight may still land in their buffers. */
+		if (!d->abandoned)
+			free(d->buffers);
+		free(d);
+		w->streams[i].engine = NULL;
+	}
+}
