@@ -226,6 +226,10 @@ static int add_interval(struct rundump *d, json_t *rec)
 	if (!w)
 		return -ENOMEM;
 	w->active_ns += end - start;
+	/* The part of the interval inside the schedule; a record of an older
+	 * soakd lacks it: then all of an interval with ops scheduled. */
+	json_t *scheduled = json_object_get(rec, "scheduled_ns");
+	w->sched_ns += scheduled ? u64(rec, "scheduled_ns") : target > 0 ? end - start : 0;
 	w->intervals++;
 	if (!w->wall_first_ns || wall_start < w->wall_first_ns)
 		w->wall_first_ns = wall_start;
@@ -327,7 +331,7 @@ static void reset_listed(struct rundump *d, json_t *names)
 				w->target_path[t] = NULL;
 			}
 			w->n_targets = 0;
-			w->active_ns = w->lag_max_ns = w->intervals = 0;
+			w->active_ns = w->lag_max_ns = w->intervals = w->sched_ns = 0;
 			w->wall_first_ns = w->wall_last_ns = 0;
 		}
 }

@@ -38,6 +38,7 @@ struct rd_workload {
 	char state[16];
 	char reason[256];
 	uint64_t active_ns, lag_max_ns, intervals;
+	uint64_t sched_ns;          /* of active_ns, intervals with ops scheduled: rate_target's time */
 	uint64_t wall_first_ns, wall_last_ns;  /* merge: the time the intervals cover */
 	struct rd_ops totals;
 	char *target_path[RD_MAX_TARGETS];

@@ -172,10 +172,12 @@ static json_t *latency_json(const struct hist *h)
 			 "max", hist_max(h) / 1e3, "min", hist_min(h) / 1e3, "mean", hist_mean(h) / 1e3);
 }
 
-static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns)
+/* rate_target over the time ops were scheduled (sched_ns), not the drain
+ * after it; rate_achieved over the whole active time. */
+static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t sched_ns)
 {
 	json_t *j = json_object();
-	double secs = active_ns / 1e9;
+	double secs = active_ns / 1e9, sched_secs = (sched_ns ? sched_ns : active_ns) / 1e9;
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct rd_op *o = &ops->op[i];
 		char *text = hist_to_base64(o->lat);
@@ -184,7 +186,7 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns)
 			"errors", (json_int_t)o->errors, "bytes", (json_int_t)o->bytes,
 			"corrupt", (json_int_t)o->corrupt, "missed", (json_int_t)o->missed,
 			"pending", (json_int_t)o->pending,
-			"rate_target", secs > 0 ? o->target_ops / secs : 0.0,
+			"rate_target", sched_secs > 0 ? o->target_ops / sched_secs : 0.0,
 			"rate_achieved", secs > 0 ? o->count / secs : 0.0,
 			"latency_us", latency_json(o->lat), "service_us", latency_json(o->svc),
 			"latency_hist", text));
@@ -204,8 +206,10 @@ json_t *rundump_finish(struct rundump *d)
 		json_t *jw;
 		/* Merged hosts ran side by side: their rates add up, so the
 		 * time is what each ran within the overlap, not the sum. */
-		if (d->f.wall_to_ns && d->sources > 1)
+		if (d->f.wall_to_ns && d->sources > 1) {
 			w->active_ns /= d->sources;
+			w->sched_ns /= d->sources;
+		}
 		if (d->format == RUNDUMP_REPORT) {
 			jw = json_pack("{s:s,s:s,s:o}", "name", w->name, "state", w->state, "ops",
 				       w->report_ops ? json_incref(w->report_ops) : json_object());
@@ -214,12 +218,12 @@ json_t *rundump_finish(struct rundump *d)
 			for (size_t t = 0; t < w->n_targets; t++)
 				json_array_append_new(targets, json_pack("{s:s,s:o}", "path",
 							w->target_path[t],
-							"ops", ops_json(&w->targets[t], w->active_ns)));
+							"ops", ops_json(&w->targets[t], w->active_ns, w->sched_ns)));
 			jw = json_pack("{s:s,s:s,s:f,s:f,s:I,s:o,s:o}", "name", w->name,
 				       "state", w->state, "active_s", w->active_ns / 1e9,
 				       "lag_max_ms", w->lag_max_ns / 1e6,
 				       "intervals", (json_int_t)w->intervals,
-				       "ops", ops_json(&w->totals, w->active_ns), "targets", targets);
+				       "ops", ops_json(&w->totals, w->active_ns, w->sched_ns), "targets", targets);
 			if (w->reason[0])
 				json_object_set_new(jw, "reason", json_string(w->reason));
 		}

@@ -352,6 +352,7 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 	}
 	free(free_slot);
 	d->abandoned = true;
+	s->left_io = true;
 	log_warning("%s: %" PRIu64 " ops still in flight %.1f s after the end were given up "
 		    "(counted as missed): the device does not answer", s->label, abandoned,
 		    drain / 1e9);

@@ -5,6 +5,7 @@
  * itself is dev_engine.c's.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,31 @@ close:
 	return r;
 }
 
+/*
+ * Buffers of ops given up in flight: the kernel may still read or write
+ * them whenever the device answers, so they are never freed or reused; kept
+ * here, for the life of the process (a handful per stalled device).
+ */
+struct kept_buffers {
+	struct kept_buffers *next;
+	uint8_t *buffers;
+};
+static struct kept_buffers *kept_buffers;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void keep_buffers(uint8_t *buffers)
+{
+	struct kept_buffers *k = malloc(sizeof(*k));
+
+	if (!k)
+		return;             /* no record of them: they stay allocated all the same */
+	k->buffers = buffers;
+	pthread_mutex_lock(&kept_lock);
+	k->next = kept_buffers;
+	kept_buffers = k;
+	pthread_mutex_unlock(&kept_lock);
+}
+
 void dev_release(struct workload *w)
 {
 	for (size_t i = 0; i < w->n_streams; i++) {
@@ -166,7 +192,9 @@ void dev_release(struct workload *w)
 		free(d->slots);
 		free(d->free_slots);
 		/* Ops given up in flight may still land in their buffers. */
-		if (!d->abandoned)
+		if (d->abandoned)
+			keep_buffers(d->buffers);
+		else
 			free(d->buffers);
 		free(d);
 		w->streams[i].engine = NULL;

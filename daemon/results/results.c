@@ -305,6 +305,7 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 		return;
 	span = wr->iv_end_ns > wr->iv_start_ns ? wr->iv_end_ns - wr->iv_start_ns : 0;
 	target = workload_target_ops(w, wr->iv_start_ns, wr->iv_end_ns);
+	uint64_t scheduled = workload_scheduled_ns(w, wr->iv_start_ns, wr->iv_end_ns);
 	row.start_ns = mono_since(r->run_start_ns, wr->iv_start_ns);
 	row.end_ns = mono_since(r->run_start_ns, wr->iv_end_ns);
 	row.lag_max_ns = wr->iv_lag_max_ns;
@@ -313,6 +314,8 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 						   : 1;
 	if (r->rundir) {
 		json_t *rec = interval_record(r, wr, &row, target);
+		if (rec)
+			json_object_set_new(rec, "scheduled_ns", json_integer((json_int_t)scheduled));
 		if (rec && (stalled || n_intervals > 1)) {
 			json_object_set_new(rec, "stalled", json_true());
 			json_object_set_new(rec, "intervals", json_integer((json_int_t)n_intervals));
@@ -343,6 +346,7 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 		wr->interval[op].pending = pending;
 	}
 	wr->active_ns += span;
+	wr->sched_ns += scheduled;
 	wr->target_ops_total += target;
 	if (wr->iv_lag_max_ns > wr->lag_max_ns)
 		wr->lag_max_ns = wr->iv_lag_max_ns;

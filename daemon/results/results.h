@@ -56,6 +56,7 @@ struct workload_results {
 	struct op_stats *target_totals;     /* [n_streams * n_ops] */
 	double target_ops_total;
 	uint64_t active_ns;
+	uint64_t sched_ns;                  /* of active_ns, intervals with ops scheduled */
 	uint64_t lag_max_ns;
 
 	/* The interval being merged at this tick. */

@@ -54,13 +54,14 @@ json_t *results_checkpoint(const struct results *r, uint64_t run_ns)
 		for (size_t op = 0; slices && op < wr->n_ops; op++)
 			json_array_append_new(slices, slices_json(&wr->slices[op]));
 		json_array_append_new(workloads, json_pack(
-			"{s:s,s:I,s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:o,s:b,s:I,s:s,s:s}",
+			"{s:s,s:I,s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:I,s:o,s:b,s:I,s:s,s:s}",
 			"name", wr->workload->cfg->name, "n_ops", (json_int_t)wr->n_ops,
 			"n_streams", (json_int_t)wr->n_streams,
 			"totals", ops_array(wr->totals, wr->n_ops),
 			"target_totals", ops_array(wr->target_totals, wr->n_ops * wr->n_streams),
 			"target_ops_total", wr->target_ops_total,
-			"active_ns", (json_int_t)wr->active_ns, "lag_max_ns", (json_int_t)wr->lag_max_ns,
+			"active_ns", (json_int_t)wr->active_ns, "sched_ns", (json_int_t)wr->sched_ns,
+			"lag_max_ns", (json_int_t)wr->lag_max_ns,
 			"intervals", (json_int_t)wr->intervals, "slice_index", (json_int_t)wr->slice_index,
 			"slices", slices, "recorded", wr->recorded,
 			"recorded_sched_ns", (json_int_t)wr->recorded_sched_ns,
@@ -162,6 +163,8 @@ static int restore_workload(struct workload_results *wr, json_t *j)
 		return r;
 	wr->target_ops_total = json_number_value(json_object_get(j, "target_ops_total"));
 	wr->active_ns = u64_of(j, "active_ns", &err);
+	/* Absent from an older soakd's checkpoint: 0, rate_target then uses active_ns. */
+	wr->sched_ns = (uint64_t)json_integer_value(json_object_get(j, "sched_ns"));
 	wr->lag_max_ns = u64_of(j, "lag_max_ns", &err);
 	wr->intervals = u64_of(j, "intervals", &err);
 	wr->slice_index = u64_of(j, "slice_index", &err);

@@ -79,6 +79,10 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 		op_stats_init(&wr->interval[op]);
 	}
 	wr->active_ns += span;
+	/* A record of an older soakd lacks it: then all of an interval with
+	 * ops scheduled. */
+	json_t *scheduled = json_object_get(rec, "scheduled_ns");
+	wr->sched_ns += scheduled ? (uint64_t)json_integer_value(scheduled) : target > 0 ? span : 0;
 	wr->target_ops_total += target;
 	if (row.lag_max_ns > wr->lag_max_ns)
 		wr->lag_max_ns = row.lag_max_ns;

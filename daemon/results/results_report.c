@@ -23,6 +23,15 @@
 
 #include "results_int.h"
 
+/* The schedule's ops over the time they were scheduled: never diluted by
+ * a drain after the schedule's end.  A checkpoint of an older soakd has no
+ * sched_ns: then the active time. */
+static double rate_target(const struct workload_results *wr, double target_ops)
+{
+	uint64_t ns = wr->sched_ns ? wr->sched_ns : wr->active_ns;
+	return ns ? target_ops / (ns / 1e9) : 0;
+}
+
 void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 	       struct op_summary *ret)
 {
@@ -173,6 +182,7 @@ void results_journal_summary(const struct results *r, const char *why)
 			struct op_summary s;
 			summarize(&wr->totals[op], wr->target_ops_total * w->op_share[op], wr->active_ns,
 				  &s);
+			s.rate_target = rate_target(wr, wr->target_ops_total * w->op_share[op]);
 			journal_add(&f, "MESSAGE=%s %s over the run: %" PRIu64 " ops, %.1f/s (target "
 				    "%.1f/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us, %"
 				    PRIu64 " errors (%s)", w->cfg->name, w->op_names[op], s.count,
@@ -223,14 +233,14 @@ static json_t *latency_json(const struct hist *h)
 }
 
 static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t active_ns,
-		       bool object)
+		       uint64_t sched_ns, bool object)
 {
-	double secs = active_ns / 1e9;
+	double secs = active_ns / 1e9, sched_secs = (sched_ns ? sched_ns : active_ns) / 1e9;
 	char *hist_text = hist_to_base64(&o->latency);
 	json_t *j = json_pack("{s:I,s:I,s:I,s:f,s:f,s:o,s:o,s:s?}",
 			      "count", (json_int_t)o->count, "errors", (json_int_t)o->errors,
 			      "bytes", (json_int_t)o->bytes,
-			      "rate_target", secs > 0 ? target_ops / secs : 0.0,
+			      "rate_target", sched_secs > 0 ? target_ops / sched_secs : 0.0,
 			      "rate_achieved", secs > 0 ? o->count / secs : 0.0,
 			      "latency_us", latency_json(&o->latency),
 			      "service_us", latency_json(&o->service),
@@ -342,14 +352,16 @@ json_t *results_dump_json(const struct results *r)
 			json_object_set_new(ops, w->op_names[op],
 					    op_json(&wr->totals[op],
 						    wr->target_ops_total * w->op_share[op],
-						    wr->active_ns, w->cfg->type == WORKLOAD_OBJECT));
+						    wr->active_ns, wr->sched_ns,
+						    w->cfg->type == WORKLOAD_OBJECT));
 		for (size_t s = 0; s < wr->n_streams; s++) {
 			json_t *tops = json_object();
 			for (size_t op = 0; op < wr->n_ops; op++)
 				json_object_set_new(tops, w->op_names[op],
 					op_json(&wr->target_totals[s * wr->n_ops + op],
 						wr->target_ops_total * w->op_share[op] / wr->n_streams,
-						wr->active_ns, w->cfg->type == WORKLOAD_OBJECT));
+						wr->active_ns, wr->sched_ns,
+						w->cfg->type == WORKLOAD_OBJECT));
 			json_t *target = json_pack("{s:s,s:o}", "path", w->streams[s].label, "ops",
 						   tops);
 			if (target && w->streams[s].facts)
@@ -430,7 +442,7 @@ void results_print_summary(const struct results *r, FILE *out)
 			const struct op_stats *o = &wr->totals[op];
 			fprintf(out, "%-16s %-17s %10" PRIu64 " %7" PRIu64 " %10.1f %10.1f %9.1f %9.1f %9.1f"
 				" %9.1f %9.1f\n", w->cfg->name, w->op_names[op], o->count, o->errors,
-				secs > 0 ? wr->target_ops_total * w->op_share[op] / secs : 0,
+				rate_target(wr, wr->target_ops_total * w->op_share[op]),
 				secs > 0 ? o->count / secs : 0,
 				hist_percentile(&o->latency, 50) / 1e3,
 				hist_percentile(&o->latency, 90) / 1e3,

@@ -152,6 +152,7 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 		s->reason[0] = '\0';
 		atomic_store(&s->lag_ns, 0);
 		atomic_store(&s->outcome, STREAM_RUNNING);
+		s->left_io = false;
 	}
 	for (size_t i = 0; i < w->n_streams; i++) {
 		struct workload_stream *s = &w->streams[i];
@@ -202,7 +203,10 @@ bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per
 		int outcome = atomic_load_explicit(&s->outcome, memory_order_acquire);
 
 		if (s->thread_started && outcome != STREAM_RUNNING) {
-			pthread_join(s->thread, NULL);
+			if (s->left_io)
+				pthread_detach(s->thread);
+			else
+				pthread_join(s->thread, NULL);
 			s->thread_started = false;
 			stream_consume_rest(&s->stats, mono_ns(), fn, userdata_per_stream[i]);
 		}
@@ -268,6 +272,16 @@ double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t 
 	for (size_t i = 0; i < w->n_streams; i++)
 		ops += sched_ops_between(&w->streams[i].sched, from, to);
 	return ops;
+}
+
+uint64_t workload_scheduled_ns(const struct workload *w, uint64_t from_ns, uint64_t to_ns)
+{
+	if (w->cfg->rate <= 0 || !w->n_streams || to_ns <= from_ns)
+		return 0;
+	uint64_t begin = mono_at(w->started_ns, 0);
+	uint64_t end = mono_at(w->started_ns, sched_duration(&w->streams[0].sched));
+	uint64_t lo = from_ns > begin ? from_ns : begin, hi = to_ns < end ? to_ns : end;
+	return hi > lo ? hi - lo : 0;
 }
 
 void workload_free(struct workload *w)

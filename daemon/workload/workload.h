@@ -53,6 +53,10 @@ struct workload_stream {
 	_Atomic uint64_t lag_ns;    /* how late the next due op is, now */
 	/* Set by the thread before `outcome` is stored with release order. */
 	char reason[WORKLOAD_REASON_MAX];
+	/* Set by the thread before `outcome`: it leaves I/O the device never
+	 * answered, and the kernel holds its exit until that I/O ends, so the
+	 * main thread detaches it rather than wait in a join. */
+	bool left_io;
 	_Atomic int outcome;
 };
 
@@ -148,6 +152,9 @@ const char *workload_state_name(enum workload_state s);
 uint64_t workload_lag_ns(const struct workload *w);
 /* Target ops over [from, to) (absolute CLOCK_MONOTONIC), summed over streams. */
 double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t to_ns);
+/* How much of [from, to) lies inside the workload's schedule: the time its
+ * target ops are spread over (rate_target), never a drain after its end. */
+uint64_t workload_scheduled_ns(const struct workload *w, uint64_t from_ns, uint64_t to_ns);
 
 /* Called by stream threads. */
 void stream_finish(struct workload_stream *s, enum stream_outcome outcome, const char *fmt, ...)
