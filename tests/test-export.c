@@ -27,7 +27,8 @@ static const struct export_workload workloads[] = {
 
 static struct export_op ops[] = {
 	{ .workload = "rand4k", .op = "read", .ops_total = 7000, .errors_total = 2,
-	  .bytes_total = 28672000, .latency_sum_ns = 6998 * UINT64_C(250000),
+	  .bytes_total = 28672000, .missed_total = 5, .pending = 3,
+	  .latency_sum_ns = 6998 * UINT64_C(250000),
 	  .latency_count = 6998, .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
 	  .count = 700, .errors = 1, .bytes = 2867200, .rate = 700, .rate_target = 700,
 	  .min_ns = 100000, .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
@@ -150,6 +151,8 @@ static void test_prom_lines(void **state)
 	expect_line(text, "# TYPE soakd_ops_total counter");
 	expect_line(text, "soakd_ops_total{run=\"demo\",workload=\"rand4k\",op=\"read\"} 7000");
 	expect_line(text, "soakd_errors_total{run=\"demo\",workload=\"rand4k\",op=\"read\"} 2");
+	expect_line(text, "soakd_missed_total{run=\"demo\",workload=\"rand4k\",op=\"read\"} 5");
+	expect_line(text, "soakd_pending{run=\"demo\",workload=\"rand4k\",op=\"read\"} 3");
 	expect_line(text, "soakd_bytes_total{run=\"demo\",workload=\"rand4k\",op=\"write\"} 12288000");
 	expect_line(text, "# TYPE soakd_rate_ops_per_second gauge");
 	expect_line(text, "soakd_rate_ops_per_second{run=\"demo\",workload=\"rand4k\",op=\"read\"} 700");
@@ -246,7 +249,7 @@ static void test_prom_write_atomic(void **state)
 static void test_statsd_lines(void **state)
 {
 	(void)state;
-	struct export_delta d = { .ops = 700, .errors = 1, .bytes = 2867200,
+	struct export_delta d = { .ops = 700, .errors = 1, .bytes = 2867200, .missed = 2,
 				  .latency_sum_ns = 699 * UINT64_C(300000), .latency_count = 699 };
 	char buf[2048];
 	size_t n = export_statsd_format_op(buf, sizeof(buf), "soakd.host1", &ops[0], &d);
@@ -254,6 +257,8 @@ static void test_statsd_lines(void **state)
 	assert_string_equal(buf,
 		"soakd.host1.rand4k.read.count:700|c\n"
 		"soakd.host1.rand4k.read.error:1|c\n"
+		"soakd.host1.rand4k.read.missed:2|c\n"
+		"soakd.host1.rand4k.read.pending:3|g\n"
 		"soakd.host1.rand4k.read.throughput:2867200|g\n"
 		"soakd.host1.rand4k.read.rate:700.000|g\n"
 		"soakd.host1.rand4k.read.rate_target:700.000|g\n"
@@ -288,7 +293,8 @@ static void test_statsd_lines(void **state)
 	export_statsd_format_op_end(buf, sizeof(buf), "s", &ops[0]);
 	assert_string_equal(buf, "s.rand4k.read.throughput:0|g\n"
 				 "s.rand4k.read.rate:0|g\n"
-				 "s.rand4k.read.rate_target:0|g\n");
+				 "s.rand4k.read.rate_target:0|g\n"
+				 "s.rand4k.read.pending:0|g\n");
 	export_statsd_format_workload_end(buf, sizeof(buf), "s", &workloads[0]);
 	assert_string_equal(buf, "s.rand4k.lag:0|g\n");
 
@@ -298,6 +304,8 @@ static void test_statsd_lines(void **state)
 	assert_string_equal(buf,
 		"soakd.rand4k.write.count:0|c\n"
 		"soakd.rand4k.write.error:0|c\n"
+		"soakd.rand4k.write.missed:0|c\n"
+		"soakd.rand4k.write.pending:0|g\n"
 		"soakd.rand4k.write.throughput:0|g\n"
 		"soakd.rand4k.write.rate:0.000|g\n"
 		"soakd.rand4k.write.rate_target:300.000|g\n");

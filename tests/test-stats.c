@@ -102,6 +102,57 @@ static void test_merge_is_union(void **state)
 	free(all);
 }
 
+/* A missed op is neither completed nor failed; its wait is in latency_us
+ * (a lower bound), not in service_us.  Merging sums missed and leaves the
+ * pending gauge to the caller. */
+static void test_missed_and_pending(void **state)
+{
+	struct op_stats *a = new_op_stats(), *b = new_op_stats();
+
+	(void)state;
+	op_stats_record(a, 100 * USEC, 40 * USEC, 4096, false);
+	op_stats_record_missed(a, 2000000 * USEC);
+	op_stats_record_missed(a, 3000000 * USEC);
+	assert_int_equal(a->count, 1);
+	assert_int_equal(a->errors, 0);
+	assert_int_equal(a->missed, 2);
+	assert_int_equal(a->latency.count, 3);
+	assert_int_equal(a->service.count, 1);
+	/* Two of three latencies are seconds: the p99 shows them. */
+	assert_true(hist_percentile(&a->latency, 99) >= 2900000 * USEC);
+
+	a->pending = 7;
+	op_stats_record_missed(b, 1 * USEC);
+	b->pending = 5;
+	op_stats_merge(a, b);
+	assert_int_equal(a->missed, 3);
+	assert_int_equal(a->pending, 7);
+	op_stats_init(a);
+	assert_int_equal(a->missed, 0);
+	assert_int_equal(a->pending, 0);
+	free(a);
+	free(b);
+}
+
+/* A slot holding only missed ops is not empty: when the main thread is
+ * behind, it keeps filling rather than start again at the boundary. */
+static void test_missed_slot_not_empty(void **state)
+{
+	struct stream_stats s;
+
+	(void)state;
+	assert_int_equal(stream_stats_init(&s, 1, 0), 0);
+	for (uint64_t i = 1; i < STATS_SLOTS; i++)
+		stream_publish(&s, i * 1000);
+	/* The ring is full: nothing consumed. */
+	op_stats_record_missed(&stream_current(&s)->ops[0], 5);
+	uint64_t start = stream_current(&s)->start_ns;
+	stream_publish(&s, 99000);
+	assert_int_equal(stream_current(&s)->start_ns, start);
+	assert_int_equal(stream_current(&s)->ops[0].missed, 1);
+	stream_stats_done(&s);
+}
+
 /* What the consume callback saw, in order. */
 struct seen {
 	size_t n;
@@ -245,6 +296,8 @@ int main(void)
 		cmocka_unit_test(test_record),
 		cmocka_unit_test(test_record_error_and_corrupt),
 		cmocka_unit_test(test_merge_is_union),
+		cmocka_unit_test(test_missed_and_pending),
+		cmocka_unit_test(test_missed_slot_not_empty),
 		cmocka_unit_test(test_init_limits),
 		cmocka_unit_test(test_publish_consume),
 		cmocka_unit_test(test_main_thread_behind),

@@ -108,10 +108,10 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	append(buf, len, &off, "%s.%s.%s.count:%" PRIu64 "|c\n", prefix, w, o, delta->ops);
 	append(buf, len, &off, "%s.%s.%s.error:%" PRIu64 "|c\n", prefix, w, o, delta->errors);
 	append(buf, len, &off, "%s.%s.%s.missed:%" PRIu64 "|c\n", prefix, w, o, delta->missed);
-	/* aisloader's gauge: ops due and not yet completed. */
-	append(buf, len, &off, "%s.%s.%s.pending:%" PRIu64 "|g\n", prefix, w, o, op->pending);
 	if (!op->has_interval)
 		return off;
+	/* aisloader's gauge: ops due and not yet completed. */
+	append(buf, len, &off, "%s.%s.%s.pending:%" PRIu64 "|g\n", prefix, w, o, op->pending);
 	append(buf, len, &off, "%s.%s.%s.throughput:%.0f|g\n", prefix, w, o,
 	       op->interval_s > 0 ? op->bytes / op->interval_s : 0.0);
 	append(buf, len, &off, "%s.%s.%s.rate:%.3f|g\n", prefix, w, o, op->rate);

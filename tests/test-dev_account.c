@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The device engine's accounting of ops that have not completed
+ * (dev_account.c), alone: how many wait for a slot at a boundary, how they
+ * split over a generator's ops, and which are missed when a stream ends.
+ * With pending taken from here, count + errors + missed + the change in
+ * pending is the schedule's count in every interval.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/device/dev_account.h"
+
+#define MS UINT64_C(1000000)
+
+/* 1000 ops/s for 1 s, 70% reads (op 0) and writes (op 1) of 4 KiB; the
+ * schedule's origin is 0, so op n is due at (n - 1) ms. */
+static struct dev_gen *new_gen(bool mixed)
+{
+	static const struct sched_step one_second = { .scale = 1, .duration_ns = 1000 * MS };
+	struct dev_gen *g = calloc(1, sizeof(*g));
+
+	assert_non_null(g);
+	g->op_read = 0;
+	g->op_write = mixed ? 1 : -1;
+	g->read_pct = 70;
+	g->access = ACCESS_RANDOM;
+	g->size_kind = SIZE_FIXED;
+	g->size_min = g->size_max = 4096;
+	g->rate = 1000;
+	g->max_inflight = 1;
+	assert_int_equal(sched_init(&g->sched, g->rate, &one_second, 1, false, 1), 0);
+	return g;
+}
+
+static void issue(struct dev_gen *g, unsigned n)
+{
+	uint64_t due;
+
+	for (unsigned i = 0; i < n; i++)
+		assert_true(sched_next(&g->sched, &due));
+}
+
+static void test_waiting(void **state)
+{
+	struct dev_gen *g = new_gen(true);
+	struct dev_backlog *b = malloc(sizeof(*b));
+
+	(void)state;
+	dev_backlog_init(b, &g->sched);
+	issue(g, 100);
+	/* Due before 500 ms: ops 1..500; 100 issued. */
+	assert_int_equal(dev_backlog_waiting(b, g, 0, 500 * MS), 400);
+	/* The engine peeks at the next op while every slot is busy: still
+	 * waiting, not issued. */
+	uint64_t rel;
+	assert_true(sched_next(&g->sched, &rel));
+	g->due_ns = rel;
+	g->have_due = true;
+	assert_int_equal(dev_backlog_waiting(b, g, 0, 500 * MS), 400);
+	assert_int_equal(dev_backlog_waiting(b, g, 0, 500 * MS + 1), 401);
+	/* Past the end: the whole schedule is due. */
+	assert_int_equal(dev_backlog_waiting(b, g, 0, 2000 * MS), 900);
+	/* A finished generator has nothing waiting. */
+	g->finished = true;
+	assert_int_equal(dev_backlog_waiting(b, g, 0, 2000 * MS), 0);
+	free(b);
+	free(g);
+}
+
+static void test_split(void **state)
+{
+	struct dev_gen *mixed = new_gen(true), *reads = new_gen(false);
+	uint64_t per_op[3] = { 0 };
+
+	(void)state;
+	dev_gen_split(mixed, 400, per_op, 3);
+	assert_int_equal(per_op[0], 280);
+	assert_int_equal(per_op[1], 120);
+	dev_gen_split(reads, 33, per_op, 3);
+	assert_int_equal(per_op[0], 313);
+	assert_int_equal(per_op[1], 120);
+	assert_int_equal(per_op[2], 0);
+	free(mixed);
+	free(reads);
+}
+
+/* Every op due by the end and never issued is missed, in its op, with its
+ * wait as latency; none due later is. */
+static void test_miss_rest(void **state)
+{
+	struct dev_gen *g = new_gen(true);
+	struct op_stats *ops = calloc(2, sizeof(*ops));
+	uint64_t rng = 42;
+
+	(void)state;
+	op_stats_init(&ops[0]);
+	op_stats_init(&ops[1]);
+	issue(g, 100);
+	/* Ops 101..301 are due at 100..300 ms. */
+	uint64_t missed = dev_gen_miss_rest(g, 0, 300 * MS, &rng, 4096, 1 << 20, ops);
+	assert_int_equal(missed, 201);
+	assert_int_equal(ops[0].missed + ops[1].missed, 201);
+	/* Two whole blocks of 100 hold exactly 70 reads each. */
+	assert_in_range(ops[0].missed, 140, 141);
+	assert_int_equal(ops[0].count + ops[1].count, 0);
+	assert_int_equal(ops[0].latency.count + ops[1].latency.count, 201);
+	uint64_t longest = hist_max(&ops[0].latency) > hist_max(&ops[1].latency)
+				   ? hist_max(&ops[0].latency) : hist_max(&ops[1].latency);
+	assert_in_range(longest, 199 * MS, 201 * MS);
+	assert_true(g->finished);
+	assert_false(g->have_due);
+	/* Nothing more: a second call misses none. */
+	assert_int_equal(dev_gen_miss_rest(g, 0, 2000 * MS, &rng, 4096, 1 << 20, ops), 0);
+	free(ops);
+	free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_waiting),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_miss_rest),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
