@@ -10,9 +10,7 @@
 
 void dev_backlog_init(struct dev_backlog *b, const struct sched *issue)
 {
-	b->due = *issue;
-	b->have = false;
-	b->due_ns = 0;
+	sched_ahead_init(&b->ahead, issue);
 }
 
 uint64_t dev_backlog_waiting(struct dev_backlog *b, const struct dev_gen *g, int64_t origin_ns,
@@ -20,22 +18,7 @@ uint64_t dev_backlog_waiting(struct dev_backlog *b, const struct dev_gen *g, int
 {
 	if (g->rate <= 0 || g->finished)
 		return 0;
-	for (;;) {
-		if (!b->have) {
-			uint64_t rel;
-			if (!sched_next(&b->due, &rel))
-				break;
-			b->due_ns = mono_at(origin_ns, rel);
-			b->have = true;
-		}
-		if (b->due_ns >= t_ns)
-			break;
-		b->have = false;
-	}
-	/* Ops handed out by each cursor, less the one it holds unpassed. */
-	uint64_t due = b->due.issued - (b->have ? 1 : 0);
-	uint64_t issued = g->sched.issued - (g->have_due ? 1 : 0);
-	return due > issued ? due - issued : 0;
+	return sched_ahead_waiting(&b->ahead, &g->sched, g->have_due, mono_since(origin_ns, t_ns));
 }
 
 void dev_gen_split(const struct dev_gen *g, uint64_t n, uint64_t *per_op, size_t n_ops)

@@ -19,9 +19,7 @@
  * behind the device falls.
  */
 struct dev_backlog {
-	struct sched due;           /* a copy of the generator's schedule */
-	bool have;                  /* due_ns holds the next op of `due`, not yet passed */
-	uint64_t due_ns;
+	struct sched_ahead ahead;   /* over a copy of the generator's schedule */
 };
 
 /* Starts the due cursor where the generator's schedule stands now. */

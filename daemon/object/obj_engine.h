@@ -155,6 +155,7 @@ struct obj_stream {
 	int timer_fd;
 	uint64_t timer_armed_ns;
 	uint64_t next_boundary;
+	struct sched_ahead ahead;   /* ops due, to count those waiting (pending) */
 	uint64_t due_ns;
 	bool have_due;
 	unsigned deck[OBJ_MIX_OPS], deck_left;   /* the current block of mix_total ops */
@@ -177,6 +178,10 @@ enum obj_kind obj_op_draw(struct obj_stream *st);
 bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns);
 /* Says (once) that ops are skipped for want of a free object. */
 void obj_op_skipped(struct obj_stream *st, enum obj_kind kind);
+/* An op of the schedule due at due_ns that never completes (no object for
+ * it, the schedule or the workload ended first): counted as missed, with
+ * its wait as latency (a lower bound). */
+void obj_op_missed(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns, uint64_t now);
 /* Accounts for a finished transfer (or sends a listing's next page). */
 void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		     uint64_t now);

@@ -144,18 +144,31 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 		if (kind != OBJ_KIND_LIST)
 			undo_pool(st, x, false);
 		st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
-		return false;
+		/* Issued, and failed at once: an error, not an op that vanishes. */
+		if (cl->op_index[kind] >= 0)
+			op_stats_record_error(&stream_current(&st->ws->stats)->ops[cl->op_index[kind]],
+					      OP_ERR_TRANSFER);
+		return true;
 	}
 	x->busy = true;
 	x->submit_ns = mono_ns();
 	return true;
 }
 
+void obj_op_missed(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns, uint64_t now)
+{
+	int op = st->cl->op_index[kind];
+
+	if (op >= 0)
+		op_stats_record_missed(&stream_current(&st->ws->stats)->ops[op],
+				       now > due_ns ? now - due_ns : 0);
+}
+
 void obj_op_skipped(struct obj_stream *st, enum obj_kind kind)
 {
 	if (st->skipped++ == 0)
 		log_warning("%s: no object is free for %s (pool of %u: %u present, %u doubtful); "
-			    "such ops are skipped, not counted", st->cl->wcfg->name,
+			    "such ops are skipped (with a rate: counted as missed)", st->cl->wcfg->name,
 			    obj_op_name((enum obj_op)kind), st->pool.cap, st->pool.n_present,
 			    st->pool.n_doubtful);
 }
@@ -240,6 +253,9 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		break;
 	default:
 		op_stats_record_error(os, c);
+		/* A failed op may have opened a connection too: connections
+		 * counts them all. */
+		record_timing(os, x->easy);
 		note_failure(st, c, now);
 		break;
 	}
@@ -255,6 +271,8 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 
 void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)
 {
+	/* Due and never completed: missed, with its wait so far. */
+	obj_op_missed(st, x->kind, x->due_ns, mono_ns());
 	curl_multi_remove_handle(st->multi, x->easy);
 	if (x->kind != OBJ_KIND_LIST)
 		undo_pool(st, x, false);

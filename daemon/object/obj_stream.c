@@ -29,6 +29,30 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 {
 	struct workload *w = st->ws->workload;
 	while (now >= st->next_boundary) {
+		/* Pending at the boundary: in flight, and due but waiting
+		 * for a transfer (their ops are drawn when they are issued:
+		 * split by the mix's shares). */
+		struct interval_slot *cur = stream_current(&st->ws->stats);
+		for (unsigned i = 0; i < st->n_xfers; i++) {
+			int op = st->xfers[i].busy ? st->cl->op_index[st->xfers[i].kind] : -1;
+			if (op >= 0)
+				cur->ops[op].pending++;
+		}
+		if (w->cfg->rate > 0) {
+			uint64_t waiting = sched_ahead_waiting(&st->ahead, &st->ws->sched, st->have_due,
+							       mono_since(w->started_ns,
+									  st->next_boundary));
+			uint64_t given = 0;
+			size_t largest = 0;
+			for (size_t op = 0; op < w->n_ops; op++) {
+				uint64_t n = (uint64_t)((double)waiting * w->op_share[op]);
+				cur->ops[op].pending += n;
+				given += n;
+				if (w->op_share[op] > w->op_share[largest])
+					largest = op;
+			}
+			cur->ops[largest].pending += waiting > given ? waiting - given : 0;
+		}
 		stream_publish(&st->ws->stats, st->next_boundary);
 		st->next_boundary += w->interval_ns;
 	}
@@ -157,6 +181,9 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 		}
 		enum obj_kind kind = obj_op_draw(st);
 		if (!obj_op_start(st, kind, due)) {
+			/* A scheduled op that cannot run is missed, not lost. */
+			if (open_loop)
+				obj_op_missed(st, kind, due, now);
 			obj_op_skipped(st, kind);
 			/* Closed loop with nothing to pick: wait for a completion. */
 			if (!open_loop && ++skips > st->n_xfers) {
@@ -216,6 +243,10 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		if (now >= deadline)
 			return STREAM_STOPPED;
 
+		/* The schedule is over: ops still due are missed, not issued
+		 * late past its end (see miss_due). */
+		if (open_loop && now >= end_ns)
+			return STREAM_FINISHED;
 		if (phase == PHASE_RUN)
 			issue_run(st, now, end_ns, &finished);
 		else
@@ -249,7 +280,9 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
  * still running at the limit is abandoned (and its object doubtful). */
 static void drain(struct obj_stream *st)
 {
-	uint64_t deadline = mono_ns() + DRAIN_LIMIT_NS;
+	uint64_t interval = st->ws->workload->interval_ns;
+	uint64_t limit = interval < DRAIN_LIMIT_NS ? interval : DRAIN_LIMIT_NS;
+	uint64_t deadline = mono_ns() + limit;
 	unsigned abandoned = 0;
 
 	while (st->n_free < st->n_xfers && mono_ns() < deadline) {
@@ -265,8 +298,25 @@ static void drain(struct obj_stream *st)
 		abandoned++;
 	}
 	if (abandoned)
-		log_warning("%s: abandoned %u transfers still running after %.0f s", st->cl->wcfg->name,
-			    abandoned, DRAIN_LIMIT_NS / 1e9);
+		log_warning("%s: abandoned %u transfers still running %.1f s after the end (counted "
+			    "as missed)", st->cl->wcfg->name, abandoned, limit / 1e9);
+}
+
+/* Every op of the schedule due by now and not issued is missed (the
+ * schedule or the workload ended, or a prefill held the mix back), with its
+ * wait as latency.  Returns how many. */
+static uint64_t miss_due(struct obj_stream *st, uint64_t now)
+{
+	uint64_t missed = 0;
+
+	if (st->ws->workload->cfg->rate <= 0)
+		return 0;
+	while (peek_due(st) && st->due_ns <= now) {
+		st->have_due = false;
+		obj_op_missed(st, obj_op_draw(st), st->due_ns, now);
+		missed++;
+	}
+	return missed;
 }
 
 /* A probe of the unreachable endpoint failed: it stands for the op due
@@ -350,6 +400,7 @@ void *obj_stream_main(void *arg)
 	st->deck_left = 0;
 	st->hold_until_ns = st->backoff_ns = 0;
 	st->skipped = 0;
+	sched_ahead_init(&st->ahead, &ws->sched);
 
 	int r = wait_for_endpoint(st, reason, sizeof(reason));
 	if (r < 0) {
@@ -360,16 +411,19 @@ void *obj_stream_main(void *arg)
 		outcome = run_phase(st, PHASE_PREFILL, reason, sizeof(reason));
 		if (outcome != STREAM_FINISHED)
 			goto end;
-		/* Ops due while prefilling are not issued late: the mix
-		 * starts with the first op due from now on. */
-		uint64_t pos = mono_since(w->started_ns, mono_ns());
-		if (w->cfg->rate > 0 && pos > 0) {
-			st->have_due = false;
-			sched_seek(&ws->sched, pos);
-		}
+		/* Ops due while prefilling are not issued late: they are
+		 * missed, and the mix starts with the first op due from now. */
+		uint64_t missed = miss_due(st, mono_ns());
+		if (missed)
+			log_warning("%s: %" PRIu64 " ops came due while the pool was prefilled "
+				    "(counted as missed)", cl->wcfg->name, missed);
 	}
 	outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));
-end:
+end:;
+	uint64_t missed = miss_due(st, mono_ns());
+	if (missed)
+		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
+			    "endpoint could not keep up", cl->wcfg->name, missed);
 	drain(st);
 	if (cl->cfg->cleanup && st->pool.n_present + st->pool.n_doubtful > 0) {
 		char ignored[WORKLOAD_REASON_MAX];

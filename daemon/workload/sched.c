@@ -317,3 +317,29 @@ void sched_seek(struct sched *s, uint64_t t_ns)
 	}
 	s->step = s->target_ops < total ? step_by_ops(s, s->target_ops) : s->n_steps - 1;
 }
+
+void sched_ahead_init(struct sched_ahead *a, const struct sched *issue)
+{
+	a->due = *issue;
+	a->have = false;
+	a->due_ns = 0;
+}
+
+uint64_t sched_ahead_waiting(struct sched_ahead *a, const struct sched *issue, bool held,
+			     uint64_t t_ns)
+{
+	for (;;) {
+		if (!a->have) {
+			if (!sched_next(&a->due, &a->due_ns))
+				break;
+			a->have = true;
+		}
+		if (a->due_ns >= t_ns)
+			break;
+		a->have = false;
+	}
+	/* Ops handed out by each cursor, less the one it holds unpassed. */
+	uint64_t due = a->due.issued - (a->have ? 1 : 0);
+	uint64_t issued = issue->issued - (held ? 1 : 0);
+	return due > issued ? due - issued : 0;
+}

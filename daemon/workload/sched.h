@@ -87,6 +87,22 @@ double sched_ops_between(const struct sched *s, uint64_t from_ns, uint64_t to_ns
 static inline uint64_t sched_duration(const struct sched *s) { return s->step_start_ns[s->n_steps]; }
 
 /*
+ * A second cursor over a copy of a schedule, run ahead to count the ops due
+ * before a time: with the ops the issuing cursor has handed out, how many
+ * are due and not yet issued (waiting), without a list of them.
+ */
+struct sched_ahead {
+	struct sched due;
+	bool have;                   /* due_ns holds an op of `due` not yet passed */
+	uint64_t due_ns;
+};
+void sched_ahead_init(struct sched_ahead *a, const struct sched *issue);
+/* Ops due before t_ns (relative, never going back) less those the issuing
+ * cursor has handed out, not counting one it holds unissued (held). */
+uint64_t sched_ahead_waiting(struct sched_ahead *a, const struct sched *issue, bool held,
+			     uint64_t t_ns);
+
+/*
  * Skip ahead so the next op handed out is the first one due at or after
  * t_ns (used when a workload restarts mid-schedule).  Poisson arrivals are
  * memoryless, so they simply restart from Λ(t_ns); issued then holds the
