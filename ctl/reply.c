@@ -102,7 +102,7 @@ void print_status(json_t *reply)
 {
 	json_t *workloads = json_object_get(reply, "workloads"), *w, *ops, *op;
 	int wname = 8, wop = 2, wstate = 5;
-	char elapsed[64], b[7][32];
+	char elapsed[64], b[8][32];
 	const char *opname, *reason;
 	size_t i;
 
@@ -129,26 +129,27 @@ void print_status(json_t *reply)
 			wop = max_width(wop, opname);
 	}
 	putchar('\n');
-	printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %8s\n", wname, "WORKLOAD", wop, "OP",
-	       wstate, "STATE", "TARGET/s", "ACHIEVED/s", "P50(us)", "P99(us)", "MAX(us)", "ERRORS",
-	       "LAG(ms)");
+	printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %7s  %8s\n", wname, "WORKLOAD", wop,
+	       "OP", wstate, "STATE", "TARGET/s", "ACHIEVED/s", "P50(us)", "P99(us)", "MAX(us)",
+	       "ERRORS", "MISSED", "LAG(ms)");
 	json_array_foreach(workloads, i, w) {
 		const char *name = field_str(w, "name", "?"), *state = field_str(w, "state", "?");
 		const char *lag = field_num(w, "lag_ms", 1, b[6], sizeof(b[6]));
 
 		ops = json_object_get(w, "ops");
 		if (json_object_size(ops) == 0)
-			printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %8s\n", wname, name, wop,
-			       "-", wstate, state, "-", "-", "-", "-", "-", "-", lag);
+			printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %7s  %8s\n", wname, name,
+			       wop, "-", wstate, state, "-", "-", "-", "-", "-", "-", "-", lag);
 		json_object_foreach(ops, opname, op)
-			printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %8s\n", wname, name,
-			       wop, opname, wstate, state,
+			printf("%-*s  %-*s  %-*s  %10s  %10s  %9s  %9s  %9s  %7s  %7s  %8s\n", wname,
+			       name, wop, opname, wstate, state,
 			       field_num(op, "rate_target", 1, b[0], sizeof(b[0])),
 			       field_num(op, "rate_achieved", 1, b[1], sizeof(b[1])),
 			       field_num(op, "p50_us", 1, b[2], sizeof(b[2])),
 			       field_num(op, "p99_us", 1, b[3], sizeof(b[3])),
 			       field_num(op, "max_us", 1, b[4], sizeof(b[4])),
-			       field_num(op, "errors", 0, b[5], sizeof(b[5])), lag);
+			       field_num(op, "errors", 0, b[5], sizeof(b[5])),
+			       field_num(op, "missed", 0, b[7], sizeof(b[7])), lag);
 		reason = field_str(w, "reason", NULL);
 		if (reason)
 			printf("  %s %s: %s\n", name, state, reason);
