@@ -52,6 +52,9 @@ static struct run_config *load(const char *text)
 	return cfg;
 }
 
+/* How long the workloads' schedule runs. */
+static const char *schedule_for = "60s";
+
 /* 1000 ops/s, 70% reads, over n_targets files (a stream each), started at
  * the run's start as the engine would have it; no thread runs. */
 static void setup_workload(struct fixture *fx, size_t n_targets)
@@ -64,8 +67,8 @@ static void setup_workload(struct fixture *fx, size_t n_targets)
 		 " \"workloads\": [{\"name\": \"w\", \"type\": \"device\", \"model\": \"pattern\","
 		 "  \"targets\": [\"/nonexistent/a.dat\"%s], \"file_size\": \"1MiB\","
 		 "  \"read_pct\": 70, \"block_size\": \"4KiB\", \"rate\": 1000,"
-		 "  \"schedule\": [{\"scale\": 1, \"for\": \"60s\"}]}]}",
-		 n_targets > 1 ? ", \"/nonexistent/b.dat\"" : "");
+		 "  \"schedule\": [{\"scale\": 1, \"for\": \"%s\"}]}]}",
+		 n_targets > 1 ? ", \"/nonexistent/b.dat\"" : "", schedule_for);
 	fx->cfg = load(text);
 	assert_int_equal(workload_new(&fx->cfg->workloads[0], RUN_START, NS_PER_S, &fx->w, err,
 				      sizeof(err)),
@@ -195,6 +198,59 @@ static void test_interval_rates(void **state)
 	assert_near(fx.r->w[0].last.ops[0].rate_achieved, 350, 1e-6);
 	assert_near(fx.r->w[0].last.ops[1].rate_target, 300, 1e-6);
 
+	json_decref(dump);
+	teardown_workload(&fx);
+}
+
+/* Ends the stream's interval at `at` s with `pending` reads due and not
+ * completed, and lets the results take it. */
+static void end_interval(struct fixture *fx, unsigned at, uint64_t pending)
+{
+	stream_current(&fx->w->streams[0].stats)->ops[0].pending = pending;
+	stream_publish(&fx->w->streams[0].stats, RUN_START + at * NS_PER_S);
+	results_tick(fx->r, RUN_START + at * NS_PER_S);
+}
+
+/* count + errors + missed = scheduled - (pending at the end - pending at
+ * the start), per interval; over the workload, exactly the schedule, and
+ * rate_target is not diluted by the drain after the schedule's end. */
+static void test_missed_and_pending(void **state)
+{
+	struct fixture fx;
+	json_t *dump = NULL, *read;
+
+	(void)state;
+	schedule_for = "2s";
+	setup_workload(&fx, 1);
+	schedule_for = "60s";
+	struct op_summary *last = &fx.r->w[0].last.ops[0];
+
+	/* [0, 1 s): 700 reads due, 600 completed, 100 still pending. */
+	complete(&fx, 0, 600, 300, 100 * USEC);
+	end_interval(&fx, 1, 100);
+	assert_int_equal(last->count, 600);
+	assert_int_equal(last->pending, 100);
+	/* [1 s, 2 s): 700 due, 650 completed: 150 pending. */
+	complete(&fx, 0, 650, 300, 100 * USEC);
+	end_interval(&fx, 2, 150);
+	assert_int_equal(last->count + last->missed + last->pending - 100, 700);
+	/* [2 s, 3 s): the schedule is over; the 150 are declared missed. */
+	for (int i = 0; i < 150; i++)
+		op_stats_record_missed(&stream_current(&fx.w->streams[0].stats)->ops[0],
+				       2000000 * USEC);
+	end_interval(&fx, 3, 0);
+	assert_int_equal(last->missed, 150);
+	assert_int_equal(last->count + last->missed + last->pending, 150);
+	assert_near(last->rate_target, 0, 1e-9);
+
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(num(read, "count") + num(read, "errors") + num(read, "missed"), 1400);
+	assert_int_equal(num(read, "missed"), 150);
+	assert_int_equal(num(read, "pending"), 0);
+	assert_near(workload_num(dump, "active_s"), 3.0, 1e-9);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+	/* The missed ops' waits are in latency_us: p99 shows seconds. */
+	assert_true(num(json_object_get(read, "latency_us"), "p99") >= 1e6);
 	json_decref(dump);
 	teardown_workload(&fx);
 }
@@ -362,6 +418,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interval_rates),
+		cmocka_unit_test(test_missed_and_pending),
 		cmocka_unit_test(test_streams_merge),
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
