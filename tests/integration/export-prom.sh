@@ -167,11 +167,13 @@ for op, o in w["ops"].items():
             problems.append(f"latency quantiles of {op} out of order: {qs}")
         if qs[-1] > o["latency_us"]["max"] / 1e6 * 1.01 or qs[0] < o["latency_us"]["min"] / 1e6 * 0.99:
             problems.append(f"latency of {op} {qs} outside the run's range {o['latency_us']}")
-    # The summary's _sum and _count run from the start, over successful ops.
+    # The summary's _sum and _count run from the start, over successful
+    # ops and missed ones (their waits are latency too).
     count = get("soakd_latency_seconds_count", **lab)
     total = get("soakd_latency_seconds_sum", **lab)
-    if count is not None and int(count) != o["count"] - o["errors"]:
-        problems.append(f"soakd_latency_seconds_count{lab} = {count}, dump says {o['count'] - o['errors']}")
+    timed = o["count"] - o["errors"] + o.get("missed", 0)
+    if count is not None and int(count) != timed:
+        problems.append(f"soakd_latency_seconds_count{lab} = {count}, dump says {timed}")
     if count and total is not None and abs(total / count * 1e6 - o["latency_us"]["mean"]) > 0.01 * o["latency_us"]["mean"] + 1:
         problems.append(f"mean latency of {op} from the summary {total / count * 1e6} us, dump says {o['latency_us']['mean']}")
     rate = get("soakd_rate_scheduled_ops_per_second", **lab)

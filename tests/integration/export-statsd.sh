@@ -144,17 +144,22 @@ for op, o in w["ops"].items():
         problems.append(f"{op}.count adds up to {sum(values(f'{op}.count', 'c'))}, dump says {o['count']}")
     if sum(values(f"{op}.error", "c")) != o["errors"]:
         problems.append(f"{op}.error does not add up to {o['errors']}")
+    if sum(values(f"{op}.missed", "c")) != o["missed"]:
+        problems.append(f"{op}.missed does not add up to {o['missed']}")
+    # aisloader's gauge of ops due and not completed; 0 once it ended.
+    gauges(f"{op}.pending")
     lat = o["latency_us"]
     for name in ("latency", "minlatency", "maxlatency", "latency.p50", "latency.p90",
                  "latency.p99", "latency.p999"):
         for v in values(f"{op}.{name}", "ms"):
             if not lat["min"] / 1e3 * 0.99 <= v <= lat["max"] / 1e3 * 1.01:
                 problems.append(f"{op}.{name} {v} ms outside the run's {lat['min']}..{lat['max']} us")
-    # Each timer line stands for the successful ops since the last send:
-    # 1/@rate adds up to them, so a StatsD server counts the ops.
+    # Each timer line stands for the successful (and missed) ops since the
+    # last send: 1/@rate adds up to them, so a StatsD server counts the ops.
     samples = sum(1 / rate for _, _, rate in sent(f"{op}.latency", "ms"))
-    if abs(samples - (o["count"] - o["errors"])) > 0.01:
-        problems.append(f"{op}.latency stands for {samples} samples, dump says {o['count'] - o['errors']} ops")
+    timed = o["count"] - o["errors"] + o["missed"]
+    if abs(samples - timed) > 0.01:
+        problems.append(f"{op}.latency stands for {samples} samples, dump says {timed} ops")
     share = 0.7 if op == "read" else 0.3
     for v in gauges(f"{op}.rate_target"):
         if abs(v - 500 * share) > 500 * share * 0.05:
