@@ -65,7 +65,8 @@ python3 - "$WORK/entries.json" <<'PY' || fail "journal entries: $(head -c 3000 "
 import json, sys
 
 fields = ["SOAK_RUN", "SOAK_WORKLOAD", "SOAK_OP", "SOAK_OPS", "SOAK_RATE", "SOAK_P50_US",
-          "SOAK_P99_US", "SOAK_P999_US", "SOAK_MAX_US", "SOAK_ERRORS"]
+          "SOAK_P99_US", "SOAK_P999_US", "SOAK_MAX_US", "SOAK_ERRORS",
+          "SOAK_MISSED", "SOAK_PENDING"]
 entries = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 complete = [e for e in entries if all(f in e for f in fields)]
 print(f"# {len(entries)} entries with SOAK_WORKLOAD=jwork, {len(complete)} with every field")
@@ -88,6 +89,11 @@ for e in complete:
             problems.append(f"percentiles out of order: {lat}")
         if errors != 0:
             problems.append(f"SOAK_ERRORS {errors}")
+        # The device keeps up: nothing missed, nothing left pending at the end.
+        if int(e["SOAK_MISSED"]) != 0:
+            problems.append(f"SOAK_MISSED {e['SOAK_MISSED']}")
+        if e.get("SOAK_EVENT") == "summary" and int(e["SOAK_PENDING"]) != 0:
+            problems.append(f"SOAK_PENDING {e['SOAK_PENDING']} over the run")
         if not e.get("MESSAGE"):
             problems.append("entry without MESSAGE")
         # Each kind of entry has its MESSAGE_ID (units/soakd.catalog).
