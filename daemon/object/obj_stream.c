@@ -35,7 +35,8 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 		struct interval_slot *cur = stream_current(&st->ws->stats);
 		for (unsigned i = 0; i < st->n_xfers; i++) {
 			int op = st->xfers[i].busy ? st->cl->op_index[st->xfers[i].kind] : -1;
-			if (op >= 0)
+			/* Prefill and cleanup sweep the pool: no op of theirs is due. */
+			if (op >= 0 && w->op_share[op] > 0)
 				cur->ops[op].pending++;
 		}
 		if (w->cfg->rate > 0) {
