@@ -308,7 +308,8 @@ static void mark_generator_late(const struct results *r, struct workload_results
 						     &row->late_ns);
 	if (row->generator_late) {
 		wr->late_intervals++;
-		wr->late_max_ns = row->late_ns;
+		if (row->late_ns > wr->late_max_ns)
+			wr->late_max_ns = row->late_ns;
 	}
 }
 

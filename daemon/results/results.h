@@ -68,7 +68,7 @@ struct workload_results {
 	uint64_t iv_start_ns, iv_end_ns, iv_lag_max_ns;
 	uint64_t iv_cpu_ns, iv_frozen_ns;
 	bool iv_has_data;
-	/* Intervals where soakd itself was late, and the latest by how much. */
+	/* Intervals where soakd itself was late, and the most it was late. */
 	uint64_t late_intervals, late_max_ns;
 	/* CLOCK_MONOTONIC end of the last interval recorded since the workload
 	 * (re)started, 0: none: where a hole left by a frozen soakd begins. */

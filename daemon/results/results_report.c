@@ -398,9 +398,14 @@ json_t *results_report_json(const struct results *r)
 			json_object_set_new(ops, wr->workload->op_names[op],
 					    json_pack("{s:o}", "slices", slices));
 		}
-		json_array_append_new(arr, json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
-						     "state", workload_state_name(wr->workload->state),
-						     "ops", ops));
+		json_t *wj = json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
+				       "state", workload_state_name(wr->workload->state), "ops", ops);
+		if (wj && wr->late_intervals)
+			json_object_set_new(wj, "generator_late",
+					    json_pack("{s:I,s:f}", "intervals",
+						      (json_int_t)wr->late_intervals, "max_ms",
+						      wr->late_max_ns / 1e6));
+		json_array_append_new(arr, wj);
 	}
 	return json_pack("{s:b,s:s,s:f,s:o}", "ok", 1, "run", r->cfg->name,
 			 "slice_s", r->cfg->slice_ns / 1e9, "workloads", arr);
