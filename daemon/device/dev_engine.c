@@ -303,7 +303,7 @@ static void close_intervals(struct workload_stream *s, uint64_t now_ns, uint64_t
 	struct dev_stream *d = s->engine;
 
 	while (now_ns >= *next_boundary) {
-		fidelity_charge_cpu(&d->fid, stream_current(&s->stats));
+		fidelity_close(&d->fid, stream_current(&s->stats), *next_boundary);
 		stream_publish(&s->stats, *next_boundary);
 		*next_boundary += s->workload->interval_ns;
 	}

@@ -36,27 +36,36 @@ uint64_t fidelity_woke(struct fidelity *f, struct interval_slot *cur, uint64_t w
 	return late;
 }
 
-uint64_t fidelity_frozen_since(const struct fidelity *f, uint64_t from_ns)
+uint64_t fidelity_frozen_between(const struct fidelity *f, uint64_t from_ns, uint64_t to_ns)
 {
 	uint64_t n = f->n_events < FIDELITY_EVENTS ? f->n_events : FIDELITY_EVENTS;
 	uint64_t sum = 0;
 
 	for (uint64_t i = 0; i < n; i++) {
 		const struct fidelity_event *e = &f->ev[i];
-		if (e->end_ns <= from_ns)
-			continue;
-		sum += e->end_ns - (e->start_ns > from_ns ? e->start_ns : from_ns);
+		uint64_t a = e->start_ns > from_ns ? e->start_ns : from_ns;
+		uint64_t b = e->end_ns < to_ns ? e->end_ns : to_ns;
+		if (b > a)
+			sum += b - a;
 	}
 	return sum;
 }
 
-void fidelity_charge_cpu(struct fidelity *f, struct interval_slot *cur)
+uint64_t fidelity_frozen_since(const struct fidelity *f, uint64_t from_ns)
+{
+	return fidelity_frozen_between(f, from_ns, UINT64_MAX);
+}
+
+void fidelity_close(struct fidelity *f, struct interval_slot *cur, uint64_t end_ns)
 {
 	uint64_t now = thread_cpu_ns();
+	uint64_t frozen = fidelity_frozen_between(f, cur->start_ns, end_ns);
 
 	if (now > f->cpu_mark_ns)
 		cur->cpu_ns += now - f->cpu_mark_ns;
 	f->cpu_mark_ns = now;
+	if (frozen > cur->frozen_ns)
+		cur->frozen_ns = frozen;
 }
 
 enum fidelity_lag fidelity_judge_lag(struct fidelity *f, uint64_t lag_ns, uint64_t due_ns,

@@ -17,7 +17,7 @@
  * Each such late wake-up is a freeze of the generator, kept (start and end)
  * in a ring, so an op's lag can be split into the part soakd spent frozen
  * and the part the device is behind.  A thread owns its struct fidelity;
- * nothing here takes a clock except fidelity_charge_cpu.
+ * nothing here takes a clock except fidelity_close (the thread's CPU time).
  */
 
 #define FIDELITY_EVENTS 1024
@@ -52,11 +52,18 @@ void fidelity_init(struct fidelity *f);
 uint64_t fidelity_woke(struct fidelity *f, struct interval_slot *cur, uint64_t wake_ns,
 		       uint64_t now_ns);
 
-/* How much of [from_ns, now) soakd spent frozen, by the freezes recorded. */
+/* How much of [from_ns, to_ns) or [from_ns, now) soakd spent frozen, by
+ * the freezes recorded. */
+uint64_t fidelity_frozen_between(const struct fidelity *f, uint64_t from_ns, uint64_t to_ns);
 uint64_t fidelity_frozen_since(const struct fidelity *f, uint64_t from_ns);
 
-/* Charges the thread's CPU time since the last call to cur (an interval close). */
-void fidelity_charge_cpu(struct fidelity *f, struct interval_slot *cur);
+/*
+ * Before cur is published at end_ns: charges it the thread's CPU time since
+ * the last close, and the time frozen within it if that is more than its
+ * longest freeze (an interval the thread slept through, frozen, has none of
+ * its own).
+ */
+void fidelity_close(struct fidelity *f, struct interval_slot *cur, uint64_t end_ns);
 
 /*
  * Judges a lag against max_lag_ns: the op due at due_ns is lag_ns late at
