@@ -39,6 +39,9 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 		.corrupt = o->corrupt,
 		.ttfb_p50 = hist_percentile(&o->ttfb, 50),
 		.ttfb_p99 = hist_percentile(&o->ttfb, 99),
+		.issue_p50 = hist_percentile(&o->issue_delay, 50),
+		.issue_p99 = hist_percentile(&o->issue_delay, 99),
+		.issue_max = hist_max(&o->issue_delay),
 	};
 }
 
@@ -133,6 +136,15 @@ void journal_row(const struct results *r, const struct workload_results *wr,
 			journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
 		}
 		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
+		/* soakd's own lateness and CPU time (fidelity.h). */
+		journal_add(&f, "SOAK_ISSUE_DELAY_P50_US=%.3f", s->issue_p50 / 1e3);
+		journal_add(&f, "SOAK_ISSUE_DELAY_P99_US=%.3f", s->issue_p99 / 1e3);
+		journal_add(&f, "SOAK_ISSUE_DELAY_MAX_US=%.3f", s->issue_max / 1e3);
+		journal_add(&f, "SOAK_CPU_S=%.6f", row->cpu_ns / 1e9);
+		if (row->generator_late) {
+			journal_add(&f, "SOAK_GENERATOR_LATE=1");
+			journal_add(&f, "SOAK_GENERATOR_LATE_MS=%.3f", row->late_ns / 1e6);
+		}
 		/* The kernel's view of the same interval: the block layer for
 		 * this op on the workload's devices, TCP toward its endpoints. */
 		if (probes_workload_blk(r->probes, index, w->op_names[op], &blk)) {
