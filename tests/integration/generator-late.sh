@@ -101,6 +101,24 @@ grep -q "generator_late" "$WORK/report.txt" || fail "soakctl report does not fla
 grep -q "verdict: PASS" "$WORK/report.txt" && fail "soakctl report passes over generator_late intervals"
 ((rc != 0)) || fail "soakctl report exited 0"
 
+# 4. The dump's CSV: issue delay per op and interval, and the late ones.
+ctl dump --format csv >"$WORK/dump.csv" || fail "soakctl dump --format csv failed"
+python3 - "$WORK/dump.csv" "$normal" <<'PY' || fail "the CSV has no issue delay or generator_late"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+normal = int(sys.argv[2])
+for col in ("issue_delay_p50_us", "issue_delay_p99_us", "issue_delay_max_us", "generator_late_ms"):
+    if col not in rows[0]:
+        sys.exit(f"no column {col}")
+early = [r for r in rows if float(r["start_s"]) >= 1 and float(r["end_s"]) <= normal]
+for r in early:
+    print(f"# normal load: {r['op']} {r['start_s']}-{r['end_s']} s: issue_delay p50 "
+          f"{r['issue_delay_p50_us']} us, p99 {r['issue_delay_p99_us']} us, max "
+          f"{r['issue_delay_max_us']} us")
+if not any(float(r["generator_late_ms"]) > 0 for r in rows):
+    sys.exit("no row with generator_late_ms")
+PY
+
 stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 
