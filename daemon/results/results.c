@@ -201,6 +201,7 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 				"ops", ops);
 	if (rec) {
 		json_object_set_new(rec, "cpu_s", json_real(row->cpu_ns / 1e9));
+		json_object_set_new(rec, "main_cpu_s", json_real(row->main_cpu_ns / 1e9));
 		json_object_set_new(rec, "frozen_ms", json_real(row->frozen_ns / 1e6));
 	}
 	if (rec && row->generator_late) {
@@ -333,6 +334,10 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	row.end_ns = mono_since(r->run_start_ns, wr->iv_end_ns);
 	row.lag_max_ns = wr->iv_lag_max_ns;
 	row.cpu_ns = wr->iv_cpu_ns;
+	uint64_t main_cpu = fidelity_thread_cpu_ns(); /* on the main thread */
+	if (wr->main_cpu_mark_ns && main_cpu > wr->main_cpu_mark_ns)
+		row.main_cpu_ns = main_cpu - wr->main_cpu_mark_ns;
+	wr->main_cpu_mark_ns = main_cpu;
 	row.frozen_ns = wr->iv_frozen_ns;
 	mark_generator_late(r, wr, &row);
 	fold_into_slice(r, wr, &row);

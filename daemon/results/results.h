@@ -32,6 +32,7 @@ struct interval_row {
 	uint64_t start_ns, end_ns;          /* since the run started */
 	uint64_t lag_max_ns;
 	uint64_t cpu_ns;                    /* the workload's threads' CPU time */
+	uint64_t main_cpu_ns;               /* the main thread's, since the last record */
 	uint64_t frozen_ns;                 /* longest a thread woke late */
 	bool generator_late;                /* soakd itself was late (fidelity.h) */
 	uint64_t late_ns;                   /* ... by this much */
@@ -67,6 +68,7 @@ struct workload_results {
 	struct op_stats *target_interval;   /* [n_streams * n_ops], with several targets */
 	uint64_t iv_start_ns, iv_end_ns, iv_lag_max_ns;
 	uint64_t iv_cpu_ns, iv_frozen_ns;
+	uint64_t main_cpu_mark_ns;          /* the main thread's CPU time at the last record */
 	bool iv_has_data;
 	/* Intervals where soakd itself was late, and the most it was late. */
 	uint64_t late_intervals, late_max_ns;

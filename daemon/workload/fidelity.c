@@ -8,7 +8,7 @@
 #include "base/log.h"
 #include "parse.h"
 
-static uint64_t thread_cpu_ns(void)
+uint64_t fidelity_thread_cpu_ns(void)
 {
 	struct timespec ts;
 
@@ -20,7 +20,7 @@ static uint64_t thread_cpu_ns(void)
 void fidelity_init(struct fidelity *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->cpu_mark_ns = thread_cpu_ns();
+	f->cpu_mark_ns = fidelity_thread_cpu_ns();
 }
 
 uint64_t fidelity_woke(struct fidelity *f, struct interval_slot *cur, uint64_t wake_ns,
@@ -58,7 +58,7 @@ uint64_t fidelity_frozen_since(const struct fidelity *f, uint64_t from_ns)
 
 void fidelity_close(struct fidelity *f, struct interval_slot *cur, uint64_t end_ns)
 {
-	uint64_t now = thread_cpu_ns();
+	uint64_t now = fidelity_thread_cpu_ns();
 	uint64_t frozen = fidelity_frozen_between(f, cur->start_ns, end_ns);
 
 	if (now > f->cpu_mark_ns)

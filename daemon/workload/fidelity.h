@@ -41,6 +41,9 @@ enum fidelity_lag {
 	FIDELITY_LAG_SOAKD,         /* soakd itself starved for longer than max_lag */
 };
 
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), 0 if unknown. */
+uint64_t fidelity_thread_cpu_ns(void);
+
 /* Starts the thread's CPU accounting from now. */
 void fidelity_init(struct fidelity *f);
 

@@ -139,8 +139,8 @@ for i, r in enumerate(ivs):
           f"cpu_s={r.get('cpu_s', 0):.4f} frozen_ms={r.get('frozen_ms', 0):8.1f} "
           f"lag_ms={r['lag_max_ns']/1e6:8.1f} issue_delay={'yes' if any('issue_delay' in o for o in ops.values()) else 'no'} "
           f"late={late} {r.get('generator_late_ms', '')}")
-    if "cpu_s" not in r:
-        problems.append(f"interval {i}: no cpu_s")
+    if "cpu_s" not in r or "main_cpu_s" not in r:
+        problems.append(f"interval {i}: no cpu_s or main_cpu_s")
 before = ivs[1:normal]
 if not any("issue_delay" in o for r in before for o in r["ops"].values()):
     problems.append("no issue_delay histogram in the intervals before the freeze")
