@@ -331,6 +331,15 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 	return status;
 }
 
+/* The intervals where soakd itself was late, if any (soakctl report flags them). */
+static void set_generator_late(json_t *jw, const struct workload_results *wr)
+{
+	if (jw && wr->late_intervals)
+		json_object_set_new(jw, "generator_late",
+				    json_pack("{s:I,s:f}", "intervals", (json_int_t)wr->late_intervals,
+					      "max_ms", wr->late_max_ns / 1e6));
+}
+
 json_t *results_dump_json(const struct results *r)
 {
 	json_t *arr = json_array();
@@ -367,6 +376,7 @@ json_t *results_dump_json(const struct results *r)
 				       "ops", ops, "targets", targets);
 		if (w->reason[0])
 			json_object_set_new(jw, "reason", json_string(w->reason));
+		set_generator_late(jw, wr);
 		json_array_append_new(arr, jw);
 	}
 	return json_pack("{s:b,s:s,s:f,s:o,s:o}", "ok", 1, "run", r->cfg->name,
@@ -412,11 +422,7 @@ json_t *results_report_json(const struct results *r)
 		}
 		json_t *wj = json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
 				       "state", workload_state_name(wr->workload->state), "ops", ops);
-		if (wj && wr->late_intervals)
-			json_object_set_new(wj, "generator_late",
-					    json_pack("{s:I,s:f}", "intervals",
-						      (json_int_t)wr->late_intervals, "max_ms",
-						      wr->late_max_ns / 1e6));
+		set_generator_late(wj, wr);
 		json_array_append_new(arr, wj);
 	}
 	return json_pack("{s:b,s:s,s:f,s:o}", "ok", 1, "run", r->cfg->name,
