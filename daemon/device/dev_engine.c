@@ -503,6 +503,7 @@ static void *dev_thread(void *arg)
 		struct interval_slot *cur = stream_current(&s->stats);
 		if (lag > cur->lag_max_ns)
 			cur->lag_max_ns = lag;
+		fidelity_sample(&d->fid, cur, mono_ns());
 		if (fidelity_check_lag(&d->fid, s->label, lag, lag_due, now, cfg->max_lag_ns,
 				       reason, sizeof(reason))) {
 			outcome = STREAM_FAILED;
@@ -515,6 +516,7 @@ static void *dev_thread(void *arg)
 
 		uint64_t wake = next_wake(d, next_boundary, end_ns);
 		uint64_t submit_ns = mono_ns();
+		fidelity_sample(&d->fid, cur, submit_ns);
 		for (unsigned i = 0; i < n_prepped; i++) {
 			struct dev_slot *slot = &d->slots[prepped[i]];
 			slot->submit_ns = submit_ns;

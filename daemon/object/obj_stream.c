@@ -123,6 +123,7 @@ static bool note_lag(struct obj_stream *st, uint64_t lag, char *reason, size_t r
 	struct interval_slot *cur = stream_current(&ws->stats);
 	if (lag > cur->lag_max_ns)
 		cur->lag_max_ns = lag;
+	fidelity_sample(&st->fid, cur, now);
 	/* The part of the lag soakd spent frozen is not the endpoint's. */
 	return fidelity_check_lag(&st->fid, cfg->name, lag, now > lag ? now - lag : 0, now,
 				  cfg->max_lag_ns, reason, reason_len);

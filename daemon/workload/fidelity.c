@@ -23,16 +23,39 @@ void fidelity_init(struct fidelity *f)
 	f->cpu_mark_ns = fidelity_thread_cpu_ns();
 }
 
+static void add_freeze(struct fidelity *f, struct interval_slot *cur, uint64_t len,
+		       uint64_t now_ns)
+{
+	f->ev[f->n_events % FIDELITY_EVENTS] =
+		(struct fidelity_event){ now_ns > len ? now_ns - len : 0, now_ns };
+	f->n_events++;
+	if (len > cur->frozen_ns)
+		cur->frozen_ns = len;
+}
+
+void fidelity_sample(struct fidelity *f, struct interval_slot *cur, uint64_t now_ns)
+{
+	uint64_t cpu = fidelity_thread_cpu_ns();
+
+	if (f->busy_from_ns && now_ns > f->busy_from_ns && cpu >= f->busy_cpu_ns) {
+		uint64_t wall = now_ns - f->busy_from_ns, ran = cpu - f->busy_cpu_ns;
+		if (wall > ran && wall - ran >= FIDELITY_FREEZE_MIN_NS)
+			add_freeze(f, cur, wall - ran, now_ns);
+	}
+	f->busy_from_ns = now_ns;
+	f->busy_cpu_ns = cpu;
+}
+
 uint64_t fidelity_woke(struct fidelity *f, struct interval_slot *cur, uint64_t wake_ns,
 		       uint64_t now_ns)
 {
-	if (now_ns <= wake_ns || now_ns - wake_ns < FIDELITY_FREEZE_MIN_NS)
+	uint64_t late = now_ns > wake_ns ? now_ns - wake_ns : 0;
+
+	f->busy_from_ns = now_ns;
+	f->busy_cpu_ns = fidelity_thread_cpu_ns();
+	if (late < FIDELITY_FREEZE_MIN_NS)
 		return 0;
-	uint64_t late = now_ns - wake_ns;
-	f->ev[f->n_events % FIDELITY_EVENTS] = (struct fidelity_event){ wake_ns, now_ns };
-	f->n_events++;
-	if (late > cur->frozen_ns)
-		cur->frozen_ns = late;
+	add_freeze(f, cur, late, now_ns);
 	return late;
 }
 

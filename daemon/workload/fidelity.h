@@ -14,10 +14,12 @@
  * A workload thread sleeps until its next op is due (or a completion
  * arrives); when it wakes past the time it asked for, the thread was not
  * running: soakd was stopped (SIGSTOP, a frozen cgroup) or starved of CPU.
+ * Awake with work, time that passes on CLOCK_MONOTONIC while its CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) does not is a freeze too.
  * Each such late wake-up is a freeze of the generator, kept (start and end)
  * in a ring, so an op's lag can be split into the part soakd spent frozen
  * and the part the device is behind.  A thread owns its struct fidelity;
- * nothing here takes a clock except fidelity_close (the thread's CPU time).
+ * the clock is the caller's, but for the thread's CPU time.
  */
 
 #define FIDELITY_EVENTS 1024
@@ -30,6 +32,8 @@ struct fidelity_event {
 
 struct fidelity {
 	uint64_t cpu_mark_ns;       /* thread CPU time charged to intervals so far */
+	uint64_t busy_from_ns;      /* awake with work since (CLOCK_MONOTONIC), 0: asleep */
+	uint64_t busy_cpu_ns;       /* ... and its CPU time then */
 	uint64_t n_events;          /* ever recorded; the ring holds the last ones */
 	uint64_t over_since_ns;     /* lag over max_lag, soakd's own, since; 0: not */
 	struct fidelity_event ev[FIDELITY_EVENTS];
@@ -48,9 +52,19 @@ uint64_t fidelity_thread_cpu_ns(void);
 void fidelity_init(struct fidelity *f);
 
 /*
+ * Awake, before the thread waits again (or once a loop): the time since it
+ * woke (or since the last call) that it did not spend on a CPU, when that
+ * is FIDELITY_FREEZE_MIN_NS or more, is a freeze that ended now: the thread
+ * had work and was not running (starved: CPU contention, a CPU quota; or
+ * stopped mid-work).
+ */
+void fidelity_sample(struct fidelity *f, struct interval_slot *cur, uint64_t now_ns);
+
+/*
  * The thread asked to wake at wake_ns and woke at now_ns: a wake-up late by
  * FIDELITY_FREEZE_MIN_NS or more is a freeze, recorded (and the longest in
- * the interval kept in cur->frozen_ns).  Returns how late it was.
+ * the interval kept in cur->frozen_ns).  Returns how late it was.  From
+ * now, the thread is awake (fidelity_sample).
  */
 uint64_t fidelity_woke(struct fidelity *f, struct interval_slot *cur, uint64_t wake_ns,
 		       uint64_t now_ns);
