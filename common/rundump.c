@@ -18,7 +18,8 @@ static void op_free(struct rd_op *o)
 {
 	free(o->lat);
 	free(o->svc);
-	o->lat = o->svc = NULL;
+	free(o->iss);
+	o->lat = o->svc = o->iss = NULL;
 }
 
 static void ops_reset(struct rd_ops *ops)
@@ -31,6 +32,8 @@ static void ops_reset(struct rd_ops *ops)
 			hist_init(o->lat);
 		if (o->svc)
 			hist_init(o->svc);
+		if (o->iss)
+			hist_init(o->iss);
 	}
 }
 
@@ -45,12 +48,14 @@ static struct rd_op *op_get(struct rd_ops *ops, const char *name)
 	memset(o, 0, sizeof(*o));
 	o->lat = malloc(sizeof(*o->lat));
 	o->svc = malloc(sizeof(*o->svc));
-	if (!o->lat || !o->svc) {
+	o->iss = malloc(sizeof(*o->iss));
+	if (!o->lat || !o->svc || !o->iss) {
 		op_free(o);
 		return NULL;
 	}
 	hist_init(o->lat);
 	hist_init(o->svc);
+	hist_init(o->iss);
 	strcpy(o->name, name);
 	ops->n++;
 	return o;
@@ -81,15 +86,17 @@ static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 	o->pending = u64(rec, "pending");
 	o->target_ops += target_ops;
 	int r = merge_b64(o->lat, rec, "latency");
-	return r < 0 ? r : merge_b64(o->svc, rec, "service");
+	if (r == 0)
+		r = merge_b64(o->svc, rec, "service");
+	return r < 0 ? r : merge_b64(o->iss, rec, "issue_delay");
 }
 
 /* An interval's op as recorded, into the scratch op o (its histograms
  * decoded in place: no merge into an emptied one). */
 static int op_load(struct rd_op *o, const char *name, json_t *rec, double target_ops)
 {
-	const char *keys[] = { "latency", "service" };
-	struct hist *hists[] = { o->lat, o->svc };
+	const char *keys[] = { "latency", "service", "issue_delay" };
+	struct hist *hists[] = { o->lat, o->svc, o->iss };
 
 	snprintf(o->name, sizeof(o->name), "%s", name);
 	o->count = u64(rec, "count");
@@ -99,7 +106,7 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	o->missed = u64(rec, "missed");
 	o->pending = u64(rec, "pending");
 	o->target_ops = target_ops;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		json_t *v = json_object_get(rec, keys[i]);
 		if (!v) {
 			hist_init(hists[i]);
@@ -133,7 +140,8 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 		fprintf(d->text, "workload,op,start_s,end_s,count,errors,bytes,rate_target,"
 				 "rate_achieved,latency_p50_us,latency_p90_us,latency_p99_us,"
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
-				 "lag_max_ms,corrupt,missed,pending\n");
+				 "lag_max_ms,corrupt,missed,pending,issue_delay_p50_us,issue_delay_p99_us,"
+				 "issue_delay_max_us,generator_late_ms\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;
@@ -175,7 +183,8 @@ void rd_flush_slice(struct rundump *d, struct rd_workload *w)
 	for (size_t i = 0; i < w->slice.n; i++) {
 		struct rd_op *o = &w->slice.op[i];
 		if (d->format == RUNDUMP_CSV)
-			rd_csv_row(d, w->name, o, w->slice_start_ns, w->slice_end_ns, w->slice_lag_ns);
+			rd_csv_row(d, w->name, o, w->slice_start_ns, w->slice_end_ns, w->slice_lag_ns,
+				   w->slice_late_ns);
 		else if (d->format == RUNDUMP_HDR)
 			rd_hdr_line(d, w->name, o, w->slice_wall_start_ns, w->slice_start_ns,
 				 w->slice_end_ns);
@@ -193,6 +202,7 @@ void rd_flush_slice(struct rundump *d, struct rd_workload *w)
 	ops_reset(&w->slice);
 	w->slice_open = false;
 	w->slice_lag_ns = 0;
+	w->slice_late_ns = 0;
 }
 
 /* --- records ---------------------------------------------------------- */
@@ -209,6 +219,12 @@ static int add_interval(struct rundump *d, json_t *rec)
 	uint64_t start = u64(rec, "start_ns"), end = u64(rec, "end_ns");
 	uint64_t wall_start = u64(rec, "wall_start_ns"), wall_end = u64(rec, "wall_end_ns");
 	uint64_t lag = u64(rec, "lag_max_ns");
+	/* generator_late: by how much, at least 1 ns so a flag stays a flag. */
+	uint64_t late = 0;
+	if (json_is_true(json_object_get(rec, "generator_late"))) {
+		double ms = json_number_value(json_object_get(rec, "generator_late_ms"));
+		late = ms > 0 ? (uint64_t)(ms * 1e6) : 1;
+	}
 	double target = json_number_value(json_object_get(rec, "target_ops"));
 	const char *op_name;
 	json_t *op;
@@ -237,6 +253,11 @@ static int add_interval(struct rundump *d, json_t *rec)
 		w->wall_last_ns = wall_end;
 	if (lag > w->lag_max_ns)
 		w->lag_max_ns = lag;
+	if (late) {
+		w->late_intervals++;
+		if (late > w->late_max_ns)
+			w->late_max_ns = late;
+	}
 
 	bool sliced = d->f.slice_ns && d->format != RUNDUMP_JSON;
 	if (sliced) {
@@ -252,6 +273,8 @@ static int add_interval(struct rundump *d, json_t *rec)
 		w->slice_end_ns = end;
 		if (lag > w->slice_lag_ns)
 			w->slice_lag_ns = lag;
+		if (late > w->slice_late_ns)
+			w->slice_late_ns = late;
 	}
 	json_object_foreach(ops, op_name, op) {
 		if (!wanted_op(d, op_name))
@@ -273,9 +296,11 @@ static int add_interval(struct rundump *d, json_t *rec)
 				return -ENOMEM;
 			if (!s->svc && !(s->svc = malloc(sizeof(*s->svc))))
 				return -ENOMEM;
+			if (!s->iss && !(s->iss = malloc(sizeof(*s->iss))))
+				return -ENOMEM;
 			r = op_load(s, op_name, op, op_target);
 			if (r == 0 && d->format == RUNDUMP_CSV)
-				rd_csv_row(d, name, s, start, end, lag);
+				rd_csv_row(d, name, s, start, end, lag, late);
 			else if (r == 0 && d->format == RUNDUMP_HDR)
 				rd_hdr_line(d, name, s, wall_start, start, end);
 		}
@@ -332,6 +357,7 @@ static void reset_listed(struct rundump *d, json_t *names)
 			}
 			w->n_targets = 0;
 			w->active_ns = w->lag_max_ns = w->intervals = w->sched_ns = 0;
+			w->late_intervals = w->late_max_ns = 0;
 			w->wall_first_ns = w->wall_last_ns = 0;
 		}
 }

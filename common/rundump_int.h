@@ -26,6 +26,7 @@ struct rd_op {
 	uint64_t missed, pending;   /* pending: a gauge, the latest interval's */
 	double target_ops;
 	struct hist *lat, *svc;
+	struct hist *iss;                  /* issue_delay: soakd's own lateness */
 };
 
 struct rd_ops {
@@ -47,6 +48,8 @@ struct rd_workload {
 	/* The slice being folded (CSV/HDR with a slice length, report). */
 	bool slice_open;
 	uint64_t slice_index, slice_start_ns, slice_end_ns, slice_wall_start_ns, slice_lag_ns;
+	uint64_t slice_late_ns;            /* generator_late: by how much; 0: not */
+	uint64_t late_intervals, late_max_ns; /* intervals marked generator_late */
 	struct rd_ops slice;
 	json_t *report_ops;                /* report: OP -> {"slices": [...]} */
 };
@@ -74,7 +77,7 @@ void rd_flush_slice(struct rundump *d, struct rd_workload *w);
 /* rundump_out.c */
 
 void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
-		uint64_t start_ns, uint64_t end_ns, uint64_t lag_ns);
+		uint64_t start_ns, uint64_t end_ns, uint64_t lag_ns, uint64_t late_ns);
 
 char *rd_base64(const uint8_t *data, size_t len);
 

@@ -19,17 +19,20 @@
 #include "rundump_int.h"
 
 void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
-		uint64_t start_ns, uint64_t end_ns, uint64_t lag_ns)
+		uint64_t start_ns, uint64_t end_ns, uint64_t lag_ns, uint64_t late_ns)
 {
 	double secs = end_ns > start_ns ? (end_ns - start_ns) / 1e9 : 0;
 	fprintf(d->text, "%s,%s,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,"
-			 "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+			 "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			 ",%.3f,%.3f,%.3f,%.3f\n",
 		workload, o->name, start_ns / 1e9, end_ns / 1e9, o->count, o->errors, o->bytes,
 		secs > 0 ? o->target_ops / secs : 0, secs > 0 ? o->count / secs : 0,
 		hist_percentile(o->lat, 50) / 1e3, hist_percentile(o->lat, 90) / 1e3,
 		hist_percentile(o->lat, 99) / 1e3, hist_percentile(o->lat, 99.9) / 1e3,
 		hist_max(o->lat) / 1e3, hist_percentile(o->svc, 50) / 1e3,
-		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt, o->missed, o->pending);
+		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt, o->missed, o->pending,
+		hist_percentile(o->iss, 50) / 1e3, hist_percentile(o->iss, 99) / 1e3,
+		hist_max(o->iss) / 1e3, late_ns / 1e6);
 }
 
 /* --- HdrHistogram log ------------------------------------------------- */
@@ -190,6 +193,9 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t s
 			"rate_achieved", secs > 0 ? o->count / secs : 0.0,
 			"latency_us", latency_json(o->lat), "service_us", latency_json(o->svc),
 			"latency_hist", text));
+		if (o->iss && o->iss->count)
+			json_object_set_new(json_object_get(j, o->name), "issue_delay_us",
+					    latency_json(o->iss));
 		free(text);
 	}
 	return j;
@@ -213,6 +219,10 @@ json_t *rundump_finish(struct rundump *d)
 		if (d->format == RUNDUMP_REPORT) {
 			jw = json_pack("{s:s,s:s,s:o}", "name", w->name, "state", w->state, "ops",
 				       w->report_ops ? json_incref(w->report_ops) : json_object());
+			if (jw && w->late_intervals)
+				json_object_set_new(jw, "generator_late", json_pack(
+					"{s:I,s:f}", "intervals", (json_int_t)w->late_intervals,
+					"max_ms", w->late_max_ns / 1e6));
 		} else {
 			json_t *targets = json_array();
 			for (size_t t = 0; t < w->n_targets; t++)
@@ -226,6 +236,10 @@ json_t *rundump_finish(struct rundump *d)
 				       "ops", ops_json(&w->totals, w->active_ns, w->sched_ns), "targets", targets);
 			if (w->reason[0])
 				json_object_set_new(jw, "reason", json_string(w->reason));
+			if (jw && w->late_intervals)
+				json_object_set_new(jw, "generator_late", json_pack(
+					"{s:I,s:f}", "intervals", (json_int_t)w->late_intervals,
+					"max_ms", w->late_max_ns / 1e6));
 		}
 		json_array_append_new(workloads, jw);
 	}

@@ -163,6 +163,7 @@ static void test_prom_lines(void **state)
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.999\"} 0.0025");
 	expect_line(text, "soakd_latency_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"1\"} 0.003");
 	expect_line(text, "soakd_lag_seconds{run=\"demo\",workload=\"rand4k\"} 0.0125");
+	expect_line(text, "soakd_generator_late{run=\"demo\",workload=\"rand4k\"} 0");
 	expect_line(text, "soakd_workload_state{run=\"demo\",workload=\"rand4k\",state=\"running\"} 1");
 	expect_line(text, "soakd_workload_state{run=\"demo\",workload=\"rand4k\",state=\"failed\"} 0");
 	expect_line(text, "soakd_run_start_time_seconds{run=\"demo\"} 1748779200.5");
@@ -296,7 +297,7 @@ static void test_statsd_lines(void **state)
 				 "s.rand4k.read.rate_target:0|g\n"
 				 "s.rand4k.read.pending:0|g\n");
 	export_statsd_format_workload_end(buf, sizeof(buf), "s", &workloads[0]);
-	assert_string_equal(buf, "s.rand4k.lag:0|g\n");
+	assert_string_equal(buf, "s.rand4k.lag:0|g\ns.rand4k.generator_late:0|g\n");
 
 	/* No ops in the interval: counters and rates, no latency. */
 	d = (struct export_delta){ 0 };
@@ -317,7 +318,7 @@ static void test_statsd_lines(void **state)
 	assert_true(n > sizeof(small));
 
 	export_statsd_format_workload(buf, sizeof(buf), "soakd", &workloads[0]);
-	assert_string_equal(buf, "soakd.rand4k.lag:12.500|g\n");
+	assert_string_equal(buf, "soakd.rand4k.lag:12.500|g\nsoakd.rand4k.generator_late:0|g\n");
 }
 
 static void test_statsd_names(void **state)

@@ -105,6 +105,27 @@ static void test_pass_and_fail(void **state)
 	json_decref(fail);
 }
 
+/* A run that would pass but had intervals where soakd itself was late
+ * (generator_late) is flagged and never PASSes. */
+static void test_generator_late(void **state)
+{
+	(void)state;
+	struct report_options o;
+	char *text;
+	report_default_options(&o);
+
+	json_t *reply = reply_with(json_pack("[o]", slice(10000, 400, 50)), NULL);
+	json_object_set_new(json_array_get(json_object_get(reply, "workloads"), 0),
+			    "generator_late", json_pack("{s:i,s:f}", "intervals", 3, "max_ms", 12000.0));
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w: generator_late in 3 intervals"));
+	assert_non_null(strstr(text, "up to 12000.0 ms"));
+	assert_null(strstr(text, "verdict: PASS"));
+	assert_non_null(strstr(text, "verdict: INCONCLUSIVE"));
+	free(text);
+	json_decref(reply);
+}
+
 /* Reads are judged by default; other ops are shown, not judged, unless
  * asked for by name. */
 static void test_judged_ops(void **state)
@@ -176,6 +197,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pct_above),
 		cmocka_unit_test(test_pass_and_fail),
+		cmocka_unit_test(test_generator_late),
 		cmocka_unit_test(test_judged_ops),
 		cmocka_unit_test(test_parse_lists),
 		cmocka_unit_test(test_malformed),

@@ -386,6 +386,65 @@ static void test_replay_matches_live(void **state)
 	teardown_workload(&resumed);
 }
 
+/* generator_late: an interval where soakd itself was late (a thread frozen
+ * for over a tenth of it, or issue delays with a p99 over 10 ms) is
+ * marked, counted, reported and replayed; the streams' CPU time adds up. */
+static void test_generator_late(void **state)
+{
+	struct fixture fx, resumed;
+	json_t *report;
+
+	(void)state;
+	setup_workload(&fx, 2);
+	setup_workload(&resumed, 1);
+	for (int k = 0; k < 3; k++) {
+		for (size_t s = 0; s < 2; s++) {
+			struct interval_slot *slot = stream_current(&fx.w->streams[s].stats);
+			complete(&fx, s, 350, 150, 100 * USEC);
+			for (int i = 0; i < 500; i++)
+				hist_record(&slot->ops[i % 2].issue_delay,
+					    k == 2 ? 50000 * USEC : 20 * USEC);
+			slot->cpu_ns = 3000 * USEC;
+			if (k == 1 && s == 1)
+				slot->frozen_ns = 300000 * USEC;
+			stream_publish(&fx.w->streams[s].stats,
+				       RUN_START + (uint64_t)(k + 1) * NS_PER_S);
+		}
+		results_tick(fx.r, RUN_START + (uint64_t)(k + 1) * NS_PER_S);
+		const struct interval_row *row = &fx.r->w[0].last;
+		assert_int_equal(row->generator_late, k > 0);
+		assert_int_equal(row->cpu_ns, 6000 * USEC);
+		if (k == 0)
+			assert_true(row->ops[0].issue_p99 < 21 * USEC);
+		if (k == 1)
+			assert_int_equal(row->late_ns, 300000 * USEC);
+		if (k == 2)
+			assert_true(row->late_ns >= 50000 * USEC);
+	}
+	assert_int_equal(fx.r->w[0].late_intervals, 2);
+	report = results_report_json(fx.r);
+	json_t *late = json_object_get(json_array_get(json_object_get(report, "workloads"), 0),
+				       "generator_late");
+	assert_int_equal(json_integer_value(json_object_get(late, "intervals")), 2);
+	assert_near(json_number_value(json_object_get(late, "max_ms")), 300, 1e-6);
+	json_decref(report);
+
+	/* A resumed run counts the marked records of its log. */
+	struct op_stats *o = malloc(sizeof(*o));
+	assert_non_null(o);
+	op_stats_init(o);
+	json_t *rec = record("w", 0, NS_PER_S, 1000, o, o);
+	json_object_set_new(rec, "generator_late", json_true());
+	json_object_set_new(rec, "generator_late_ms", json_real(1234.5));
+	assert_int_equal(results_replay(resumed.r, rec), 0);
+	json_decref(rec);
+	assert_int_equal(resumed.r->w[0].late_intervals, 1);
+	assert_int_equal(resumed.r->w[0].late_max_ns, 1234500000);
+	free(o);
+	teardown_workload(&fx);
+	teardown_workload(&resumed);
+}
+
 static void test_replay_refuses(void **state)
 {
 	struct fixture fx;
@@ -422,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_streams_merge),
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
+		cmocka_unit_test(test_generator_late),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@
 #include "dev_engine_int.h"
 #include "dev_model.h"
 #include "parse.h"
+#include "workload/fidelity.h"
 #include "workload/workload.h"
 
 #define DEV_ERRORS_LOGGED 5
@@ -111,7 +112,12 @@ static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigne
 	}
 	op_stats_record(&stream_current(&s->stats)->ops[slot->op], now_ns - slot->due_ns,
 			now_ns - slot->submit_ns, slot->len, error);
-	d->model.gens[slot->gen].inflight--;
+	struct dev_gen *g = &d->model.gens[slot->gen];
+	g->inflight--;
+	if (g->waiting) {
+		g->waiting = false;
+		g->slot_free_ns = now_ns;
+	}
 	d->op_inflight[slot->op]--;
 	d->free_slots[d->n_free++] = slot_index;
 	return false;
@@ -160,6 +166,7 @@ static void close_intervals(struct workload_stream *s, struct dev_stream *d, uin
 {
 	while (now_ns >= *next_boundary) {
 		end_interval(s, d, *next_boundary);
+		fidelity_close(&d->fid, stream_current(&s->stats), *next_boundary);
 		stream_publish(&s->stats, *next_boundary);
 		*next_boundary += s->workload->interval_ns;
 	}
@@ -191,7 +198,8 @@ static int start_generators(struct workload_stream *s, struct dev_stream *d)
 	for (size_t i = 0; i < d->model.n_gens; i++) {
 		struct dev_gen *g = &d->model.gens[i];
 		g->inflight = 0;
-		g->have_due = g->finished = false;
+		g->have_due = g->finished = g->waiting = false;
+		g->slot_free_ns = 0;
 		if (g->rate <= 0)
 			continue;
 		int r = sched_init(&g->sched, g->rate, cfg->steps, cfg->n_steps,
@@ -215,10 +223,11 @@ static int start_generators(struct workload_stream *s, struct dev_stream *d)
 /*
  * Issues every op that is due and has a free slot, for each generator.
  * Returns how many were queued; *ret_lag is how late the most overdue op
- * still waiting for a slot is.
+ * still waiting for a slot is, *ret_lag_due when it was due.
  */
 static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint64_t now,
-			  uint64_t end_ns, unsigned *prepped, uint64_t *ret_lag)
+			  uint64_t end_ns, unsigned *prepped, uint64_t *ret_lag,
+			  uint64_t *ret_lag_due)
 {
 	struct workload *w = s->workload;
 	unsigned n = 0;
@@ -252,6 +261,7 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 			}
 			unsigned slot = d->free_slots[--d->n_free];
 			prep_op(d, (unsigned)i, slot, due);
+			d->slots[slot].ready_ns = due > g->slot_free_ns ? due : g->slot_free_ns;
 			prepped[n++] = slot;
 		}
 		if (!open_loop || g->finished)
@@ -267,9 +277,14 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 				g->finished = true;
 			}
 		}
-		/* Due but not issued: the device is not keeping up. */
-		if (g->have_due && g->due_ns < now && now - g->due_ns > lag)
+		/* Due but not issued: the device is not keeping up (or soakd
+		 * was frozen: fidelity_judge_lag tells). */
+		if (g->have_due)
+			g->waiting = true;
+		if (g->have_due && g->due_ns < now && now - g->due_ns > lag) {
 			lag = now - g->due_ns;
+			*ret_lag_due = g->due_ns;
+		}
 	}
 	*ret_lag = lag;
 	return n;
@@ -371,13 +386,14 @@ static void *dev_thread(void *arg)
 	enum stream_outcome outcome = STREAM_STOPPED;
 	char reason[WORKLOAD_REASON_MAX] = "";
 
+	fidelity_init(&d->fid);
 	if (!prepped || start_generators(s, d) < 0) {
 		free(prepped);
 		stream_finish(s, STREAM_FAILED, "cannot set up the device's schedule");
 		return NULL;
 	}
 	for (;;) {
-		uint64_t now = mono_ns(), lag;
+		uint64_t now = mono_ns(), lag, lag_due = 0;
 
 		close_intervals(s, d, now, &next_boundary);
 		if (atomic_load_explicit(&w->stop_requested, memory_order_relaxed))
@@ -396,16 +412,14 @@ static void *dev_thread(void *arg)
 			}
 		}
 
-		unsigned n_prepped = issue_due(s, d, now, end_ns, prepped, &lag);
+		unsigned n_prepped = issue_due(s, d, now, end_ns, prepped, &lag, &lag_due);
 		atomic_store_explicit(&s->lag_ns, lag, memory_order_relaxed);
 		struct interval_slot *cur = stream_current(&s->stats);
 		if (lag > cur->lag_max_ns)
 			cur->lag_max_ns = lag;
-		if (cfg->max_lag_ns && lag > cfg->max_lag_ns) {
-			char limit[32];
-			format_duration(cfg->max_lag_ns, limit, sizeof(limit));
-			snprintf(reason, sizeof(reason), "max_lag %s exceeded: ops are %.1f s behind "
-				 "schedule, the target rate cannot be sustained", limit, lag / 1e9);
+		fidelity_sample(&d->fid, cur, mono_ns());
+		if (fidelity_check_lag(&d->fid, s->label, lag, lag_due, now, cfg->max_lag_ns,
+				       reason, sizeof(reason))) {
 			outcome = STREAM_FAILED;
 			break;
 		}
@@ -416,8 +430,13 @@ static void *dev_thread(void *arg)
 
 		uint64_t wake = next_wake(d, next_boundary, end_ns);
 		uint64_t submit_ns = mono_ns();
-		for (unsigned i = 0; i < n_prepped; i++)
-			d->slots[prepped[i]].submit_ns = submit_ns;
+		fidelity_sample(&d->fid, cur, submit_ns);
+		for (unsigned i = 0; i < n_prepped; i++) {
+			struct dev_slot *slot = &d->slots[prepped[i]];
+			slot->submit_ns = submit_ns;
+			hist_record(&cur->ops[slot->op].issue_delay,
+				    submit_ns > slot->ready_ns ? submit_ns - slot->ready_ns : 0);
+		}
 		struct __kernel_timespec ts = { 0 };
 		if (wake > submit_ns) {
 			ts.tv_sec = (long long)((wake - submit_ns) / 1000000000u);
@@ -431,6 +450,8 @@ static void *dev_thread(void *arg)
 			break;
 		}
 		now = mono_ns();
+		fidelity_woke(&d->fid, stream_current(&s->stats),
+			      wake > submit_ns ? wake : submit_ns, now);
 		close_intervals(s, d, now, &next_boundary);
 		reap(s, d, now);
 	}

@@ -15,12 +15,14 @@
 
 #include "dev_account.h"
 #include "dev_model.h"
+#include "workload/fidelity.h"
 #include "workload/stats.h"
 
 struct workload;
 
 struct dev_slot {
 	uint64_t due_ns;
+	uint64_t ready_ns;          /* due with a slot free: from here, soakd is late */
 	uint64_t submit_ns;
 	uint64_t offset;
 	uint32_t len;
@@ -51,6 +53,7 @@ struct dev_stream {
 	struct dev_backlog backlog[DEV_MAX_GENS]; /* ops waiting for a slot */
 	unsigned op_inflight[STATS_MAX_OPS];
 	bool abandoned;             /* ops left in flight: the kernel may still use the buffers */
+	struct fidelity fid;        /* the thread's own lateness */
 };
 
 int dev_prepare(struct workload *w, char *err, size_t errlen);

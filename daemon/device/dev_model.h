@@ -48,6 +48,10 @@ struct dev_gen {
 	struct sched sched;
 	bool have_due, finished;
 	uint64_t due_ns;
+	/* An op was due with every slot busy (waiting); when a slot was
+	 * last freed: the op's wait for it is the device's, not soakd's. */
+	bool waiting;
+	uint64_t slot_free_ns;
 };
 
 struct dev_op_choice {

@@ -158,6 +158,7 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 			.state = workload_state_name(wr->workload->state),
 			.active = workload_is_active(wr->workload),
 			.lag_s = wr->have_last ? wr->last.lag_max_ns / 1e9 : 0,
+			.generator_late = wr->have_last && wr->last.generator_late,
 			.has_interval = wr->have_last,
 		};
 		for (size_t op = 0; op < wr->n_ops; op++)

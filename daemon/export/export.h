@@ -54,6 +54,7 @@ struct export_workload {
 	const char *state;            /* workload_state_name() */
 	bool active;                  /* running or stopping: its gauges are live */
 	double lag_s;                 /* largest lag in the last interval */
+	bool generator_late;          /* soakd itself was late in the last interval */
 	bool has_interval;
 };
 

@@ -247,6 +247,18 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 		put_double(out, s->workloads[w].lag_s);
 		fputc('\n', out);
 	}
+	any = false;
+	for (size_t w = 0; w < s->n_workloads; w++) {
+		if (!s->workloads[w].has_interval)
+			continue;
+		if (!any)
+			header(out, "soakd_generator_late", "gauge",
+			       "1 when soakd itself, not the device, was late in the last interval "
+			       "(stopped or starved of CPU).");
+		any = true;
+		workload_labels(out, "soakd_generator_late", s->run, s->workloads[w].name);
+		fprintf(out, "} %d\n", s->workloads[w].generator_late ? 1 : 0);
+	}
 
 	counters(out, s, true, OPS, "soakd_target_ops_total",
 		 "Ops completed on each target since the run started.");

@@ -164,6 +164,7 @@ size_t export_statsd_format_workload(char *buf, size_t len, const char *prefix,
 		buf[0] = '\0';
 	export_statsd_name(wl->name, w, sizeof(w));
 	append(buf, len, &off, "%s.%s.lag:%.3f|g\n", prefix, w, wl->lag_s * 1e3);
+	append(buf, len, &off, "%s.%s.generator_late:%d|g\n", prefix, w, wl->generator_late ? 1 : 0);
 	return off;
 }
 
@@ -177,6 +178,7 @@ size_t export_statsd_format_workload_end(char *buf, size_t len, const char *pref
 		buf[0] = '\0';
 	export_statsd_name(wl->name, w, sizeof(w));
 	append(buf, len, &off, "%s.%s.lag:0|g\n", prefix, w);
+	append(buf, len, &off, "%s.%s.generator_late:0|g\n", prefix, w);
 	return off;
 }
 

@@ -18,6 +18,7 @@
 #include "obj_creds.h"
 #include "obj_payload.h"
 #include "obj_pool.h"
+#include "workload/fidelity.h"
 #include "workload/stats.h"
 
 #define OBJ_KEY_MAX (OBJ_MAX_PREFIX_LEN + 128)
@@ -164,6 +165,11 @@ struct obj_stream {
 	uint64_t hold_until_ns, backoff_ns;      /* closed loop: pause after failures */
 	uint64_t failing_since_ns, failed_ops;   /* for the "answers again" notice */
 	uint64_t skipped;
+	/* An op was due with every transfer busy (waiting); when one was
+	 * last freed: from then on, an op not yet started is soakd's lateness. */
+	bool waiting;
+	uint64_t slot_free_ns;
+	struct fidelity fid;                     /* the thread's own lateness */
 };
 
 /* obj_stream.c: the thread (workload_engine.thread_main). */

@@ -152,6 +152,11 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 	}
 	x->busy = true;
 	x->submit_ns = mono_ns();
+	int op = cl->op_index[kind];
+	uint64_t ready = due_ns > st->slot_free_ns ? due_ns : st->slot_free_ns;
+	if (op >= 0)
+		hist_record(&stream_current(&st->ws->stats)->ops[op].issue_delay,
+			    x->submit_ns > ready ? x->submit_ns - ready : 0);
 	return true;
 }
 
@@ -267,6 +272,10 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		undo_pool(st, x, outcome == OBJ_OK);
 	x->busy = false;
 	st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
+	if (st->waiting) {
+		st->waiting = false;
+		st->slot_free_ns = now;
+	}
 }
 
 void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)

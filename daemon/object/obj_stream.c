@@ -54,6 +54,7 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 			}
 			cur->ops[largest].pending += waiting > given ? waiting - given : 0;
 		}
+		fidelity_close(&st->fid, stream_current(&st->ws->stats), st->next_boundary);
 		stream_publish(&st->ws->stats, st->next_boundary);
 		st->next_boundary += w->interval_ns;
 	}
@@ -104,6 +105,8 @@ static void wait_until(struct obj_stream *st, uint64_t wake_ns)
 	if ((wake_ns - now) / OBJ_NS_PER_MS + 1 < (uint64_t)timeout_ms)
 		timeout_ms = (int)((wake_ns - now) / OBJ_NS_PER_MS + 1);
 	curl_multi_poll(st->multi, &wfd, 1, timeout_ms, NULL);
+	/* Woken well past wake_ns: soakd itself was stopped or starved. */
+	fidelity_woke(&st->fid, stream_current(&st->ws->stats), wake_ns, mono_ns());
 	if (wfd.revents & POLLIN) {
 		uint64_t expirations;
 		if (read(st->timer_fd, &expirations, sizeof(expirations)) < 0)
@@ -139,18 +142,16 @@ static bool note_lag(struct obj_stream *st, uint64_t lag, char *reason, size_t r
 {
 	struct workload_stream *ws = st->ws;
 	const struct workload_config *cfg = ws->workload->cfg;
+	uint64_t now = mono_ns();
 
 	atomic_store_explicit(&ws->lag_ns, lag, memory_order_relaxed);
 	struct interval_slot *cur = stream_current(&ws->stats);
 	if (lag > cur->lag_max_ns)
 		cur->lag_max_ns = lag;
-	if (!cfg->max_lag_ns || lag <= cfg->max_lag_ns)
-		return false;
-	char limit[32];
-	format_duration(cfg->max_lag_ns, limit, sizeof(limit));
-	snprintf(reason, reason_len, "max_lag %s exceeded: ops are %.1f s behind schedule, the "
-		 "target rate cannot be sustained", limit, lag / 1e9);
-	return true;
+	fidelity_sample(&st->fid, cur, now);
+	/* The part of the lag soakd spent frozen is not the endpoint's. */
+	return fidelity_check_lag(&st->fid, cfg->name, lag, now > lag ? now - lag : 0, now,
+				  cfg->max_lag_ns, reason, reason_len);
 }
 
 /* Issues the mix's due ops while transfers are free. */
@@ -198,6 +199,8 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 	 * however late the ops were). */
 	if (open_loop && !*finished && !peek_due(st))
 		*finished = true;
+	if (open_loop && st->have_due && !st->n_free)
+		st->waiting = true;
 }
 
 /* Prefill and cleanup: sweep the pool, closed loop, pass after pass until
@@ -397,6 +400,9 @@ void *obj_stream_main(void *arg)
 	char reason[WORKLOAD_REASON_MAX] = "";
 
 	st->next_boundary = workload_next_boundary(w, mono_ns());
+	fidelity_init(&st->fid);
+	st->waiting = false;
+	st->slot_free_ns = 0;
 	st->have_due = false;
 	st->deck_left = 0;
 	st->hold_until_ns = st->backoff_ns = 0;

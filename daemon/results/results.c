@@ -19,6 +19,7 @@
 #include <systemd/sd-journal.h>
 
 #include "base/log.h"
+#include "workload/fidelity.h"
 #include "rundir.h"
 #include "stats_json.h"
 
@@ -54,6 +55,9 @@ static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *u
 		wr->iv_end_ns = slot->end_ns;
 	if (slot->lag_max_ns > wr->iv_lag_max_ns)
 		wr->iv_lag_max_ns = slot->lag_max_ns;
+	if (slot->frozen_ns > wr->iv_frozen_ns)
+		wr->iv_frozen_ns = slot->frozen_ns;
+	wr->iv_cpu_ns += slot->cpu_ns;
 	wr->iv_has_data = true;
 }
 
@@ -202,6 +206,15 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 				"sched_ns", (json_int_t)mono_since(w->started_ns, wr->iv_end_ns),
 				"lag_max_ns", (json_int_t)row->lag_max_ns, "target_ops", target_ops,
 				"ops", ops);
+	if (rec) {
+		json_object_set_new(rec, "cpu_s", json_real(row->cpu_ns / 1e9));
+		json_object_set_new(rec, "main_cpu_s", json_real(row->main_cpu_ns / 1e9));
+		json_object_set_new(rec, "frozen_ms", json_real(row->frozen_ns / 1e6));
+	}
+	if (rec && row->generator_late) {
+		json_object_set_new(rec, "generator_late", json_true());
+		json_object_set_new(rec, "generator_late_ms", json_real(row->late_ns / 1e6));
+	}
 	if (rec && wr->target_interval) {
 		json_t *targets = json_array();
 		for (size_t s = 0; s < wr->n_streams; s++) {
@@ -289,6 +302,25 @@ void fold_into_slice(struct results *r, struct workload_results *wr,
 	wr->slice_index = index;
 }
 
+/* Whether soakd itself was late in the interval (fidelity.h): its threads
+ * woke late, or ops with a free slot were submitted late. */
+static void mark_generator_late(const struct results *r, struct workload_results *wr,
+				struct interval_row *row)
+{
+	struct hist issue;
+
+	hist_init(&issue);
+	for (size_t op = 0; op < wr->n_ops; op++)
+		hist_merge(&issue, &wr->interval[op].issue_delay);
+	row->generator_late = fidelity_interval_late(row->frozen_ns, &issue, r->cfg->interval_ns,
+						     &row->late_ns);
+	if (row->generator_late) {
+		wr->late_intervals++;
+		if (row->late_ns > wr->late_max_ns)
+			wr->late_max_ns = row->late_ns;
+	}
+}
+
 /*
  * Writes the interval gathered in wr->interval.  stalled: soakd was frozen
  * or its loop blocked through it; an empty one is a hole that a plot
@@ -309,6 +341,13 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	row.start_ns = mono_since(r->run_start_ns, wr->iv_start_ns);
 	row.end_ns = mono_since(r->run_start_ns, wr->iv_end_ns);
 	row.lag_max_ns = wr->iv_lag_max_ns;
+	row.cpu_ns = wr->iv_cpu_ns;
+	uint64_t main_cpu = fidelity_thread_cpu_ns(); /* on the main thread */
+	if (wr->main_cpu_mark_ns && main_cpu > wr->main_cpu_mark_ns)
+		row.main_cpu_ns = main_cpu - wr->main_cpu_mark_ns;
+	wr->main_cpu_mark_ns = main_cpu;
+	row.frozen_ns = wr->iv_frozen_ns;
+	mark_generator_late(r, wr, &row);
 	fold_into_slice(r, wr, &row);
 	uint64_t n_intervals = r->cfg->interval_ns ? (span + r->cfg->interval_ns / 2) / r->cfg->interval_ns
 						   : 1;
@@ -352,6 +391,7 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 		wr->lag_max_ns = wr->iv_lag_max_ns;
 	wr->iv_has_data = false;
 	wr->iv_lag_max_ns = 0;
+	wr->iv_cpu_ns = wr->iv_frozen_ns = 0;
 
 	wr->last = row;
 	wr->have_last = true;
@@ -382,6 +422,8 @@ static void record_hole(struct results *r, struct workload_results *wr, uint64_t
 		wr->iv_start_ns = at;
 		wr->iv_end_ns = end;
 		wr->iv_lag_max_ns = 0;
+		/* No thread ran through it: soakd was frozen all along. */
+		wr->iv_frozen_ns = end - at;
 		wr->iv_has_data = true;
 		close_interval_marked(r, wr, true);
 		at = end;

@@ -26,11 +26,17 @@ struct op_summary {
 	uint64_t svc_p50, svc_p99;          /* service_us, in ns */
 	uint64_t corrupt;                   /* object ops: data read back was wrong */
 	uint64_t ttfb_p50, ttfb_p99;        /* object ops: ttfb_us, in ns */
+	uint64_t issue_p50, issue_p99, issue_max; /* issue_delay_us, in ns */
 };
 
 struct interval_row {
 	uint64_t start_ns, end_ns;          /* since the run started */
 	uint64_t lag_max_ns;
+	uint64_t cpu_ns;                    /* the workload's threads' CPU time */
+	uint64_t main_cpu_ns;               /* the main thread's, since the last record */
+	uint64_t frozen_ns;                 /* longest a thread woke late */
+	bool generator_late;                /* soakd itself was late (fidelity.h) */
+	uint64_t late_ns;                   /* ... by this much */
 	struct op_summary ops[STATS_MAX_OPS];
 };
 
@@ -63,7 +69,11 @@ struct workload_results {
 	struct op_stats *interval;          /* [n_ops] */
 	struct op_stats *target_interval;   /* [n_streams * n_ops], with several targets */
 	uint64_t iv_start_ns, iv_end_ns, iv_lag_max_ns;
+	uint64_t iv_cpu_ns, iv_frozen_ns;
+	uint64_t main_cpu_mark_ns;          /* the main thread's CPU time at the last record */
 	bool iv_has_data;
+	/* Intervals where soakd itself was late, and the most it was late. */
+	uint64_t late_intervals, late_max_ns;
 	/* CLOCK_MONOTONIC end of the last interval recorded since the workload
 	 * (re)started, 0: none: where a hole left by a frozen soakd begins. */
 	uint64_t iv_prev_end_ns;

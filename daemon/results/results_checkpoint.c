@@ -53,7 +53,7 @@ json_t *results_checkpoint(const struct results *r, uint64_t run_ns)
 		json_t *slices = json_array();
 		for (size_t op = 0; slices && op < wr->n_ops; op++)
 			json_array_append_new(slices, slices_json(&wr->slices[op]));
-		json_array_append_new(workloads, json_pack(
+		json_t *wj = json_pack(
 			"{s:s,s:I,s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:I,s:o,s:b,s:I,s:s,s:s}",
 			"name", wr->workload->cfg->name, "n_ops", (json_int_t)wr->n_ops,
 			"n_streams", (json_int_t)wr->n_streams,
@@ -65,7 +65,13 @@ json_t *results_checkpoint(const struct results *r, uint64_t run_ns)
 			"intervals", (json_int_t)wr->intervals, "slice_index", (json_int_t)wr->slice_index,
 			"slices", slices, "recorded", wr->recorded,
 			"recorded_sched_ns", (json_int_t)wr->recorded_sched_ns,
-			"recorded_state", wr->recorded_state, "recorded_reason", wr->recorded_reason));
+			"recorded_state", wr->recorded_state, "recorded_reason", wr->recorded_reason);
+		/* Optional (an older checkpoint has none): intervals soakd was late. */
+		if (wj && wr->late_intervals) {
+			json_object_set_new(wj, "late_intervals", json_integer((json_int_t)wr->late_intervals));
+			json_object_set_new(wj, "late_max_ns", json_integer((json_int_t)wr->late_max_ns));
+		}
+		json_array_append_new(workloads, wj);
 	}
 	uint64_t end = r->recorded_end_ns > r->logged_end_ns ? r->recorded_end_ns : r->logged_end_ns;
 	uint64_t wall = r->recorded_wall_ns > r->logged_wall_ns ? r->recorded_wall_ns
@@ -167,6 +173,11 @@ static int restore_workload(struct workload_results *wr, json_t *j)
 	wr->sched_ns = (uint64_t)json_integer_value(json_object_get(j, "sched_ns"));
 	wr->lag_max_ns = u64_of(j, "lag_max_ns", &err);
 	wr->intervals = u64_of(j, "intervals", &err);
+	json_t *late = json_object_get(j, "late_intervals");
+	if (json_is_integer(late) && json_integer_value(late) > 0) {
+		wr->late_intervals = (uint64_t)json_integer_value(late);
+		wr->late_max_ns = u64_of(j, "late_max_ns", &err);
+	}
 	wr->slice_index = u64_of(j, "slice_index", &err);
 	wr->recorded = json_is_true(json_object_get(j, "recorded"));
 	wr->recorded_sched_ns = u64_of(j, "recorded_sched_ns", &err);

@@ -86,6 +86,13 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 	wr->target_ops_total += target;
 	if (row.lag_max_ns > wr->lag_max_ns)
 		wr->lag_max_ns = row.lag_max_ns;
+	if (json_is_true(json_object_get(rec, "generator_late"))) {
+		uint64_t late = (uint64_t)(json_number_value(json_object_get(
+			rec, "generator_late_ms")) * 1e6);
+		wr->late_intervals++;
+		if (late > wr->late_max_ns)
+			wr->late_max_ns = late;
+	}
 	wr->last = row;
 	wr->have_last = true;
 	wr->intervals++;

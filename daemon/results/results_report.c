@@ -49,6 +49,9 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 		.corrupt = o->corrupt,
 		.ttfb_p50 = hist_percentile(&o->ttfb, 50),
 		.ttfb_p99 = hist_percentile(&o->ttfb, 99),
+		.issue_p50 = hist_percentile(&o->issue_delay, 50),
+		.issue_p99 = hist_percentile(&o->issue_delay, 99),
+		.issue_max = hist_max(&o->issue_delay),
 	};
 }
 
@@ -145,6 +148,15 @@ void journal_row(const struct results *r, const struct workload_results *wr,
 			journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
 		}
 		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
+		/* soakd's own lateness and CPU time (fidelity.h). */
+		journal_add(&f, "SOAK_ISSUE_DELAY_P50_US=%.3f", s->issue_p50 / 1e3);
+		journal_add(&f, "SOAK_ISSUE_DELAY_P99_US=%.3f", s->issue_p99 / 1e3);
+		journal_add(&f, "SOAK_ISSUE_DELAY_MAX_US=%.3f", s->issue_max / 1e3);
+		journal_add(&f, "SOAK_CPU_S=%.6f", row->cpu_ns / 1e9);
+		if (row->generator_late) {
+			journal_add(&f, "SOAK_GENERATOR_LATE=1");
+			journal_add(&f, "SOAK_GENERATOR_LATE_MS=%.3f", row->late_ns / 1e6);
+		}
 		/* The kernel's view of the same interval: the block layer for
 		 * this op on the workload's devices, TCP toward its endpoints. */
 		if (probes_workload_blk(r->probes, index, w->op_names[op], &blk)) {
@@ -339,6 +351,15 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 	return status;
 }
 
+/* The intervals where soakd itself was late, if any (soakctl report flags them). */
+static void set_generator_late(json_t *jw, const struct workload_results *wr)
+{
+	if (jw && wr->late_intervals)
+		json_object_set_new(jw, "generator_late",
+				    json_pack("{s:I,s:f}", "intervals", (json_int_t)wr->late_intervals,
+					      "max_ms", wr->late_max_ns / 1e6));
+}
+
 json_t *results_dump_json(const struct results *r)
 {
 	json_t *arr = json_array();
@@ -377,6 +398,7 @@ json_t *results_dump_json(const struct results *r)
 				       "ops", ops, "targets", targets);
 		if (w->reason[0])
 			json_object_set_new(jw, "reason", json_string(w->reason));
+		set_generator_late(jw, wr);
 		json_array_append_new(arr, jw);
 	}
 	return json_pack("{s:b,s:s,s:f,s:o,s:o}", "ok", 1, "run", r->cfg->name,
@@ -420,9 +442,10 @@ json_t *results_report_json(const struct results *r)
 			json_object_set_new(ops, wr->workload->op_names[op],
 					    json_pack("{s:o}", "slices", slices));
 		}
-		json_array_append_new(arr, json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
-						     "state", workload_state_name(wr->workload->state),
-						     "ops", ops));
+		json_t *wj = json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
+				       "state", workload_state_name(wr->workload->state), "ops", ops);
+		set_generator_late(wj, wr);
+		json_array_append_new(arr, wj);
 	}
 	return json_pack("{s:b,s:s,s:f,s:o}", "ok", 1, "run", r->cfg->name,
 			 "slice_s", r->cfg->slice_ns / 1e9, "workloads", arr);

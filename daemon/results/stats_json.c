@@ -44,6 +44,7 @@ json_t *op_stats_to_json(const struct op_stats *o)
 	set_hist(j, "service", &o->service);
 	set_hist(j, "ttfb", &o->ttfb);
 	set_hist(j, "connect", &o->connect);
+	set_hist(j, "issue_delay", &o->issue_delay);
 	return j;
 }
 
@@ -79,7 +80,8 @@ int op_stats_merge_json(struct op_stats *dst, json_t *recorded)
 	if ((r = merge_hist(&dst->latency, recorded, "latency")) < 0 ||
 	    (r = merge_hist(&dst->service, recorded, "service")) < 0 ||
 	    (r = merge_hist(&dst->ttfb, recorded, "ttfb")) < 0 ||
-	    (r = merge_hist(&dst->connect, recorded, "connect")) < 0)
+	    (r = merge_hist(&dst->connect, recorded, "connect")) < 0 ||
+	    (r = merge_hist(&dst->issue_delay, recorded, "issue_delay")) < 0)
 		return r;
 	return 0;
 }

@@ -14,6 +14,7 @@ void op_stats_init(struct op_stats *o)
 	hist_init(&o->service);
 	hist_init(&o->ttfb);
 	hist_init(&o->connect);
+	hist_init(&o->issue_delay);
 }
 
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
@@ -30,6 +31,7 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 	/* Empty for device ops: hist_merge returns at once. */
 	hist_merge(&dst->ttfb, &src->ttfb);
 	hist_merge(&dst->connect, &src->connect);
+	hist_merge(&dst->issue_delay, &src->issue_delay);
 }
 
 void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
@@ -72,6 +74,8 @@ static void slot_reset(struct interval_slot *slot, size_t n_ops, uint64_t start_
 	slot->start_ns = start_ns;
 	slot->end_ns = 0;
 	slot->lag_max_ns = 0;
+	slot->cpu_ns = 0;
+	slot->frozen_ns = 0;
 	for (size_t i = 0; i < n_ops; i++)
 		op_stats_init(&slot->ops[i]);
 }

@@ -56,12 +56,15 @@ struct op_stats {
 	struct hist service; /* from the actual submit */
 	struct hist ttfb;    /* object ops: submit to the first response byte */
 	struct hist connect; /* object ops that opened a connection: its setup time */
+	struct hist issue_delay; /* soakd's own lateness: due (or slot free) to submit */
 };
 
 struct interval_slot {
 	uint64_t start_ns;   /* CLOCK_MONOTONIC */
 	uint64_t end_ns;
 	uint64_t lag_max_ns;
+	uint64_t cpu_ns;     /* the thread's CPU time in the interval */
+	uint64_t frozen_ns;  /* longest the thread woke late (stopped, starved) */
 	struct op_stats ops[]; /* n_ops */
 };
 
