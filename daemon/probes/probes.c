@@ -25,10 +25,39 @@
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
+static int blk_load(void *skel)
+{
+	return blk_bpf__load(skel);
+}
+
+static int tcp_load(void *skel)
+{
+	return tcp_bpf__load(skel);
+}
+
+/* Loads a family's opened skeleton with the verifier's log kept for a
+ * rejection; a family that loads is off until switched on. */
+static void load_family(struct probe_family_state *fs, int (*load)(void *skel), void *skel)
+{
+	struct verifier_logs logs = { { NULL } };
+	char list[256];
+	int r = verifier_logs_give(&logs, fs);
+
+	if (r == 0)
+		r = load(skel);
+	if (r < 0)
+		load_failed(fs, r, &logs);
+	verifier_logs_free(&logs, fs);
+	if (r < 0)
+		return;
+	fs->state = PROBE_OFF;
+	if (missing_list(fs, list, sizeof(list))[0])
+		snprintf(fs->note, sizeof(fs->note), "tracepoints missing: %s", list);
+}
+
 static void open_blk(struct probes *p, const struct btf *vmlinux)
 {
 	struct probe_family_state *fs = &p->fam[PROBE_BLK];
-	char list[256];
 	int r;
 
 	p->blk = blk_bpf__open();
@@ -60,18 +89,7 @@ static void open_blk(struct probes *p, const struct btf *vmlinux)
 		load_failed(fs, r, NULL);
 		return;
 	}
-	struct verifier_logs logs = { { NULL } };
-	r = verifier_logs_give(&logs, fs);
-	if (r == 0)
-		r = blk_bpf__load(p->blk);
-	if (r < 0)
-		load_failed(fs, r, &logs);
-	verifier_logs_free(&logs, fs);
-	if (r < 0)
-		return;
-	fs->state = PROBE_OFF;
-	if (missing_list(fs, list, sizeof(list))[0])
-		snprintf(fs->note, sizeof(fs->note), "tracepoints missing: %s", list);
+	load_family(fs, blk_load, p->blk);
 }
 
 static void open_tcp(struct probes *p, const struct btf *vmlinux)
@@ -105,18 +123,7 @@ static void open_tcp(struct probes *p, const struct btf *vmlinux)
 		load_failed(fs, r, NULL);
 		return;
 	}
-	struct verifier_logs logs = { { NULL } };
-	r = verifier_logs_give(&logs, fs);
-	if (r == 0)
-		r = tcp_bpf__load(p->tcp);
-	if (r < 0)
-		load_failed(fs, r, &logs);
-	verifier_logs_free(&logs, fs);
-	if (r < 0)
-		return;
-	fs->state = PROBE_OFF;
-	if (missing_list(fs, list, sizeof(list))[0])
-		snprintf(fs->note, sizeof(fs->note), "tracepoints missing: %s", list);
+	load_family(fs, tcp_load, p->tcp);
 }
 
 static void load_all(struct probes *p)
