@@ -60,6 +60,18 @@ static const char help_text[] =
 	"                              (default 1,8,64 ms), avg and max lines, and a\n"
 	"                              verdict against limits (default 5,1,0.1 %);\n"
 	"                              reads are judged (or --op); exit 3 on FAIL\n"
+	"  report --html FILE [--slice D] [--thresholds LIST] [--limits LIST]\n"
+	"         [--run-dir DIR]\n"
+	"                              one self-contained HTML page of the run: the\n"
+	"                              verdict, latency, throughput and kernel series\n"
+	"                              over time, percentile spectra, host panels,\n"
+	"                              configuration and devices (\"-\": stdout)\n"
+	"  cmp [--format text|json] [--html FILE] RUN_A RUN_B\n"
+	"                              two recorded runs (directories or logs) per\n"
+	"                              workload and op: throughput, p50/p99/p99.9,\n"
+	"                              errors, missed and verification counts, each\n"
+	"                              change marked when it exceeds the runs' own\n"
+	"                              slice-to-slice noise; exit 3 when one does\n"
 	"  watch [--interval S]        the status table again after every interval\n"
 	"                              (or every S seconds) until Ctrl-C; exit 2 when\n"
 	"                              soakd goes away\n"
@@ -114,7 +126,7 @@ int parse_args(int argc, char **argv, struct options *o)
 	static const char *const valued[] = { "--socket", "--timeout", "--format", "--slice",
 					      "--thresholds", "--limits", "--workload", "--op",
 					      "--since", "--until", "--run-dir", "--output",
-					      "--interval" };
+					      "--interval", "--html" };
 	enum { N_VALUED = sizeof(valued) / sizeof(valued[0]) };
 	bool options_done = false;
 	int i;
@@ -172,6 +184,8 @@ int parse_args(int argc, char **argv, struct options *o)
 				o->format = value;
 			} else if (k == 11) {
 				o->output = value;
+			} else if (k == 13) {
+				o->html = value;
 			} else if (k == 12) {
 				char *end;
 
