@@ -197,6 +197,15 @@ static void verdict_table(FILE *out, const struct runmodel *m, const struct repo
 	fputs("</table>\n", out);
 }
 
+/* Verification classes that are not failures: what was and was not looked at. */
+static bool verify_failure(const struct rm_counter *c)
+{
+	return c->value && strcmp(c->name, "checked") != 0 && strcmp(c->name, "unchecked") != 0 &&
+	       strcmp(c->name, "uncertain") != 0;
+}
+
+/* -1 no data, 0 pass, 1 fail: a judged op over a limit, failed or missed
+ * ops, or any op that read back wrong data. */
 static int run_verdict(const struct runmodel *m, const struct report_options *ro)
 {
 	int judged = 0, failed = 0;
@@ -204,6 +213,9 @@ static int run_verdict(const struct runmodel *m, const struct report_options *ro
 	for (size_t i = 0; i < m->n; i++)
 		for (size_t k = 0; k < m->w[i]->n_ops; k++) {
 			const struct rm_op *o = &m->w[i]->ops[k];
+			failed += o->corrupt > 0;
+			for (size_t v = 0; v < o->n_verify; v++)
+				failed += verify_failure(&o->verify[v]);
 			if (!report_op_judged(ro, has_read(m->w[i]), o->name))
 				continue;
 			judged++;
@@ -449,7 +461,8 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 
 	fprintf(out, "<section id=\"verdict\" data-verdict=\"%s\"><h2>Verdict</h2>\n"
 		     "<p><span class=\"verdict %s\">%s</span> ", word, v ? "FAIL" : "PASS", word);
-	fputs(v > 0 ? "a judged op went over a limit, failed or missed ops." :
+	fputs(v > 0 ? "a judged op went over a limit, ops failed or were missed, or data read back "
+		      "wrong." :
 	      v == 0 ? "every judged op stayed within its limits in every slice, none failed or "
 		       "was missed." : "no intervals recorded.", out);
 	char sl[32];

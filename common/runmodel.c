@@ -40,6 +40,7 @@ void runmodel_free(struct runmodel *m)
 				free(o->slices[k]);
 			free(o->slices);
 			free(o->slice_s);
+			free(o->slice_count);
 			struct rm_series *s[] = { o->s_p50, o->s_p99, o->s_p999, o->s_max,
 						  o->s_rate, o->s_target, o->s_errors, o->s_missed };
 			for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
@@ -201,7 +202,7 @@ static void add_verify(struct rm_op *o, json_t *verify)
 }
 
 static int slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, double secs,
-		     const struct hist *h)
+		     uint64_t count, const struct hist *h)
 {
 	size_t idx = (size_t)(start_ns / m->slice_ns);
 
@@ -216,9 +217,14 @@ static int slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, dou
 		if (!d)
 			return -ENOMEM;
 		o->slice_s = d;
+		uint64_t *c = realloc(o->slice_count, (idx + 1) * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		o->slice_count = c;
 		for (size_t i = o->n_slices; i <= idx; i++) {
 			o->slices[i] = NULL;
 			o->slice_s[i] = 0;
+			o->slice_count[i] = 0;
 		}
 		o->n_slices = idx + 1;
 	}
@@ -230,6 +236,7 @@ static int slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, dou
 	}
 	hist_merge(o->slices[idx], h);
 	o->slice_s[idx] += secs;
+	o->slice_count[idx] += count;
 	return 0;
 }
 
@@ -269,7 +276,7 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 	series_add(o->s_errors, t0, t1, (double)errors);
 	r = series_add(o->s_missed, t0, t1, (double)missed);
 	if (r == 0)
-		r = slice_add(m, o, start_ns, secs, h);
+		r = slice_add(m, o, start_ns, secs, u64(rec, "count"), h);
 	free(h);
 	return r;
 }
@@ -479,13 +486,12 @@ size_t runmodel_slice_values(const struct rm_op *o, const char *stat, uint64_t s
 {
 	size_t n = 0;
 
-	(void)slice_ns;
 	for (size_t i = 0; i < o->n_slices && n < max; i++) {
 		const struct hist *h = o->slices[i];
-		if (!h || !h->count)
+		if (!h || !h->count || o->slice_s[i] < 0.9 * (slice_ns / 1e9))
 			continue;
 		if (strcmp(stat, "rate") == 0)
-			out[n++] = o->slice_s[i] > 0 ? h->count / o->slice_s[i] : 0;
+			out[n++] = o->slice_count[i] / o->slice_s[i];
 		else if (strcmp(stat, "p50") == 0)
 			out[n++] = hist_percentile(h, 50) / 1e3;
 		else if (strcmp(stat, "p99") == 0)

@@ -53,6 +53,7 @@ struct rm_op {
 	struct hist *lat;           /* whole run (latency from the intended time) */
 	struct hist **slices;       /* per slice index, NULL where none */
 	double *slice_s;            /* seconds of intervals in each slice */
+	uint64_t *slice_count;      /* ops completed in each slice */
 	size_t n_slices;
 	struct rm_counter verify[24];
 	size_t n_verify;
@@ -129,8 +130,10 @@ struct rm_series *runmodel_find(struct rm_series *const *list, size_t n, const c
 /* Index of the slice whose p99.9 is highest, or -1 when none has ops. */
 long runmodel_worst_slice(const struct rm_op *o);
 /* Per-slice values of a statistic, for the noise test of cmp: "p50",
- * "p99", "p999" (µs) or "rate" (ops/s over the slice).  Returns the
- * number written (slices with ops only). */
+ * "p99", "p999" (µs) or "rate" (ops completed per second of the slice).
+ * Only whole slices count (at least 90% of slice_ns covered by intervals:
+ * the run's first and last are often cut short).  Returns the number
+ * written. */
 size_t runmodel_slice_values(const struct rm_op *o, const char *stat, uint64_t slice_ns,
 			     double *out, size_t max);
 
