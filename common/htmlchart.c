@@ -9,7 +9,7 @@
 
 /* Plot area inside the viewBox. */
 #define L 70
-#define R 10
+#define R 24
 #define T 12
 #define B 40
 #define PW (CHART_W - L - R)

@@ -7,7 +7,7 @@ latter: with Blink's scriptEnabled=false it prints nothing, as it reads
 the DOM with script.  Here JavaScript is turned off for the page only
 (Emulation.setScriptExecutionDisabled) and the DOM read natively.
 
-  cdp_page.py URL --width W [--no-js] [--dom FILE] [--png FILE]
+  cdp_page.py URL --width W [--no-js] [--dom FILE] [--png FILE [--max-height H]]
 
 As root Chromium needs --no-sandbox (its sandbox wants an unprivileged
 user); the page is a local file and nothing is fetched."""
@@ -25,6 +25,7 @@ ap.add_argument("--width", type=int, default=1366)
 ap.add_argument("--no-js", action="store_true")
 ap.add_argument("--dom")
 ap.add_argument("--png")
+ap.add_argument("--max-height", type=int, default=0, help="cut the screenshot at this height")
 args = ap.parse_args()
 
 to_child_r, to_child_w = os.pipe()
@@ -94,6 +95,8 @@ try:
     if args.png:
         size = call("Page.getLayoutMetrics", session=s)["cssContentSize"]
         height = int(size["height"]) + 1
+        if args.max_height:
+            height = min(height, args.max_height)
         call("Emulation.setDeviceMetricsOverride",
              {"width": args.width, "height": height, "deviceScaleFactor": 1, "mobile": False},
              session=s)
