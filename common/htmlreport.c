@@ -20,7 +20,7 @@ static const char css[] =
 	"h1{font-size:1.6em;margin:.2em 0}h2{border-bottom:2px solid var(--line);margin-top:1.6em}"
 	"h3{margin:1.2em 0 .3em}\n"
 	"p.meta{color:var(--muted);margin:.2em 0}\n"
-	"table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums;"
+	"table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums;font-size:.92em;"
 	"display:block;overflow-x:auto;max-width:100%}"
 	"th,td{border:1px solid var(--line);padding:.2em .5em;text-align:right}"
 	"th{background:#f0f0f0}td.name,th.name{text-align:left}\n"
