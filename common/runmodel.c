@@ -464,6 +464,47 @@ int runmodel_load(struct runmodel *m, const char *dir_or_log, char *err, size_t 
 	return r;
 }
 
+int runmodel_add_dump(struct runmodel *m, json_t *dump)
+{
+	json_t *ws = json_object_get(dump, "workloads"), *w, *o;
+	const char *op;
+	size_t i;
+
+	if (!json_is_array(ws))
+		return -EINVAL;
+	if (json_is_string(json_object_get(dump, "run")))
+		snprintf(m->run, sizeof(m->run), "%s", json_string_value(json_object_get(dump, "run")));
+	json_array_foreach(ws, i, w) {
+		const char *name = json_string_value(json_object_get(w, "name"));
+		double active = num(w, "active_s", 0);
+		if (!name)
+			return -EINVAL;
+		struct rm_workload *rw = workload_of(m, name);
+		if (!rw)
+			return -ENOMEM;
+		json_object_foreach(json_object_get(w, "ops"), op, o) {
+			struct rm_op *ro = op_of(rw, op);
+			const char *lat = json_string_value(json_object_get(o, "latency_hist"));
+			if (!ro)
+				return -ENOMEM;
+			if (!lat || hist_merge_base64(ro->lat, lat) < 0)
+				return -EINVAL;   /* a dump without its histograms cannot be compared */
+			ro->count += u64(o, "count");
+			ro->errors += u64(o, "errors");
+			ro->missed += u64(o, "missed");
+			ro->bytes += u64(o, "bytes");
+			ro->corrupt += u64(o, "corrupt");
+			ro->target_ops += num(o, "rate_target", 0) * active;
+			add_verify(ro, json_object_get(o, "verify"));
+			/* The run as one point: the rate over its active time. */
+			series_add(ro->s_rate, 0, active, active > 0 ? u64(o, "count") / active : NAN);
+		}
+		if (active > m->end_s)
+			m->end_s = active;
+	}
+	return 0;
+}
+
 long runmodel_worst_slice(const struct rm_op *o)
 {
 	long worst = -1;

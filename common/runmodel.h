@@ -122,6 +122,11 @@ int runmodel_add(struct runmodel *m, json_t *record);
 /* Reads a run directory or its log; 0 or -errno with why in err. */
 int runmodel_load(struct runmodel *m, const char *dir_or_log, char *err, size_t errlen);
 
+/* Adds a dump's totals (soakctl dump or merge --format json, with their
+ * latency_hist): whole-run figures only, no intervals or slices.  0, or
+ * -EINVAL for a dump without workloads or histograms, -ENOMEM. */
+int runmodel_add_dump(struct runmodel *m, json_t *dump);
+
 struct rm_workload *runmodel_workload(const struct runmodel *m, const char *name);
 struct rm_op *runmodel_op(const struct rm_workload *w, const char *name);
 /* A series of m (host) or w (kernel) by name, or NULL. */

@@ -65,7 +65,8 @@ static json_t *counter(uint64_t a, uint64_t b, bool *any)
 }
 
 /* The comparison as JSON: what text and HTML print, too. */
-static json_t *compare(const struct runmodel *a, const struct runmodel *b, bool *ret_significant)
+static json_t *compare(const struct runmodel *a, const struct runmodel *b, double min_change_pct,
+		       bool *ret_significant)
 {
 	json_t *ws = json_array();
 	bool significant = false;
@@ -84,10 +85,11 @@ static json_t *compare(const struct runmodel *a, const struct runmodel *b, bool 
 				double va = whole(oa, stats[s]), vb = whole(ob, stats[s]);
 				double na = spread(oa, stats[s], a->slice_ns);
 				double nb = spread(ob, stats[s], b->slice_ns);
-				double noise = na < 0 || nb < 0 ? -1 : na > nb ? na : nb;
+				/* A dump has no slices: the other run's noise stands. */
+				double noise = na > nb ? na : nb;
 				double change = vb - va;
 				bool sig = noise >= 0 && fabs(change) > noise &&
-					   fabs(change) > 0.01 * fabs(va);
+					   fabs(change) > min_change_pct / 100 * fabs(va);
 				significant |= sig;
 				json_t *m = json_pack("{s:f,s:f,s:f}", "a", va, "b", vb, "change", change);
 				json_object_set_new(m, "change_pct", va != 0 ? json_real(100 * change / va)
@@ -183,7 +185,8 @@ static void td_num(FILE *out, const char *key, const char *w, const char *op, co
 		fprintf(out, "%.3f</td>", v);
 }
 
-static void print_html(json_t *ws, const char *na, const char *nb, bool significant, FILE *out)
+static void print_html(json_t *ws, const char *na, const char *nb, bool significant,
+		       double min_change_pct, FILE *out)
 {
 	size_t i;
 	json_t *w;
@@ -195,11 +198,11 @@ static void print_html(json_t *ws, const char *na, const char *nb, bool signific
 	html_text(out, nb);
 	fprintf(out, "</p></header>\n<section id=\"cmp\" data-changed=\"%s\"><h2>Changes</h2>\n"
 		     "<p><span class=\"verdict %s\">%s</span> A change is marked when it exceeds the "
-		     "larger slice-to-slice spread of the two runs and 1%% of A's value; counters "
+		     "larger slice-to-slice spread of the two runs and %g%% of A's value; counters "
 		     "when they grow.</p>\n<table><tr><th class=\"name\">workload</th><th class=\"name\">"
 		     "op</th><th class=\"name\">metric</th><th>A</th><th>B</th><th>change</th>"
 		     "<th>noise (spread)</th></tr>\n", significant ? "yes" : "no",
-		significant ? "FAIL" : "PASS", significant ? "CHANGED" : "NO CHANGE");
+		significant ? "FAIL" : "PASS", significant ? "CHANGED" : "NO CHANGE", min_change_pct);
 	json_array_foreach(ws, i, w) {
 		const char *wname = json_string_value(json_object_get(w, "name")), *op;
 		json_t *o;
@@ -250,7 +253,7 @@ static void print_html(json_t *ws, const char *na, const char *nb, bool signific
 }
 
 int cmp_runs(const char *run_a, const char *run_b, const char *format, const char *html,
-	     uint64_t slice_ns)
+	     uint64_t slice_ns, double min_change_pct)
 {
 	struct run_files a, b;
 	bool significant = false;
@@ -266,12 +269,13 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 		run_files_done(&b);
 		return r;
 	}
-	json_t *ws = compare(a.m, b.m, &significant);
+	json_t *ws = compare(a.m, b.m, min_change_pct, &significant);
 	if (json_array_size(ws) == 0) {
 		fprintf(stderr, "soakctl: %s and %s have no workload in common\n", run_a, run_b);
 		r = EXIT_REFUSED;
 	} else if (format && strcmp(format, "json") == 0) {
-		json_t *doc = json_pack("{s:s,s:s,s:O,s:b}", "a", run_a, "b", run_b, "workloads", ws,
+		json_t *doc = json_pack("{s:s,s:s,s:f,s:O,s:b}", "a", run_a, "b", run_b,
+					"min_change_pct", min_change_pct, "workloads", ws,
 					"significant", significant);
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
@@ -284,7 +288,7 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 		if (!f) {
 			r = EXIT_REFUSED;
 		} else {
-			print_html(ws, run_a, run_b, significant, f);
+			print_html(ws, run_a, run_b, significant, min_change_pct, f);
 			r = output_close(f, html);
 		}
 	}

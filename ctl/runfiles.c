@@ -48,6 +48,27 @@ int run_files_load(struct run_files *rf, const char *dir_or_log, uint64_t slice_
 		fprintf(stderr, "soakctl: out of memory\n");
 		return EXIT_FAILURE;
 	}
+	/* A dump (JSON) rather than a run directory or log. */
+	FILE *f = fopen(dir_or_log, "re");
+	int c = ' ';
+	while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\n' || c == '\t'))
+		;
+	if (f)
+		fclose(f);
+	if (c == '{') {
+		json_error_t je;
+		json_t *dump = json_load_file(dir_or_log, 0, &je);
+		int r = dump ? runmodel_add_dump(rf->m, dump) : -EINVAL;
+		json_decref(dump);
+		if (r < 0) {
+			fprintf(stderr, "soakctl: %s: %s\n", dir_or_log,
+				!dump ? je.text : r == -EINVAL ? "not a dump of soakd with its histograms "
+								 "(soakctl dump or merge --format json)"
+							       : strerror(-r));
+			return EXIT_REFUSED;
+		}
+		return 0;
+	}
 	if (runmodel_load(rf->m, dir_or_log, err, sizeof(err)) < 0) {
 		fprintf(stderr, "soakctl: %s\n", err);
 		return EXIT_REFUSED;

@@ -200,12 +200,13 @@ static int run_cmp(struct options *o)
 	if (o->json || o->run_dir || o->report.workload || o->report.op || o->window_given ||
 	    o->thresholds || o->limits || o->report.service)
 		return usage_error("cmp takes only --format, --html and --slice");
-	return cmp_runs(o->args[1], o->args[2], o->format, o->html, o->report.slice_ns);
+	return cmp_runs(o->args[1], o->args[2], o->format, o->html, o->report.slice_ns,
+			o->min_change_pct >= 0 ? o->min_change_pct : CMP_DEFAULT_MIN_CHANGE_PCT);
 }
 
 int main(int argc, char **argv)
 {
-	struct options o = { .timeout_s = 10 };
+	struct options o = { .timeout_s = 10, .min_change_pct = -1 };
 
 	report_default_options(&o.report);
 	struct proto_request check;
@@ -217,6 +218,8 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r)
 		return r;
+	if (o.min_change_pct >= 0 && strcmp(o.args[0], "cmp") != 0)
+		return usage_error("--min-change is for 'cmp'");
 	if (strcmp(o.args[0], "watch") == 0 || strcmp(o.args[0], "plot") == 0)
 		return run_view(&o);
 	if (strcmp(o.args[0], "cmp") == 0)

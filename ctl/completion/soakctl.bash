@@ -35,7 +35,7 @@ _soakctl()
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
 		--socket | --timeout | --format | --slice | --thresholds | --limits | --workload | \
-			--op | --since | --until | --run-dir | --output | --interval | --html)
+			--op | --since | --until | --run-dir | --output | --interval | --html | --min-change)
 			((i++)) ;;
 		-*) ;;
 		*)
@@ -74,7 +74,7 @@ _soakctl()
 		COMPREPLY=($(compgen -W "$(_soakctl_names ops "${COMP_WORDS[@]}")" -- "$cur"))
 		return
 		;;
-	--timeout | --slice | --thresholds | --limits | --since | --until | --interval)
+	--timeout | --slice | --thresholds | --limits | --since | --until | --interval | --min-change)
 		return
 		;;
 	esac
@@ -102,7 +102,7 @@ _soakctl()
 	report) opts="--slice --thresholds --limits --workload --op --service --run-dir --html" ;;
 	watch) opts="--interval" ;;
 	plot) opts="--output --workload --op --since --until --slice --run-dir" ;;
-	cmp) opts="--format --html --slice" ;;
+	cmp) opts="--format --html --slice --min-change" ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$opts $global" -- "$cur"))
