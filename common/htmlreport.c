@@ -205,24 +205,75 @@ static bool verify_failure(const struct rm_counter *c)
 	       strcmp(c->name, "uncertain") != 0;
 }
 
-/* -1 no data, 0 pass, 1 fail: a judged op over a limit, failed or missed
- * ops, or any op that read back wrong data. */
-static int run_verdict(const struct runmodel *m, const struct report_options *ro)
-{
-	int judged = 0, failed = 0;
+struct verdict {
+	int judged;
+	int over_limit, failed_ops, missed_ops, wrong_data;   /* ops with each */
+	uint64_t late_intervals;
+};
 
-	for (size_t i = 0; i < m->n; i++)
+/* As soakctl report judges, and more: a judged op over a limit fails, and
+ * so do failed or missed ops of a judged op and wrong data read back by
+ * any op; soakd's own lateness makes a pass INCONCLUSIVE. */
+static struct verdict run_verdict(const struct runmodel *m, const struct report_options *ro)
+{
+	struct verdict v = { 0 };
+
+	for (size_t i = 0; i < m->n; i++) {
+		v.late_intervals += m->w[i]->n_late;
 		for (size_t k = 0; k < m->w[i]->n_ops; k++) {
 			const struct rm_op *o = &m->w[i]->ops[k];
-			failed += o->corrupt > 0;
-			for (size_t v = 0; v < o->n_verify; v++)
-				failed += verify_failure(&o->verify[v]);
+			bool wrong = o->corrupt > 0;
+			for (size_t c = 0; c < o->n_verify; c++)
+				wrong |= verify_failure(&o->verify[c]);
+			v.wrong_data += wrong;
 			if (!report_op_judged(ro, has_read(m->w[i]), o->name))
 				continue;
-			judged++;
-			failed += !op_passes(o, ro) || o->errors || o->missed;
+			v.judged++;
+			v.over_limit += !op_passes(o, ro);
+			v.failed_ops += o->errors > 0;
+			v.missed_ops += o->missed > 0;
 		}
-	return judged == 0 ? -1 : failed ? 1 : 0;
+	}
+	return v;
+}
+
+static const char *verdict_word(const struct verdict *v)
+{
+	if (!v->judged)
+		return "NO DATA";
+	if (v->over_limit || v->failed_ops || v->missed_ops || v->wrong_data)
+		return "FAIL";
+	return v->late_intervals ? "INCONCLUSIVE" : "PASS";
+}
+
+static void verdict_reasons(FILE *out, const struct verdict *v)
+{
+	const char *sep = "";
+
+	if (!v->judged) {
+		fputs("no intervals recorded.", out);
+		return;
+	}
+	if (v->over_limit)
+		fprintf(out, "%s%d judged op%s over a limit", sep, v->over_limit,
+			v->over_limit == 1 ? "" : "s"), sep = "; ";
+	if (v->failed_ops)
+		fprintf(out, "%sfailed ops in %d judged op%s", sep, v->failed_ops,
+			v->failed_ops == 1 ? "" : "s"), sep = "; ";
+	if (v->missed_ops)
+		fprintf(out, "%smissed ops in %d judged op%s", sep, v->missed_ops,
+			v->missed_ops == 1 ? "" : "s"), sep = "; ";
+	if (v->wrong_data)
+		fprintf(out, "%swrong data read back by %d op%s", sep, v->wrong_data,
+			v->wrong_data == 1 ? "" : "s"), sep = "; ";
+	if (v->late_intervals)
+		fprintf(out, "%ssoakd itself was late in %" PRIu64 " interval%s: its latencies there "
+			     "are not the device's", sep, v->late_intervals,
+			v->late_intervals == 1 ? "" : "s"), sep = "; ";
+	if (!*sep)
+		fputs("every judged op stayed within its limits in every slice; none failed or was "
+		      "missed", out);
+	fputs(".", out);
 }
 
 static void alarms(FILE *out, const struct runmodel *m)
@@ -442,8 +493,8 @@ static void op_section(FILE *out, const struct runmodel *m, const struct rm_work
 int html_report_write(FILE *out, const struct html_report_input *in)
 {
 	const struct runmodel *m = in->m;
-	int v = run_verdict(m, in->o);
-	const char *word = v < 0 ? "NO DATA" : v ? "FAIL" : "PASS";
+	struct verdict v = run_verdict(m, in->o);
+	const char *word = verdict_word(&v);
 	char when[64] = "", len[32];
 
 	html_page_begin(out, in->title);
@@ -461,11 +512,9 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 		when[0] ? when : "(unknown)", len, m->n, m->n == 1 ? "" : "s");
 
 	fprintf(out, "<section id=\"verdict\" data-verdict=\"%s\"><h2>Verdict</h2>\n"
-		     "<p><span class=\"verdict %s\">%s</span> ", word, v ? "FAIL" : "PASS", word);
-	fputs(v > 0 ? "a judged op went over a limit, ops failed or were missed, or data read back "
-		      "wrong." :
-	      v == 0 ? "every judged op stayed within its limits in every slice, none failed or "
-		       "was missed." : "no intervals recorded.", out);
+		     "<p><span class=\"verdict %s\">%s</span> ", word,
+		strcmp(word, "PASS") == 0 ? "PASS" : "FAIL", word);
+	verdict_reasons(out, &v);
 	char sl[32];
 	plot_format_elapsed(m->slice_ns / 1e9, sl, sizeof(sl));
 	fprintf(out, " Slices of %s.</p>\n", sl);
@@ -509,5 +558,5 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 	html_page_end(out);
 	if (fflush(out) != 0 || ferror(out))
 		return -EIO;
-	return v > 0 ? 1 : 0;
+	return strcmp(word, "PASS") == 0 ? 0 : v.judged ? 1 : 0;
 }

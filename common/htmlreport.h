@@ -25,7 +25,8 @@
  * the configuration (values of secret-looking keys never shown), device
  * facts, soakd's version, restarts and gaps close it.
  *
- * Elements the tests look for: id="verdict" with data-verdict="PASS|FAIL",
+ * Elements the tests look for: id="verdict" with data-verdict="PASS|FAIL|
+ * INCONCLUSIVE|NO DATA",
  * per workload a <section class="workload" data-workload="NAME">, and in
  * the tables td[data-k="WORKLOAD/OP/KEY"] holding the plain number.
  */
@@ -39,8 +40,10 @@ struct html_report_input {
 	json_t *devices;            /* device facts (devices.json), or NULL */
 };
 
-/* Returns 0 when every judged op passed, 1 when one failed; -EIO when the
- * output could not be written. */
+/* Returns 0 when the verdict is PASS (or there is no data), 1 when it is
+ * FAIL or INCONCLUSIVE (soakd itself was late: its latencies there are
+ * not the device's, as soakctl report says); -EIO when the output could
+ * not be written. */
 int html_report_write(FILE *out, const struct html_report_input *in);
 
 /* The page's frame, shared with soakctl cmp --html. */

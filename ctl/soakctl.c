@@ -187,7 +187,8 @@ static int run_html_report(struct options *o)
 	r = output_close(f, o->html);
 	run_files_done(&rf);
 	if (r == 0 && strcmp(o->html, "-") != 0)
-		fprintf(stderr, "soakctl: wrote %s (verdict %s)\n", o->html, verdict ? "FAIL" : "PASS");
+		fprintf(stderr, "soakctl: wrote %s (verdict %s)\n", o->html,
+			verdict ? "FAIL or INCONCLUSIVE" : "PASS");
 	return r ? r : verdict > 0 ? EXIT_REPORT_FAIL : 0;
 }
 

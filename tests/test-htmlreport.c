@@ -157,6 +157,37 @@ static void test_secrets_never_shown(void **state)
 	runmodel_free(m);
 }
 
+/* Clean intervals pass; one where soakd was late makes it INCONCLUSIVE,
+ * as soakctl report says. */
+static void test_verdicts(void **state)
+{
+	(void)state;
+	struct runmodel *m = runmodel_new(0);
+	struct hist h;
+	hist_init(&h);
+	hist_record_n(&h, 50000, 100);
+	char *b64 = hist_to_base64(&h), buf[2048];
+#define INTERVAL "{\"type\":\"interval\",\"workload\":\"w\",\"start_ns\":%d000000000," \
+		 "\"end_ns\":%d000000000,\"target_ops\":100,%s\"ops\":{\"read\":{" \
+		 "\"count\":100,\"share\":1,\"latency\":\"%s\"}}}"
+	snprintf(buf, sizeof(buf), INTERVAL, 1, 2, "", b64);
+	add(m, buf);
+	int verdict;
+	char *html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 0);
+	assert_non_null(strstr(html, "data-verdict=\"PASS\""));
+	free(html);
+	snprintf(buf, sizeof(buf), INTERVAL, 2, 3, "\"generator_late\":true,\"generator_late_ms\":120.5,", b64);
+	add(m, buf);
+	html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 1);
+	assert_non_null(strstr(html, "data-verdict=\"INCONCLUSIVE\""));
+	assert_non_null(strstr(html, "(120.5 ms)"));
+	free(html);
+	free(b64);
+	runmodel_free(m);
+}
+
 /* A week of 1 s intervals at 100 µs with one interval at 1 s: the chart's
  * one column that holds it still reaches the top. */
 static void test_decimation_keeps_maxima(void **state)
@@ -207,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tolerant_reader),
 		cmocka_unit_test(test_secrets_never_shown),
+		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_decimation_keeps_maxima),
 		cmocka_unit_test(test_escaping),
 	};

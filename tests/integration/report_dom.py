@@ -54,7 +54,7 @@ text = " ".join(dom.text)
 problems = []
 
 verdict = [a for t, a in dom.elements if a.get("id") == "verdict"]
-if not verdict or verdict[0].get("data-verdict") not in ("PASS", "FAIL"):
+if not verdict or verdict[0].get("data-verdict") not in ("PASS", "FAIL", "INCONCLUSIVE"):
     problems.append(f"no verdict section: {verdict}")
 elif verdict[0]["data-verdict"] not in text:
     problems.append("the verdict word is not shown")
