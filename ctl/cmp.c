@@ -56,12 +56,21 @@ static uint64_t verify_of(const struct rm_op *o, const char *name)
 	return 0;
 }
 
-static json_t *counter(uint64_t a, uint64_t b, bool *any)
+/* An exact counter: marked when it grows and growth is bad (counts). */
+static json_t *counter(uint64_t a, uint64_t b, bool counts, bool *any)
 {
-	bool changed = a != b;
+	bool significant = counts && b > a;
 
-	*any |= changed && b > a;
-	return json_pack("{s:I,s:I,s:b}", "a", (json_int_t)a, "b", (json_int_t)b, "changed", changed);
+	*any |= significant;
+	return json_pack("{s:I,s:I,s:b,s:b}", "a", (json_int_t)a, "b", (json_int_t)b, "changed",
+			 a != b, "significant", significant);
+}
+
+/* Verification classes that are not failures: what was and was not looked at. */
+static bool verify_failure_class(const char *name)
+{
+	return strcmp(name, "checked") != 0 && strcmp(name, "unchecked") != 0 &&
+	       strcmp(name, "uncertain") != 0;
 }
 
 /* The comparison as JSON: what text and HTML print, too. */
@@ -100,8 +109,8 @@ static json_t *compare(const struct runmodel *a, const struct runmodel *b, doubl
 			}
 			json_object_set_new(op, "count", json_pack("{s:I,s:I}", "a", (json_int_t)oa->count,
 								  "b", (json_int_t)ob->count));
-			json_object_set_new(op, "errors", counter(oa->errors, ob->errors, &significant));
-			json_object_set_new(op, "missed", counter(oa->missed, ob->missed, &significant));
+			json_object_set_new(op, "errors", counter(oa->errors, ob->errors, true, &significant));
+			json_object_set_new(op, "missed", counter(oa->missed, ob->missed, true, &significant));
 			json_t *ver = json_object();
 			for (int side = 0; side < 2; side++) {
 				const struct rm_op *o = side ? ob : oa;
@@ -109,11 +118,9 @@ static json_t *compare(const struct runmodel *a, const struct runmodel *b, doubl
 					const char *name = o->verify[v].name;
 					if (json_object_get(ver, name))
 						continue;
-					bool ignored = false;
 					json_object_set_new(ver, name,
 							    counter(verify_of(oa, name), verify_of(ob, name),
-								    strcmp(name, "checked") ? &significant
-											    : &ignored));
+								    verify_failure_class(name), &significant));
 				}
 			}
 			json_object_set_new(op, "verify", ver);
@@ -125,13 +132,23 @@ static json_t *compare(const struct runmodel *a, const struct runmodel *b, doubl
 	return ws;
 }
 
+/* Width for %-*s that pads text to cols characters (UTF-8: µ is 2 bytes). */
+static int pad(const char *text, int cols)
+{
+	int extra = 0;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		extra += (*p & 0xC0) == 0x80;
+	return cols + extra;
+}
+
 static void print_text(json_t *ws, const char *na, const char *nb, FILE *out)
 {
 	size_t i;
 	json_t *w;
 
 	fprintf(out, "A: %s\nB: %s\n", na, nb);
-	fprintf(out, "%-14s %-18s %-9s %14s %14s %9s %12s\n", "workload", "op", "metric", "A", "B",
+	fprintf(out, "%-14s %-18s %-20s %14s %14s %9s %12s\n", "workload", "op", "metric", "A", "B",
 		"change", "noise");
 	json_array_foreach(ws, i, w) {
 		const char *wname = json_string_value(json_object_get(w, "name")), *op;
@@ -145,28 +162,31 @@ static void print_text(json_t *ws, const char *na, const char *nb, FILE *out)
 					snprintf(change, sizeof(change), "%+.1f%%", json_number_value(pct));
 				if (json_is_number(noise))
 					snprintf(nz, sizeof(nz), "±%.3f", json_number_value(noise));
-				fprintf(out, "%-14s %-18s %-9s %14.3f %14.3f %9s %12s%s\n", wname, op,
-					stat_names[s], json_number_value(json_object_get(m, "a")),
+				fprintf(out, "%-14s %-18s %-*s %14.3f %14.3f %9s %12s%s\n", wname, op,
+					pad(stat_names[s], 20), stat_names[s], json_number_value(json_object_get(m, "a")),
 					json_number_value(json_object_get(m, "b")), change, nz,
 					json_is_true(json_object_get(m, "significant")) ? "  CHANGED" : "");
 			}
 			static const char *const counters[] = { "count", "errors", "missed" };
 			for (size_t c = 0; c < 3; c++) {
 				json_t *m = json_object_get(o, counters[c]);
-				fprintf(out, "%-14s %-18s %-9s %14" JSON_INTEGER_FORMAT " %14" JSON_INTEGER_FORMAT
+				fprintf(out, "%-14s %-18s %-20s %14" JSON_INTEGER_FORMAT " %14" JSON_INTEGER_FORMAT
 					"%s\n", wname, op, counters[c],
 					json_integer_value(json_object_get(m, "a")),
 					json_integer_value(json_object_get(m, "b")),
-					json_is_true(json_object_get(m, "changed")) && c ? "  CHANGED" : "");
+					json_is_true(json_object_get(m, "significant")) ? "  CHANGED" : "");
 			}
 			const char *vn;
 			json_t *m;
-			json_object_foreach(json_object_get(o, "verify"), vn, m)
-				fprintf(out, "%-14s %-18s verify.%-2s %14" JSON_INTEGER_FORMAT " %14"
-					JSON_INTEGER_FORMAT "%s\n", wname, op, vn,
+			json_object_foreach(json_object_get(o, "verify"), vn, m) {
+				char label[64];
+				snprintf(label, sizeof(label), "verify.%s", vn);
+				fprintf(out, "%-14s %-18s %-20s %14" JSON_INTEGER_FORMAT " %14"
+					JSON_INTEGER_FORMAT "%s\n", wname, op, label,
 					json_integer_value(json_object_get(m, "a")),
 					json_integer_value(json_object_get(m, "b")),
-					json_is_true(json_object_get(m, "changed")) ? "  CHANGED" : "");
+					json_is_true(json_object_get(m, "significant")) ? "  CHANGED" : "");
+			}
 		}
 	}
 }
@@ -178,7 +198,9 @@ static void td_num(FILE *out, const char *key, const char *w, const char *op, co
 	html_text(out, w);
 	fputc('/', out);
 	html_text(out, op);
-	fprintf(out, "/%s\">", key);
+	fputc('/', out);
+	html_text(out, key);
+	fputs("\">", out);
 	if (strcmp(fmt_kind, "int") == 0)
 		fprintf(out, "%.0f</td>", v);
 	else
@@ -244,7 +266,27 @@ static void print_html(json_t *ws, const char *na, const char *nb, bool signific
 				td_num(out, counters[c], wname, op, "int",
 				       (double)json_integer_value(json_object_get(m, "b")));
 				fprintf(out, "<td>%s</td><td>exact</td></tr>\n",
-					json_is_true(json_object_get(m, "changed")) ? "CHANGED" : "");
+					json_is_true(json_object_get(m, "significant")) ? "CHANGED" : "");
+			}
+			const char *vn;
+			json_t *vm;
+			json_object_foreach(json_object_get(o, "verify"), vn, vm) {
+				char key[64];
+				fputs("<tr><td class=\"name\">", out);
+				html_text(out, wname);
+				fputs("</td><td class=\"name\">", out);
+				html_text(out, op);
+				fputs("</td><td class=\"name\">verify ", out);
+				html_text(out, vn);
+				fputs("</td>", out);
+				snprintf(key, sizeof(key), "verify.%s.a", vn);
+				td_num(out, key, wname, op, "int",
+				       (double)json_integer_value(json_object_get(vm, "a")));
+				snprintf(key, sizeof(key), "verify.%s.b", vn);
+				td_num(out, key, wname, op, "int",
+				       (double)json_integer_value(json_object_get(vm, "b")));
+				fprintf(out, "<td>%s</td><td>exact</td></tr>\n",
+					json_is_true(json_object_get(vm, "significant")) ? "CHANGED" : "");
 			}
 		}
 	}

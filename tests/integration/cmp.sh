@@ -134,6 +134,20 @@ out=$(cmp_runs "$WORK/state/a1" "$WORK/nohist.json" 2>&1) || rc=$?
 ((rc == 1)) && [[ $out == *"not a dump of soakd with its histograms"* ]] ||
 	fail "cmp of a dump without histograms: exit $rc: $out"
 
+# Verification classes (hand-made records on a copy of a1, as other parts
+# of soakd write them): a failure class that grows is marked, "checked" is
+# not.
+cp -r "$WORK/state/a1" "$WORK/a1-verify"
+python3 "$SRCDIR/tests/integration/report_extra.py" "$WORK/a1-verify/intervals.log" >/dev/null ||
+	fail "could not add verify records"
+rc=0
+cmp_runs "$WORK/state/a1" "$WORK/a1-verify" >"$WORK/verify.txt" 2>&1 || rc=$?
+((rc == 3)) || fail "cmp with corrupt reads added: exit $rc: $(cat "$WORK/verify.txt")"
+grep -Eq '^w +read +verify.corrupt +0 +2  CHANGED$' "$WORK/verify.txt" ||
+	fail "verify.corrupt not marked: $(cat "$WORK/verify.txt")"
+grep -Eq '^w +read +verify.checked +0 +500$' "$WORK/verify.txt" ||
+	fail "verify.checked wrongly marked: $(cat "$WORK/verify.txt")"
+
 # Usage errors.
 rc=0
 out=$(timeout 10 "$SOAKCTL" cmp "$WORK/state/a1" 2>&1) || rc=$?
