@@ -423,13 +423,15 @@ static void op_section(FILE *out, const struct runmodel *m, const struct rm_work
 	for (size_t f = 0; f < 2 && n < 4; f++)
 		for (size_t i = 1; i < 4 && n < 4; i += 2) {   /* p99 and max */
 			char name[96];
-			snprintf(name, sizeof(name), "%s.%s.%s", families[f], kernel_op(o->name), stat[i]);
+			/* TCP's series is the connections' smoothed RTT, whatever the op. */
+			const char *kop = f == 1 ? "srtt" : kernel_op(o->name);
+			snprintf(name, sizeof(name), "%s.%s.%s", families[f], kop, stat[i]);
 			const struct rm_series *s = runmodel_find(w->kernel, w->n_kernel, name);
 			if (!s)
 				continue;
 			snprintf(ids[n], sizeof(ids[n]), "%s/%s/kernel.%s", w->name, o->name, name);
-			snprintf(labels[n], sizeof(labels[n]), "kernel %s %s %s", families[f],
-				 kernel_op(o->name), nice[i]);
+			snprintf(labels[n], sizeof(labels[n]), "kernel %s %s %s", families[f], kop,
+				 nice[i]);
 			lines[n] = (struct chart_line){ s, labels[n], ids[n], i == 1 ? "#2e7d32" : "#4d4d4d",
 							i == 3 };
 			n++;

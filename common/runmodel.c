@@ -281,27 +281,42 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 	return r;
 }
 
-/* kernel: {"blk": {"read": {"latency_us": {...}}}, "tcp": {...}} */
+static void add_kernel_latency(struct rm_workload *w, const char *family, const char *what,
+			       json_t *lat, double t0, double t1)
+{
+	static const char *const stats[] = { "p50", "p99", "p999", "max" };
+
+	for (size_t i = 0; i < 4; i++) {
+		char name[96];
+		snprintf(name, sizeof(name), "%s.%s.%s", family, what, stats[i]);
+		struct rm_series *s = series_of(w->kernel, &w->n_kernel,
+						sizeof(w->kernel) / sizeof(w->kernel[0]), name);
+		if (s)
+			series_add(s, t0, t1, num(lat, stats[i], NAN));
+	}
+}
+
+/* kernel: {"blk": {"read": {"count", "latency_us": {...}}, ...},
+ *          "tcp": {"srtt_samples", "latency_us" (smoothed RTT), "connects", "connect_us"}} */
 static void add_kernel(struct rm_workload *w, json_t *kernel, double t0, double t1)
 {
 	const char *family, *op;
 	json_t *ops, *series;
-	static const char *const stats[] = { "p50", "p99", "p999", "max" };
 
 	json_object_foreach(kernel, family, ops) {
+		if (json_is_object(json_object_get(ops, "latency_us"))) {   /* one series: TCP */
+			if (num(ops, "srtt_samples", 1) > 0)
+				add_kernel_latency(w, family, "srtt", json_object_get(ops, "latency_us"), t0,
+						   t1);
+			if (num(ops, "connects", 0) > 0)
+				add_kernel_latency(w, family, "connect", json_object_get(ops, "connect_us"),
+						   t0, t1);
+			continue;
+		}
 		json_object_foreach(ops, op, series) {
 			json_t *lat = json_object_get(series, "latency_us");
-			if (!json_is_object(lat) || num(series, "count", 1) <= 0)
-				continue;
-			for (size_t i = 0; i < 4; i++) {
-				char name[96];
-				snprintf(name, sizeof(name), "%s.%s.%s", family, op, stats[i]);
-				struct rm_series *s = series_of(w->kernel, &w->n_kernel,
-								sizeof(w->kernel) / sizeof(w->kernel[0]),
-								name);
-				if (s)
-					series_add(s, t0, t1, num(lat, stats[i], NAN));
-			}
+			if (json_is_object(lat) && num(series, "count", 1) > 0)
+				add_kernel_latency(w, family, op, lat, t0, t1);
 		}
 	}
 }

@@ -88,6 +88,12 @@ static void test_tolerant_reader(void **state)
 	       "\"cpu\":{\"iowait\":7.5},\"disks\":{\"sda\":{\"util_pct\":50}},\"odd\":\"text\"}");
 	add(m, "{\"type\":\"event\",\"event\":\"drift\",\"workload\":\"w<1>\",\"op\":\"read\","
 	       "\"metric\":\"p99\",\"start_ns\":2000000000,\"message\":\"<b>rose</b>\"}");
+	/* The kernel's series: block per op, TCP as one (smoothed RTT). */
+	add(m, "{\"type\":\"interval\",\"workload\":\"w<1>\",\"start_ns\":3000000000,"
+	       "\"end_ns\":4000000000,\"kernel\":{\"blk\":{\"read\":{\"count\":3,"
+	       "\"latency_us\":{\"p50\":10,\"p99\":20,\"p999\":30,\"max\":40}}},"
+	       "\"tcp\":{\"srtt_samples\":5,\"latency_us\":{\"p50\":1,\"p99\":2,\"max\":3},"
+	       "\"connects\":0,\"connect_us\":{}}}}");
 	add(m, "{\"type\":\"mystery\"}");
 	add(m, "{\"no_type\":1}");
 
@@ -110,6 +116,9 @@ static void test_tolerant_reader(void **state)
 	assert_non_null(runmodel_find(m->host, m->n_host, "cpu.iowait"));
 	assert_non_null(runmodel_find(m->host, m->n_host, "disks.sda.util_pct"));
 	assert_null(runmodel_find(m->host, m->n_host, "odd"));
+	assert_non_null(runmodel_find(m->w[0]->kernel, m->w[0]->n_kernel, "blk.read.p99"));
+	assert_non_null(runmodel_find(m->w[0]->kernel, m->w[0]->n_kernel, "tcp.srtt.p99"));
+	assert_null(runmodel_find(m->w[0]->kernel, m->w[0]->n_kernel, "tcp.connect.p99"));
 	assert_int_equal(m->n_gaps, 1);
 	assert_int_equal(m->n_events, 1);
 	assert_string_equal(m->restarts[0].version, "9.9");
@@ -126,6 +135,8 @@ static void test_tolerant_reader(void **state)
 	assert_non_null(strstr(html, "&lt;b&gt;rose&lt;/b&gt;"));
 	assert_null(strstr(html, "<b>rose"));
 	assert_non_null(strstr(html, "id=\"host-cpu\""));
+	assert_non_null(strstr(html, "data-series=\"w&lt;1&gt;/read/kernel.tcp.srtt.p99\""));
+	assert_non_null(strstr(html, "data-series=\"w&lt;1&gt;/read/kernel.blk.read.p99\""));
 	assert_non_null(strstr(html, "9.9"));
 	/* No URL but the SVG namespace: nothing to fetch. */
 	for (const char *p = strstr(html, "http://"); p; p = strstr(p + 1, "http://"))
