@@ -83,9 +83,17 @@ cp "$WORK/copy.html" "$ART/report.html"
 # Loaded over the DevTools protocol (tests/integration/cdp_page.py): the
 # DOM and a full-page screenshot, with JavaScript off for the page, then on.
 page() { timeout 90 python3 "$SRCDIR/tests/integration/cdp_page.py" "$@" 2>>"$WORK/chromium.err"; }
+# Where soakd could load its block-layer probes, the kernel's series must
+# be beside the application's.
+kernel=()
+if grep -q '"kernel":{"blk":{"read"' "$WORK/state/rep/intervals.log"; then
+	kernel=(--kernel)
+else
+	note "no block-layer series in the log (BPF not available?): kernel charts not checked"
+fi
 for html in live copy; do
-	extras=()
-	[[ $html == copy ]] && extras=(--extras)
+	extras=("${kernel[@]}")
+	[[ $html == copy ]] && extras+=(--extras)
 	page "file://$WORK/$html.html" --no-js --dom "$WORK/$html.nojs.dom" ||
 		fail "chromium could not load $html.html without JavaScript: $(tail -n 3 "$WORK/chromium.err")"
 	python3 "$SRCDIR/tests/integration/report_dom.py" "$WORK/$html.nojs.dom" "$WORK/dump.json" \

@@ -13,6 +13,8 @@ against the run's dump (soakctl dump --format json):
     missed exactly, p50/p99/p99.9/max latency to the printed precision;
   - with --extras, the hand-made fields of report_extra.py: every nonzero
     verify class, the host panels, the drift alarm;
+  - with --kernel (the run's log has block-layer series), the kernel
+    chart beside every read op's latency;
   - with --js, the button the optional script adds; without, none (the
     page was loaded with JavaScript off)."""
 import json
@@ -46,7 +48,7 @@ class Dom(HTMLParser):
 
 
 dom_path, dump_path, workloads = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-extras, js = "--extras" in sys.argv, "--js" in sys.argv
+extras, js, kernel = "--extras" in sys.argv, "--js" in sys.argv, "--kernel" in sys.argv
 dom = Dom()
 dom.feed(open(dom_path, encoding="utf-8").read())
 dump = json.load(open(dump_path))
@@ -89,6 +91,10 @@ for w in dump["workloads"]:
             if got is None or abs(float(got) - want) > 0.0015:
                 problems.append(f"{name}/{op}/{dk}: table {got}, dump {want}")
             checked += 1
+        if kernel and "read" in op:
+            d = paths.get(f"{name}/{op}/kernel.blk.read.p99", "")
+            if ids.get(f"kern-{name}-{op}", (None,))[0] != "svg" or d.count("L") < 2:
+                problems.append(f"{name}/{op}: no kernel block series beside it ({d[:40]!r})")
         if dom.data_k.get(f"{name}/{op}/verdict") not in ("PASS", "FAIL", "not judged"):
             problems.append(f"{name}/{op}: no verdict cell")
 
