@@ -96,14 +96,18 @@ static bool has_read(const struct rm_workload *w)
 /* The worst slice's share over threshold j, in percent. */
 static double worst_pct(const struct rm_op *o, uint64_t threshold_ns)
 {
+	struct hist *scratch = malloc(sizeof(*scratch));
 	double worst = 0;
 
-	for (size_t i = 0; i < o->n_slices; i++)
-		if (o->slices[i] && o->slices[i]->count) {
-			double p = report_pct_above(o->slices[i], threshold_ns);
+	for (size_t i = 0; scratch && i < o->n_slices; i++) {
+		const struct hist *h = runmodel_slice(o, i, scratch);
+		if (h && h->count) {
+			double p = report_pct_above(h, threshold_ns);
 			if (p > worst)
 				worst = p;
 		}
+	}
+	free(scratch);
 	return worst;
 }
 
@@ -475,7 +479,9 @@ static void op_section(FILE *out, const struct runmodel *m, const struct rm_work
 	}
 
 	long worst = runmodel_worst_slice(o);
-	const struct hist *h[2] = { o->lat, worst >= 0 ? o->slices[worst] : NULL };
+	struct hist *scratch = malloc(sizeof(*scratch));
+	const struct hist *h[2] = { o->lat, worst >= 0 && scratch ?
+					    runmodel_slice(o, (size_t)worst, scratch) : NULL };
 	char wl[64];
 	plot_format_elapsed((double)worst * (m->slice_ns / 1e9), wl, sizeof(wl));
 	snprintf(labels[0], sizeof(labels[0]), "whole run");
@@ -489,6 +495,7 @@ static void op_section(FILE *out, const struct runmodel *m, const struct rm_work
 		 "99%%, 99.9%%, ...), for the whole run and the slice with the highest p99.9.");
 	figure(out, "Latency by percentile (HdrHistogram style)");
 	chart_spectrum(out, &c, h, lab, idp, h[1] ? 2 : 1);
+	free(scratch);
 	fputs("</figure>\n</div></section>\n", out);
 }
 

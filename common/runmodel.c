@@ -15,8 +15,14 @@ struct runmodel *runmodel_new(uint64_t slice_ns)
 {
 	struct runmodel *m = calloc(1, sizeof(*m));
 
-	if (m)
-		m->slice_ns = slice_ns ? slice_ns : UINT64_C(3600) * 1000000000;
+	if (!m)
+		return NULL;
+	m->slice_ns = slice_ns ? slice_ns : UINT64_C(3600) * 1000000000;
+	m->scratch = malloc(sizeof(*m->scratch));
+	if (!m->scratch) {
+		free(m);
+		return NULL;
+	}
 	return m;
 }
 
@@ -37,10 +43,9 @@ void runmodel_free(struct runmodel *m)
 			struct rm_op *o = &w->ops[j];
 			free(o->lat);
 			for (size_t k = 0; k < o->n_slices; k++)
-				free(o->slices[k]);
+				free(o->slices[k].bytes);
 			free(o->slices);
-			free(o->slice_s);
-			free(o->slice_count);
+			free(o->open);
 			struct rm_series *s[] = { o->s_p50, o->s_p99, o->s_p999, o->s_max,
 						  o->s_rate, o->s_target, o->s_errors, o->s_missed };
 			for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
@@ -53,6 +58,7 @@ void runmodel_free(struct runmodel *m)
 	}
 	for (size_t k = 0; k < m->n_host; k++)
 		series_free(m->host[k]);
+	free(m->scratch);
 	free(m->restarts);
 	free(m->gaps);
 	free(m->events);
@@ -201,43 +207,77 @@ static void add_verify(struct rm_op *o, json_t *verify)
 	}
 }
 
+/* Serialises the open slice into its place: merged with what an earlier
+ * visit to it left there (intervals arrive in order, so rarely). */
+static int close_slice(struct rm_op *o, struct hist *scratch)
+{
+	struct rm_slice *sl = &o->slices[o->open_idx];
+
+	if (sl->bytes) {
+		if (hist_deserialize(scratch, sl->bytes, sl->len) < 0)
+			return -EINVAL;
+		hist_merge(o->open, scratch);
+		free(sl->bytes);
+		sl->bytes = NULL;
+	}
+	size_t len = hist_serialize(o->open, NULL, 0);
+	sl->bytes = malloc(len);
+	if (!sl->bytes)
+		return -ENOMEM;
+	sl->len = hist_serialize(o->open, sl->bytes, len);
+	o->has_open = false;
+	return 0;
+}
+
 static int slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, double secs,
-		     uint64_t count, const struct hist *h)
+		     uint64_t count, const struct hist *h, struct hist *scratch)
 {
 	size_t idx = (size_t)(start_ns / m->slice_ns);
+	int r;
 
 	if (idx >= RM_MAX_SLICES)
 		return 0;
 	if (idx >= o->n_slices) {
-		struct hist **s = realloc(o->slices, (idx + 1) * sizeof(*s));
-		if (!s)
+		struct rm_slice *sl = realloc(o->slices, (idx + 1) * sizeof(*sl));
+		if (!sl)
 			return -ENOMEM;
-		o->slices = s;
-		double *d = realloc(o->slice_s, (idx + 1) * sizeof(*d));
-		if (!d)
-			return -ENOMEM;
-		o->slice_s = d;
-		uint64_t *c = realloc(o->slice_count, (idx + 1) * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		o->slice_count = c;
-		for (size_t i = o->n_slices; i <= idx; i++) {
-			o->slices[i] = NULL;
-			o->slice_s[i] = 0;
-			o->slice_count[i] = 0;
-		}
+		o->slices = sl;
+		memset(&sl[o->n_slices], 0, (idx + 1 - o->n_slices) * sizeof(*sl));
 		o->n_slices = idx + 1;
 	}
-	if (!o->slices[idx]) {
-		o->slices[idx] = malloc(sizeof(struct hist));
-		if (!o->slices[idx])
+	if (!o->open) {
+		o->open = malloc(sizeof(*o->open));
+		if (!o->open)
 			return -ENOMEM;
-		hist_init(o->slices[idx]);
 	}
-	hist_merge(o->slices[idx], h);
-	o->slice_s[idx] += secs;
-	o->slice_count[idx] += count;
+	if (!o->has_open || o->open_idx != idx) {
+		if (o->has_open && (r = close_slice(o, scratch)) < 0)
+			return r;
+		hist_init(o->open);
+		o->open_idx = idx;
+		o->has_open = true;
+	}
+	hist_merge(o->open, h);
+	o->slices[idx].secs += secs;
+	o->slices[idx].count += count;
 	return 0;
+}
+
+const struct hist *runmodel_slice(const struct rm_op *o, size_t i, struct hist *scratch)
+{
+	if (i >= o->n_slices)
+		return NULL;
+	const struct rm_slice *sl = &o->slices[i];
+	if (!sl->bytes) {
+		if (o->has_open && o->open_idx == i)
+			return o->open;
+		return NULL;
+	}
+	if (hist_deserialize(scratch, sl->bytes, sl->len) < 0)
+		return NULL;
+	if (o->has_open && o->open_idx == i)
+		hist_merge(scratch, o->open);
+	return scratch;
 }
 
 static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, json_t *rec,
@@ -276,7 +316,7 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 	series_add(o->s_errors, t0, t1, (double)errors);
 	r = series_add(o->s_missed, t0, t1, (double)missed);
 	if (r == 0)
-		r = slice_add(m, o, start_ns, secs, u64(rec, "count"), h);
+		r = slice_add(m, o, start_ns, secs, u64(rec, "count"), h, m->scratch);
 	free(h);
 	return r;
 }
@@ -522,32 +562,39 @@ int runmodel_add_dump(struct runmodel *m, json_t *dump)
 
 long runmodel_worst_slice(const struct rm_op *o)
 {
+	struct hist *scratch = malloc(sizeof(*scratch));
 	long worst = -1;
 	uint64_t worst_v = 0;
 
-	for (size_t i = 0; i < o->n_slices; i++) {
-		if (!o->slices[i] || !o->slices[i]->count)
+	for (size_t i = 0; scratch && i < o->n_slices; i++) {
+		const struct hist *h = runmodel_slice(o, i, scratch);
+		if (!h || !h->count)
 			continue;
-		uint64_t v = hist_percentile(o->slices[i], 99.9);
+		uint64_t v = hist_percentile(h, 99.9);
 		if (worst < 0 || v > worst_v) {
 			worst = (long)i;
 			worst_v = v;
 		}
 	}
+	free(scratch);
 	return worst;
 }
 
 size_t runmodel_slice_values(const struct rm_op *o, const char *stat, uint64_t slice_ns,
 			     double *out, size_t max)
 {
+	struct hist *scratch = malloc(sizeof(*scratch));
 	size_t n = 0;
 
-	for (size_t i = 0; i < o->n_slices && n < max; i++) {
-		const struct hist *h = o->slices[i];
-		if (!h || !h->count || o->slice_s[i] < 0.9 * (slice_ns / 1e9))
+	for (size_t i = 0; scratch && i < o->n_slices && n < max; i++) {
+		const struct rm_slice *sl = &o->slices[i];
+		if (sl->secs < 0.9 * (slice_ns / 1e9))
+			continue;
+		const struct hist *h = runmodel_slice(o, i, scratch);
+		if (!h || !h->count)
 			continue;
 		if (strcmp(stat, "rate") == 0)
-			out[n++] = o->slice_count[i] / o->slice_s[i];
+			out[n++] = sl->count / sl->secs;
 		else if (strcmp(stat, "p50") == 0)
 			out[n++] = hist_percentile(h, 50) / 1e3;
 		else if (strcmp(stat, "p99") == 0)
@@ -555,5 +602,6 @@ size_t runmodel_slice_values(const struct rm_op *o, const char *stat, uint64_t s
 		else if (strcmp(stat, "p999") == 0)
 			out[n++] = hist_percentile(h, 99.9) / 1e3;
 	}
+	free(scratch);
 	return n;
 }

@@ -27,7 +27,7 @@
 #define RM_MAX_WORKLOADS 64
 #define RM_MAX_OPS 16
 #define RM_MAX_SERIES 512
-#define RM_MAX_SLICES 20000
+#define RM_MAX_SLICES 100000
 
 /* One value over [t0, t1] (run time, seconds); NAN: no value (no ops). */
 struct rm_point {
@@ -46,15 +46,27 @@ struct rm_counter {
 	uint64_t value;
 };
 
+struct rm_slice {
+	uint8_t *bytes;             /* NULL: none yet, or it is the open one */
+	size_t len;
+	double secs;                /* seconds of intervals in it */
+	uint64_t count;             /* ops completed in it */
+};
+
 struct rm_op {
 	char name[64];
 	uint64_t count, errors, missed, bytes, corrupt;
 	double target_ops;          /* scheduled ops over the run */
 	struct hist *lat;           /* whole run (latency from the intended time) */
-	struct hist **slices;       /* per slice index, NULL where none */
-	double *slice_s;            /* seconds of intervals in each slice */
-	uint64_t *slice_count;      /* ops completed in each slice */
+	/* Per slice index: its histogram serialised (hist_serialize: a few
+	 * hundred bytes where a struct hist is 40 KiB, so a year of hourly
+	 * slices stays small), but for the slice being filled, which is kept
+	 * whole in open; read them with runmodel_slice(). */
+	struct rm_slice *slices;
 	size_t n_slices;
+	struct hist *open;
+	size_t open_idx;
+	bool has_open;
 	struct rm_counter verify[24];
 	size_t n_verify;
 	/* per interval: p50, p99, p999, max (µs), rate, target (ops/s), errors, missed */
@@ -111,6 +123,7 @@ struct runmodel {
 	double end_s;       /* last interval's end */
 	uint64_t wall_start_ns;
 	uint64_t skipped;   /* records not understood */
+	struct hist *scratch;   /* for merging into a closed slice */
 };
 
 /* slice_ns 0: one hour, as soakd's default slices. */
@@ -131,6 +144,10 @@ struct rm_workload *runmodel_workload(const struct runmodel *m, const char *name
 struct rm_op *runmodel_op(const struct rm_workload *w, const char *name);
 /* A series of m (host) or w (kernel) by name, or NULL. */
 struct rm_series *runmodel_find(struct rm_series *const *list, size_t n, const char *name);
+
+/* The histogram of slice i: the open one, or decoded into *scratch; NULL
+ * when the slice has none. */
+const struct hist *runmodel_slice(const struct rm_op *o, size_t i, struct hist *scratch);
 
 /* Index of the slice whose p99.9 is highest, or -1 when none has ops. */
 long runmodel_worst_slice(const struct rm_op *o);
