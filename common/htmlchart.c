@@ -173,15 +173,17 @@ static void time_path(FILE *out, const struct chart_line *line, const struct axi
 		}
 		/* A jump in time (a gap) breaks the line, as does an empty interval. */
 		bool joined = prev_col >= 0 && p->t0 - prev_end < (p->t1 - p->t0) * 0.5 + 1e-3;
+		double vmax = isnan(p->vmax) ? p->v : p->vmax;
 		if (!has[col]) {
 			has[col] = true;
-			lo[col] = hi[col] = p->v;
+			lo[col] = p->v;
+			hi[col] = vmax;
 			cont[col] = joined && prev_col >= 0 && prev_col != col;
 		} else {
 			if (p->v < lo[col])
 				lo[col] = p->v;
-			if (p->v > hi[col])
-				hi[col] = p->v;
+			if (vmax > hi[col])
+				hi[col] = vmax;
 		}
 		prev_end = p->t1;
 		prev_col = col;
@@ -231,7 +233,9 @@ void chart_time(FILE *out, const struct chart *c, const struct chart_line *lines
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; lines[i].s && k < lines[i].s->n; k++) {
-			double v = lines[i].s->pts[k].v;
+			double v = lines[i].s->pts[k].v, vmax = lines[i].s->pts[k].vmax;
+			if (!isnan(vmax) && vmax > ya.hi && (!ya.log || vmax > 0))
+				ya.hi = vmax;
 			if (isnan(v) || (ya.log && !(v > 0)))
 				continue;
 			if (v < ya.lo)

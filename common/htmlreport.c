@@ -81,11 +81,7 @@ static void cell_num(FILE *out, const char *w, const char *op, const char *key, 
 
 static double active_s(const struct rm_op *o)
 {
-	double s = 0;
-
-	for (size_t i = 0; i < o->s_rate->n; i++)
-		s += o->s_rate->pts[i].t1 - o->s_rate->pts[i].t0;
-	return s;
+	return o->active_s;
 }
 
 static bool has_read(const struct rm_workload *w)

@@ -74,10 +74,53 @@ static struct rm_series *series_new(const char *name)
 	return s;
 }
 
+static float fmin_nan(float a, float b)
+{
+	return isnan(a) ? b : isnan(b) ? a : a < b ? a : b;
+}
+
+static float fmax_nan(float a, float b)
+{
+	return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+}
+
+/* Halves a full series: each pair of neighbours becomes one point, which
+ * then stands for twice as many intervals. */
+static void series_compact(struct rm_series *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i += 2, n++) {
+		struct rm_point p = s->pts[i];
+		if (i + 1 < s->n) {
+			const struct rm_point *q = &s->pts[i + 1];
+			p.t1 = q->t1;
+			p.v = fmin_nan(p.v, q->v);
+			p.vmax = fmax_nan(p.vmax, q->vmax);
+		}
+		s->pts[n] = p;
+	}
+	s->n = n;
+	s->per_point *= 2;
+}
+
 static int series_add(struct rm_series *s, double t0, double t1, double v)
 {
 	if (!s)
 		return -ENOMEM;
+	if (!s->per_point)
+		s->per_point = 1;
+	/* The last point takes intervals until it stands for as many as the rest. */
+	if (s->n && s->last_n < s->per_point) {
+		struct rm_point *last = &s->pts[s->n - 1];
+		last->t1 = t1;
+		last->v = fmin_nan(last->v, (float)v);
+		last->vmax = fmax_nan(last->vmax, (float)v);
+		s->last_n++;
+		return 0;
+	}
+	if (s->n == RM_SERIES_POINTS)
+		series_compact(s);
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
 		struct rm_point *p = realloc(s->pts, cap * sizeof(*p));
@@ -86,7 +129,8 @@ static int series_add(struct rm_series *s, double t0, double t1, double v)
 		s->pts = p;
 		s->cap = cap;
 	}
-	s->pts[s->n++] = (struct rm_point){ t0, t1, (float)v };
+	s->pts[s->n++] = (struct rm_point){ t0, t1, (float)v, (float)v };
+	s->last_n = 1;
 	return 0;
 }
 
@@ -304,6 +348,7 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 	o->corrupt += u64(rec, "corrupt");
 	double target = target_total * share;
 	o->target_ops += target;
+	o->active_s += secs;
 	hist_merge(o->lat, h);
 	add_verify(o, json_object_get(rec, "verify"));
 	bool any = h->count > 0;
@@ -551,6 +596,7 @@ int runmodel_add_dump(struct runmodel *m, json_t *dump)
 			ro->corrupt += u64(o, "corrupt");
 			ro->target_ops += num(o, "rate_target", 0) * active;
 			add_verify(ro, json_object_get(o, "verify"));
+			ro->active_s += active;
 			/* The run as one point: the rate over its active time. */
 			series_add(ro->s_rate, 0, active, active > 0 ? u64(o, "count") / active : NAN);
 		}

@@ -29,16 +29,26 @@
 #define RM_MAX_SERIES 512
 #define RM_MAX_SLICES 100000
 
-/* One value over [t0, t1] (run time, seconds); NAN: no value (no ops). */
+/* Values over [t0, t1] (run time, seconds): the lowest and the highest of
+ * the intervals it stands for (one interval: the same); NAN: no value (no
+ * ops). */
 struct rm_point {
 	double t0, t1;
-	float v;
+	float v, vmax;
 };
+
+/* A series keeps at most RM_SERIES_POINTS points: past that, neighbours
+ * are merged in pairs (their span, lowest and highest), so a week of 1 s
+ * intervals costs what a few hours do and the charts, which have fewer
+ * pixel columns than that, lose nothing: no maximum is dropped. */
+#define RM_SERIES_POINTS 8192
 
 struct rm_series {
 	char name[96];      /* "p99", "kernel.blk.read.p99", "cpu.iowait", "disks.sda.util_pct" */
 	struct rm_point *pts;
 	size_t n, cap;
+	size_t per_point;   /* intervals a point stands for (1, 2, 4, ...) */
+	size_t last_n;      /* intervals in the last point so far */
 };
 
 struct rm_counter {
@@ -57,6 +67,7 @@ struct rm_op {
 	char name[64];
 	uint64_t count, errors, missed, bytes, corrupt;
 	double target_ops;          /* scheduled ops over the run */
+	double active_s;            /* seconds of its intervals */
 	struct hist *lat;           /* whole run (latency from the intended time) */
 	/* Per slice index: its histogram serialised (hist_serialize: a few
 	 * hundred bytes where a struct hist is 40 KiB, so a year of hourly

@@ -22,12 +22,8 @@ static const char *const stat_names[] = { "ops/s", "p50 µs", "p99 µs", "p99.9 
 
 static double whole(const struct rm_op *o, const char *stat)
 {
-	if (strcmp(stat, "rate") == 0) {
-		double s = 0;
-		for (size_t i = 0; i < o->s_rate->n; i++)
-			s += o->s_rate->pts[i].t1 - o->s_rate->pts[i].t0;
-		return s > 0 ? o->count / s : 0;
-	}
+	if (strcmp(stat, "rate") == 0)
+		return o->active_s > 0 ? o->count / o->active_s : 0;
 	double p = strcmp(stat, "p50") == 0 ? 50 : strcmp(stat, "p99") == 0 ? 99 : 99.9;
 	return hist_percentile(o->lat, p) / 1e3;
 }

@@ -209,7 +209,8 @@ static void test_decimation_keeps_maxima(void **state)
 	s.pts = calloc(n, sizeof(*s.pts));
 	assert_non_null(s.pts);
 	for (size_t i = 0; i < n; i++)
-		s.pts[i] = (struct rm_point){ (double)i, i + 1.0, i == 123457 ? 1e6f : 100.0f };
+		s.pts[i] = (struct rm_point){ (double)i, i + 1.0, i == 123457 ? 1e6f : 100.0f,
+					      i == 123457 ? 1e6f : 100.0f };
 	s.n = s.cap = n;
 	struct chart_line line = { &s, "p99", "w/read/p99", "#000", false };
 	struct chart c = { .id = "x", .title = "t", .desc = "d", .unit = "µs", .log_y = true,
@@ -232,6 +233,39 @@ static void test_decimation_keeps_maxima(void **state)
 	free(s.pts);
 }
 
+/* A long run's series stays bounded; the one slow interval stays in it. */
+static void test_series_bounded(void **state)
+{
+	(void)state;
+	struct runmodel *m = runmodel_new(0);
+	/* 100,000 one-second intervals, read only by their numbers here. */
+	json_t *rec = parse("{\"type\":\"host\",\"start_ns\":0,\"end_ns\":1,\"cpu\":{\"iowait\":1}}");
+	for (int i = 0; i < 100000; i++) {
+		json_object_set_new(rec, "start_ns", json_integer((json_int_t)i * 1000000000));
+		json_object_set_new(rec, "end_ns", json_integer((json_int_t)(i + 1) * 1000000000));
+		json_object_set_new(json_object_get(rec, "cpu"), "iowait",
+				    json_real(i == 77777 ? 99.0 : 1.0 + (i % 7)));
+		assert_int_equal(runmodel_add(m, rec), 0);
+	}
+	json_decref(rec);
+	const struct rm_series *s = runmodel_find(m->host, m->n_host, "cpu.iowait");
+	assert_non_null(s);
+	assert_true(s->n <= RM_SERIES_POINTS && s->n > RM_SERIES_POINTS / 4);
+	float top = 0, bottom = 1000;
+	double covered = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		top = s->pts[i].vmax > top ? s->pts[i].vmax : top;
+		bottom = s->pts[i].v < bottom ? s->pts[i].v : bottom;
+		covered += s->pts[i].t1 - s->pts[i].t0;
+		if (i)   /* no hole, no overlap */
+			assert_true(fabs(s->pts[i].t0 - s->pts[i - 1].t1) < 1e-6);
+	}
+	assert_true(fabs(top - 99.0f) < 1e-3);
+	assert_true(fabs(bottom - 1.0f) < 1e-3);
+	assert_true(fabs(covered - 100000) < 1e-3);
+	runmodel_free(m);
+}
+
 static void test_escaping(void **state)
 {
 	(void)state;
@@ -251,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_secrets_never_shown),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_decimation_keeps_maxima),
+		cmocka_unit_test(test_series_bounded),
 		cmocka_unit_test(test_escaping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
