@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runlog.h"
+#include "runmodel_int.h"
 
 #define NS 1e9
 
@@ -26,13 +27,6 @@ struct runmodel *runmodel_new(uint64_t slice_ns)
 	return m;
 }
 
-static void series_free(struct rm_series *s)
-{
-	if (s)
-		free(s->pts);
-	free(s);
-}
-
 void runmodel_free(struct runmodel *m)
 {
 	if (!m)
@@ -49,111 +43,20 @@ void runmodel_free(struct runmodel *m)
 			struct rm_series *s[] = { o->s_p50, o->s_p99, o->s_p999, o->s_max,
 						  o->s_rate, o->s_target, o->s_errors, o->s_missed };
 			for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
-				series_free(s[k]);
+				rm_series_free(s[k]);
 		}
 		for (size_t k = 0; k < w->n_kernel; k++)
-			series_free(w->kernel[k]);
+			rm_series_free(w->kernel[k]);
 		free(w->late);
 		free(w);
 	}
 	for (size_t k = 0; k < m->n_host; k++)
-		series_free(m->host[k]);
+		rm_series_free(m->host[k]);
 	free(m->scratch);
 	free(m->restarts);
 	free(m->gaps);
 	free(m->events);
 	free(m);
-}
-
-static struct rm_series *series_new(const char *name)
-{
-	struct rm_series *s = calloc(1, sizeof(*s));
-
-	if (s)
-		snprintf(s->name, sizeof(s->name), "%s", name);
-	return s;
-}
-
-static float fmin_nan(float a, float b)
-{
-	return isnan(a) ? b : isnan(b) ? a : a < b ? a : b;
-}
-
-static float fmax_nan(float a, float b)
-{
-	return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
-}
-
-/* Halves a full series: each pair of neighbours becomes one point, which
- * then stands for twice as many intervals. */
-static void series_compact(struct rm_series *s)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->n; i += 2, n++) {
-		struct rm_point p = s->pts[i];
-		if (i + 1 < s->n) {
-			const struct rm_point *q = &s->pts[i + 1];
-			p.t1 = q->t1;
-			p.v = fmin_nan(p.v, q->v);
-			p.vmax = fmax_nan(p.vmax, q->vmax);
-		}
-		s->pts[n] = p;
-	}
-	s->n = n;
-	s->per_point *= 2;
-}
-
-static int series_add(struct rm_series *s, double t0, double t1, double v)
-{
-	if (!s)
-		return -ENOMEM;
-	if (!s->per_point)
-		s->per_point = 1;
-	/* The last point takes intervals until it stands for as many as the rest. */
-	if (s->n && s->last_n < s->per_point) {
-		struct rm_point *last = &s->pts[s->n - 1];
-		last->t1 = t1;
-		last->v = fmin_nan(last->v, (float)v);
-		last->vmax = fmax_nan(last->vmax, (float)v);
-		s->last_n++;
-		return 0;
-	}
-	if (s->n == RM_SERIES_POINTS)
-		series_compact(s);
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct rm_point *p = realloc(s->pts, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->pts = p;
-		s->cap = cap;
-	}
-	s->pts[s->n++] = (struct rm_point){ t0, t1, (float)v, (float)v };
-	s->last_n = 1;
-	return 0;
-}
-
-struct rm_series *runmodel_find(struct rm_series *const *list, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(list[i]->name, name) == 0)
-			return list[i];
-	return NULL;
-}
-
-/* The named series of list, made when new (NULL when the list is full). */
-static struct rm_series *series_of(struct rm_series **list, size_t *n, size_t max,
-				   const char *name)
-{
-	struct rm_series *s = runmodel_find(list, *n, name);
-
-	if (s || *n >= max)
-		return s;
-	s = series_new(name);
-	if (s)
-		list[(*n)++] = s;
-	return s;
 }
 
 struct rm_workload *runmodel_workload(const struct runmodel *m, const char *name)
@@ -196,14 +99,14 @@ static struct rm_op *op_of(struct rm_workload *w, const char *name)
 	o = &w->ops[w->n_ops];
 	snprintf(o->name, sizeof(o->name), "%s", name);
 	o->lat = malloc(sizeof(*o->lat));
-	o->s_p50 = series_new("p50");
-	o->s_p99 = series_new("p99");
-	o->s_p999 = series_new("p999");
-	o->s_max = series_new("max");
-	o->s_rate = series_new("rate");
-	o->s_target = series_new("target");
-	o->s_errors = series_new("errors");
-	o->s_missed = series_new("missed");
+	o->s_p50 = rm_series_new("p50");
+	o->s_p99 = rm_series_new("p99");
+	o->s_p999 = rm_series_new("p999");
+	o->s_max = rm_series_new("max");
+	o->s_rate = rm_series_new("rate");
+	o->s_target = rm_series_new("target");
+	o->s_errors = rm_series_new("errors");
+	o->s_missed = rm_series_new("missed");
 	if (!o->lat || !o->s_p50 || !o->s_p99 || !o->s_p999 || !o->s_max || !o->s_rate ||
 	    !o->s_target || !o->s_errors || !o->s_missed)
 		return NULL;   /* freed with the model: n_ops counts it below */
@@ -251,79 +154,6 @@ static void add_verify(struct rm_op *o, json_t *verify)
 	}
 }
 
-/* Serialises the open slice into its place: merged with what an earlier
- * visit to it left there (intervals arrive in order, so rarely). */
-static int close_slice(struct rm_op *o, struct hist *scratch)
-{
-	struct rm_slice *sl = &o->slices[o->open_idx];
-
-	if (sl->bytes) {
-		if (hist_deserialize(scratch, sl->bytes, sl->len) < 0)
-			return -EINVAL;
-		hist_merge(o->open, scratch);
-		free(sl->bytes);
-		sl->bytes = NULL;
-	}
-	size_t len = hist_serialize(o->open, NULL, 0);
-	sl->bytes = malloc(len);
-	if (!sl->bytes)
-		return -ENOMEM;
-	sl->len = hist_serialize(o->open, sl->bytes, len);
-	o->has_open = false;
-	return 0;
-}
-
-static int slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, double secs,
-		     uint64_t count, const struct hist *h, struct hist *scratch)
-{
-	size_t idx = (size_t)(start_ns / m->slice_ns);
-	int r;
-
-	if (idx >= RM_MAX_SLICES)
-		return 0;
-	if (idx >= o->n_slices) {
-		struct rm_slice *sl = realloc(o->slices, (idx + 1) * sizeof(*sl));
-		if (!sl)
-			return -ENOMEM;
-		o->slices = sl;
-		memset(&sl[o->n_slices], 0, (idx + 1 - o->n_slices) * sizeof(*sl));
-		o->n_slices = idx + 1;
-	}
-	if (!o->open) {
-		o->open = malloc(sizeof(*o->open));
-		if (!o->open)
-			return -ENOMEM;
-	}
-	if (!o->has_open || o->open_idx != idx) {
-		if (o->has_open && (r = close_slice(o, scratch)) < 0)
-			return r;
-		hist_init(o->open);
-		o->open_idx = idx;
-		o->has_open = true;
-	}
-	hist_merge(o->open, h);
-	o->slices[idx].secs += secs;
-	o->slices[idx].count += count;
-	return 0;
-}
-
-const struct hist *runmodel_slice(const struct rm_op *o, size_t i, struct hist *scratch)
-{
-	if (i >= o->n_slices)
-		return NULL;
-	const struct rm_slice *sl = &o->slices[i];
-	if (!sl->bytes) {
-		if (o->has_open && o->open_idx == i)
-			return o->open;
-		return NULL;
-	}
-	if (hist_deserialize(scratch, sl->bytes, sl->len) < 0)
-		return NULL;
-	if (o->has_open && o->open_idx == i)
-		hist_merge(scratch, o->open);
-	return scratch;
-}
-
 static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, json_t *rec,
 		  uint64_t start_ns, uint64_t end_ns, double target_total, double share)
 {
@@ -352,16 +182,16 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 	hist_merge(o->lat, h);
 	add_verify(o, json_object_get(rec, "verify"));
 	bool any = h->count > 0;
-	series_add(o->s_p50, t0, t1, any ? hist_percentile(h, 50) / 1e3 : NAN);
-	series_add(o->s_p99, t0, t1, any ? hist_percentile(h, 99) / 1e3 : NAN);
-	series_add(o->s_p999, t0, t1, any ? hist_percentile(h, 99.9) / 1e3 : NAN);
-	series_add(o->s_max, t0, t1, any ? hist_max(h) / 1e3 : NAN);
-	series_add(o->s_rate, t0, t1, secs > 0 ? u64(rec, "count") / secs : NAN);
-	series_add(o->s_target, t0, t1, secs > 0 && target_total > 0 ? target / secs : NAN);
-	series_add(o->s_errors, t0, t1, (double)errors);
-	r = series_add(o->s_missed, t0, t1, (double)missed);
+	rm_series_add(o->s_p50, t0, t1, any ? hist_percentile(h, 50) / 1e3 : NAN);
+	rm_series_add(o->s_p99, t0, t1, any ? hist_percentile(h, 99) / 1e3 : NAN);
+	rm_series_add(o->s_p999, t0, t1, any ? hist_percentile(h, 99.9) / 1e3 : NAN);
+	rm_series_add(o->s_max, t0, t1, any ? hist_max(h) / 1e3 : NAN);
+	rm_series_add(o->s_rate, t0, t1, secs > 0 ? u64(rec, "count") / secs : NAN);
+	rm_series_add(o->s_target, t0, t1, secs > 0 && target_total > 0 ? target / secs : NAN);
+	rm_series_add(o->s_errors, t0, t1, (double)errors);
+	r = rm_series_add(o->s_missed, t0, t1, (double)missed);
 	if (r == 0)
-		r = slice_add(m, o, start_ns, secs, u64(rec, "count"), h, m->scratch);
+		r = rm_slice_add(m, o, start_ns, secs, u64(rec, "count"), h, m->scratch);
 	free(h);
 	return r;
 }
@@ -374,10 +204,10 @@ static void add_kernel_latency(struct rm_workload *w, const char *family, const 
 	for (size_t i = 0; i < 4; i++) {
 		char name[96];
 		snprintf(name, sizeof(name), "%s.%s.%s", family, what, stats[i]);
-		struct rm_series *s = series_of(w->kernel, &w->n_kernel,
+		struct rm_series *s = rm_series_of(w->kernel, &w->n_kernel,
 						sizeof(w->kernel) / sizeof(w->kernel[0]), name);
 		if (s)
-			series_add(s, t0, t1, num(lat, stats[i], NAN));
+			rm_series_add(s, t0, t1, num(lat, stats[i], NAN));
 	}
 }
 
@@ -463,9 +293,9 @@ static void add_host_values(struct runmodel *m, const char *prefix, json_t *obj,
 		if (json_is_object(v) && depth < 3)
 			add_host_values(m, name, v, t0, t1, depth + 1);
 		else if (json_is_number(v)) {
-			struct rm_series *s = series_of(m->host, &m->n_host, RM_MAX_SERIES, name);
+			struct rm_series *s = rm_series_of(m->host, &m->n_host, RM_MAX_SERIES, name);
 			if (s)
-				series_add(s, t0, t1, json_number_value(v));
+				rm_series_add(s, t0, t1, json_number_value(v));
 		}
 	}
 }
@@ -598,7 +428,7 @@ int runmodel_add_dump(struct runmodel *m, json_t *dump)
 			add_verify(ro, json_object_get(o, "verify"));
 			ro->active_s += active;
 			/* The run as one point: the rate over its active time. */
-			series_add(ro->s_rate, 0, active, active > 0 ? u64(o, "count") / active : NAN);
+			rm_series_add(ro->s_rate, 0, active, active > 0 ? u64(o, "count") / active : NAN);
 		}
 		if (active > m->end_s)
 			m->end_s = active;
@@ -606,48 +436,3 @@ int runmodel_add_dump(struct runmodel *m, json_t *dump)
 	return 0;
 }
 
-long runmodel_worst_slice(const struct rm_op *o)
-{
-	struct hist *scratch = malloc(sizeof(*scratch));
-	long worst = -1;
-	uint64_t worst_v = 0;
-
-	for (size_t i = 0; scratch && i < o->n_slices; i++) {
-		const struct hist *h = runmodel_slice(o, i, scratch);
-		if (!h || !h->count)
-			continue;
-		uint64_t v = hist_percentile(h, 99.9);
-		if (worst < 0 || v > worst_v) {
-			worst = (long)i;
-			worst_v = v;
-		}
-	}
-	free(scratch);
-	return worst;
-}
-
-size_t runmodel_slice_values(const struct rm_op *o, const char *stat, uint64_t slice_ns,
-			     double *out, size_t max)
-{
-	struct hist *scratch = malloc(sizeof(*scratch));
-	size_t n = 0;
-
-	for (size_t i = 0; scratch && i < o->n_slices && n < max; i++) {
-		const struct rm_slice *sl = &o->slices[i];
-		if (sl->secs < 0.9 * (slice_ns / 1e9))
-			continue;
-		const struct hist *h = runmodel_slice(o, i, scratch);
-		if (!h || !h->count)
-			continue;
-		if (strcmp(stat, "rate") == 0)
-			out[n++] = sl->count / sl->secs;
-		else if (strcmp(stat, "p50") == 0)
-			out[n++] = hist_percentile(h, 50) / 1e3;
-		else if (strcmp(stat, "p99") == 0)
-			out[n++] = hist_percentile(h, 99) / 1e3;
-		else if (strcmp(stat, "p999") == 0)
-			out[n++] = hist_percentile(h, 99.9) / 1e3;
-	}
-	free(scratch);
-	return n;
-}
