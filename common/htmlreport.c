@@ -39,7 +39,8 @@ static const char css[] =
 	"pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em}\n"
 	"ul.alarms li{margin:.2em 0}\n"
 	"@media print{body{max-width:none;font-size:11px}.charts{grid-template-columns:1fr 1fr}"
-	"figure,table,section.op{break-inside:avoid}#js-tools{display:none}"
+	"figure,table,section.op{break-inside:avoid}#js-tools,nav{display:none}"
+	"table{display:table;max-width:none;font-size:.85em}pre{white-space:pre-wrap}"
 	".verdict,td.PASS,td.FAIL{print-color-adjust:exact;-webkit-print-color-adjust:exact}}\n"
 	"body.wide{max-width:none}\n";
 

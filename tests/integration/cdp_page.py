@@ -23,6 +23,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("url")
 ap.add_argument("--width", type=int, default=1366)
 ap.add_argument("--no-js", action="store_true")
+ap.add_argument("--print", action="store_true", help="emulate print media (@media print)")
 ap.add_argument("--dom")
 ap.add_argument("--png")
 ap.add_argument("--max-height", type=int, default=0, help="cut the screenshot at this height")
@@ -86,6 +87,8 @@ try:
         call("Emulation.setScriptExecutionDisabled", {"value": True}, session=s)
     call("Emulation.setDeviceMetricsOverride",
          {"width": args.width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
+    if args.print:
+        call("Emulation.setEmulatedMedia", {"media": "print"}, session=s)
     call("Page.navigate", {"url": args.url}, session=s, wait_event="Page.loadEventFired")
     if args.dom:
         root = call("DOM.getDocument", {"depth": -1}, session=s)["root"]["nodeId"]

@@ -123,5 +123,16 @@ if w != int(sys.argv[2]) or h < 1000 or len(data) < 20000:
 PY
 	done
 done
+# Printed (@media print): Chromium's PDF of it, kept beside the screenshots.
+browser --no-pdf-header-footer --print-to-pdf="$ART/report.pdf" "file://$WORK/copy.html" >/dev/null ||
+	fail "chromium could not print the report"
+python3 - "$ART/report.pdf" <<'PY' || fail "the report's PDF"
+import re, sys
+data = open(sys.argv[1], "rb").read()
+pages = len(re.findall(rb"/Type\s*/Page[^s]", data))
+if not data.startswith(b"%PDF") or pages < 2:
+    sys.exit(f"not a PDF of the report: {len(data)} bytes, {pages} pages")
+print(f"# printed: {pages} pages")
+PY
 note "artifacts in $ART: $(cd "$ART" && echo *)"
 note "ok"
