@@ -525,6 +525,7 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 	plot_format_elapsed(m->slice_ns / 1e9, sl, sizeof(sl));
 	fprintf(out, " Slices of %s.</p>\n", sl);
 	verdict_table(out, m, in->o);
+	html_report_certify(out, m);
 	alarms(out, m);
 	fputs("</section>\n", out);
 

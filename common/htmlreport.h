@@ -18,7 +18,8 @@
  * The verdict comes first: per workload and op the ACT table (the worst
  * slice's share over each threshold against its limit, by report.c's
  * rule), missed ops, errors, every nonzero verification class,
- * generator_late intervals and drift alarms.  Then per workload and op:
+ * certification records where the run has them (shown by their members,
+ * whatever they are), generator_late intervals and drift alarms.  Then per workload and op:
  * latency over time (p50, p99, p99.9, max; log scale) beside the kernel's
  * block or TCP series, throughput against target, errors and misses, and a
  * percentile spectrum of the whole run and the worst slice.  Host panels,

@@ -14,6 +14,9 @@
 #include "runmodel.h"
 
 void html_report_host(FILE *out, const struct runmodel *m);
+/* Certification records (issue 18's steps and answer) as a table of their
+ * scalar members, whatever they are named: nothing when there are none. */
+void html_report_certify(FILE *out, const struct runmodel *m);
 void html_report_facts(FILE *out, const struct runmodel *m, json_t *plan, json_t *devices);
 
 #endif

@@ -53,6 +53,7 @@ void runmodel_free(struct runmodel *m)
 	for (size_t k = 0; k < m->n_host; k++)
 		rm_series_free(m->host[k]);
 	free(m->scratch);
+	json_decref(m->certify);
 	free(m->restarts);
 	free(m->gaps);
 	free(m->events);
@@ -339,6 +340,11 @@ int runmodel_add(struct runmodel *m, json_t *rec)
 		}
 	} else if (strcmp(type, "host") == 0) {
 		add_host_values(m, "", rec, u64(rec, "start_ns") / NS, u64(rec, "end_ns") / NS, 0);
+	} else if (strncmp(type, "certify", 7) == 0) {
+		if (!m->certify)
+			m->certify = json_array();
+		if (m->certify && json_array_size(m->certify) < RM_MAX_CERTIFY)
+			json_array_append(m->certify, rec);
 	} else if (strcmp(type, "event") == 0) {
 		struct rm_event *e = realloc(m->events, (m->n_events + 1) * sizeof(*e));
 		if (!e)

@@ -28,6 +28,7 @@
 #define RM_MAX_OPS 16
 #define RM_MAX_SERIES 512
 #define RM_MAX_SLICES 100000
+#define RM_MAX_CERTIFY 1000
 
 /* Values over [t0, t1] (run time, seconds): the lowest and the highest of
  * the intervals it stands for (one interval: the same); NAN: no value (no
@@ -131,6 +132,9 @@ struct runmodel {
 	size_t n_gaps;
 	struct rm_event *events;
 	size_t n_events;
+	/* Certification records as they are ("type": "certify" and "certify_*":
+	 * steps, answer), at most RM_MAX_CERTIFY, for the report to show. */
+	json_t *certify;
 	double end_s;       /* last interval's end */
 	uint64_t wall_start_ns;
 	uint64_t skipped;   /* records not understood */

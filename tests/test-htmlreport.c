@@ -94,6 +94,8 @@ static void test_tolerant_reader(void **state)
 	       "\"latency_us\":{\"p50\":10,\"p99\":20,\"p999\":30,\"max\":40}}},"
 	       "\"tcp\":{\"srtt_samples\":5,\"latency_us\":{\"p50\":1,\"p99\":2,\"max\":3},"
 	       "\"connects\":0,\"connect_us\":{}}}}");
+	add(m, "{\"type\":\"certify_step\",\"workload\":\"w<1>\",\"step\":\"3x\","
+	       "\"verdict\":\"FAIL\",\"why\":\"read: 7.1% over 1 ms\",\"table\":{}}");
 	add(m, "{\"type\":\"mystery\"}");
 	add(m, "{\"no_type\":1}");
 
@@ -135,6 +137,8 @@ static void test_tolerant_reader(void **state)
 	assert_non_null(strstr(html, "&lt;b&gt;rose&lt;/b&gt;"));
 	assert_null(strstr(html, "<b>rose"));
 	assert_non_null(strstr(html, "id=\"host-cpu\""));
+	assert_non_null(strstr(html, "<td class=\"name\">read: 7.1% over 1 ms</td>"));
+	assert_non_null(strstr(html, "<th class=\"name\">step</th>"));
 	assert_non_null(strstr(html, "data-series=\"w&lt;1&gt;/read/kernel.tcp.srtt.p99\""));
 	assert_non_null(strstr(html, "data-series=\"w&lt;1&gt;/read/kernel.blk.read.p99\""));
 	assert_non_null(strstr(html, "9.9"));
