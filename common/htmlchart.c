@@ -162,11 +162,9 @@ static void time_path(FILE *out, const struct chart_line *line, const struct axi
 	for (size_t i = 0; s && i < s->n; i++) {
 		const struct rm_point *p = &s->pts[i];
 		double mid = (p->t0 + p->t1) / 2;
-		int col = (int)(mid / t_end * (PW - 1) + 0.5);
-		if (col < 0)
-			col = 0;
-		if (col >= PW)
-			col = PW - 1;
+		/* Clamped before the cast: a damaged log's times may be anything. */
+		double at = mid / t_end * (PW - 1) + 0.5;
+		int col = !(at >= 0) ? 0 : at >= PW - 1 ? PW - 1 : (int)at;
 		if (isnan(p->v)) {
 			prev_col = -1;
 			continue;

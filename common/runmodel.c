@@ -122,8 +122,8 @@ static uint64_t u64(json_t *obj, const char *key)
 
 	if (json_is_integer(v) && json_integer_value(v) > 0)
 		return (uint64_t)json_integer_value(v);
-	if (json_is_real(v) && json_real_value(v) > 0)
-		return (uint64_t)json_real_value(v);
+	if (json_is_real(v) && json_real_value(v) > 0)   /* clamped: a cast out of range is undefined */
+		return json_real_value(v) < 1.8e19 ? (uint64_t)json_real_value(v) : UINT64_MAX;
 	return 0;
 }
 
