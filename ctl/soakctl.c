@@ -172,6 +172,10 @@ static int run_html_report(struct options *o)
 	}
 	r = run_files_load(&rf, dir, o->report.slice_ns);
 	if (r) {
+		if (!o->run_dir)
+			fprintf(stderr, "soakctl: report --html reads the run directory of soakd on this "
+					"host: run it as a user who can read %s, or copy the directory "
+					"and use --run-dir\n", dir);
 		run_files_done(&rf);
 		return r;
 	}
