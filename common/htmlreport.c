@@ -85,6 +85,13 @@ static double active_s(const struct rm_op *o)
 	return o->active_s;
 }
 
+/* An op the workload has but never scheduled (a mix without it): no row,
+ * no panels. */
+static bool unused(const struct rm_op *o)
+{
+	return !o->count && !o->errors && !o->missed && !(o->target_ops > 0);
+}
+
 static bool has_read(const struct rm_workload *w)
 {
 	return runmodel_op(w, "read") != NULL;
@@ -143,6 +150,8 @@ static void verdict_table(FILE *out, const struct runmodel *m, const struct repo
 		for (size_t k = 0; k < w->n_ops; k++) {
 			const struct rm_op *o = &w->ops[k];
 			bool judged = report_op_judged(ro, has_read(w), o->name);
+			if (unused(o))
+				continue;
 			bool pass = op_passes(o, ro);
 			fputs("<tr><td class=\"name\">", out);
 			html_text(out, w->name);
@@ -557,7 +566,8 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 		}
 		fprintf(out, " · %" PRIu64 " intervals</p>\n", w->intervals);
 		for (size_t k = 0; k < w->n_ops; k++)
-			op_section(out, m, w, &w->ops[k], bands, nb);
+			if (!unused(&w->ops[k]))
+				op_section(out, m, w, &w->ops[k], bands, nb);
 		fputs("</section>\n", out);
 	}
 	html_report_host(out, m);

@@ -15,6 +15,8 @@ against the run's dump (soakctl dump --format json):
     verify class, the host panels, the drift alarm;
   - with --kernel (the run's log has block-layer series), the kernel
     chart beside every read op's latency;
+  - with --tcp WORKLOAD (the log has TCP series), the kernel's smoothed
+    RTT beside every op of that workload;
   - with --js, the button the optional script adds; without, none (the
     page was loaded with JavaScript off)."""
 import json
@@ -49,6 +51,7 @@ class Dom(HTMLParser):
 
 dom_path, dump_path, workloads = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 extras, js, kernel = "--extras" in sys.argv, "--js" in sys.argv, "--kernel" in sys.argv
+tcp = sys.argv[sys.argv.index("--tcp") + 1] if "--tcp" in sys.argv else None
 dom = Dom()
 dom.feed(open(dom_path, encoding="utf-8").read())
 dump = json.load(open(dump_path))
@@ -71,14 +74,20 @@ for w in dump["workloads"]:
     if not any(t == "section" and a.get("data-workload") == name for t, a in dom.elements):
         problems.append(f"no section for workload {name}")
     for op, o in w["ops"].items():
+        if not (o.get("count") or o.get("errors") or o.get("missed") or o.get("rate_target")):
+            # Never scheduled (not in the mix): no row, no panels.
+            if any(k.startswith(f"{name}/{op}/") for k in dom.data_k) or f"lat-{name}-{op}" in ids:
+                problems.append(f"{name}/{op} was never scheduled but has a row or panels")
+            continue
         for chart in ("lat", "rate", "spec"):
             cid = f"{chart}-{name}-{op}"
             t, a = ids.get(cid, (None, {}))
             if t != "svg" or a.get("role") != "img" or not a.get("aria-labelledby"):
                 problems.append(f"chart {cid} missing or without role/aria-labelledby")
+        # An op of one interval (prefill, cleanup) is a point: one tick.
         for s in ("p50", "p99", "p999", "max", "ops_per_s", "spectrum"):
             d = paths.get(f"{name}/{op}/{s}", "")
-            if d.count("L") < 2:
+            if d.count("L") < (2 if o.get("count", 0) > 1000 else 1) and o.get("count"):
                 problems.append(f"series {name}/{op}/{s} has no line: {d[:60]!r}")
         for key in ("count", "errors", "missed"):
             got = dom.data_k.get(f"{name}/{op}/{key}")
@@ -95,6 +104,10 @@ for w in dump["workloads"]:
             d = paths.get(f"{name}/{op}/kernel.blk.read.p99", "")
             if ids.get(f"kern-{name}-{op}", (None,))[0] != "svg" or d.count("L") < 2:
                 problems.append(f"{name}/{op}: no kernel block series beside it ({d[:40]!r})")
+        if tcp == name:
+            d = paths.get(f"{name}/{op}/kernel.tcp.srtt.p99", "")
+            if d.count("L") < 2:
+                problems.append(f"{name}/{op}: no TCP series beside it ({d[:40]!r})")
         if dom.data_k.get(f"{name}/{op}/verdict") not in ("PASS", "FAIL", "not judged"):
             problems.append(f"{name}/{op}: no verdict cell")
 
