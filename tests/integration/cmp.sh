@@ -19,13 +19,13 @@ loop_a=$NEW_LOOP
 new_loop 64M
 loop_b=$NEW_LOOP
 
-# config NAME DEVICE: a 6 s run of 600 ops/s, recorded in $WORK/state/NAME.
+# config NAME DEVICE: a 6 s run of 300 ops/s, recorded in $WORK/state/NAME.
 config() {
 	cat >"$WORK/$1.json" <<JSON
 {"run": {"name": "$1", "duration": "6s", "interval": "1s", "slice": "1s", "on_finish": "idle"},
  "workloads": [{"name": "w", "type": "device", "model": "pattern", "autostart": false,
                 "targets": [{"path": "$2", "destroy_data": true}], "read_pct": 70,
-                "block_size": "4KiB", "access": "random", "queue_depth": 16, "rate": 600,
+                "block_size": "4KiB", "access": "random", "queue_depth": 16, "rate": 300,
                 "max_lag": "30s", "schedule": [{"scale": 1, "for": "6s"}]}]}
 JSON
 }
@@ -56,7 +56,7 @@ wait_until 20 "a2's soakd to exit" not_alive "$a2_pid"
 
 # The slow run: the same on a device throttled below the workload's rate.
 config slow "$loop_a"
-iops=150
+iops=60
 start_soakd --config "$WORK/slow.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 cg=$BLKIO/soakd-test-cmp.$$
