@@ -50,6 +50,13 @@ enum obj_checksum {
 	OBJ_CHECKSUM_CRC32C,   /* x-amz-checksum-crc32c */
 };
 
+/* When every object of the ledger is read once (issue 17). */
+enum obj_audit {
+	OBJ_AUDIT_ON_RESUME,   /* after a restart of soakd, before the mix goes on */
+	OBJ_AUDIT_INTERVAL,    /* that, and every audit_interval_ns of run time */
+	OBJ_AUDIT_OFF,
+};
+
 enum obj_creds_source {
 	OBJ_CREDS_NONE,
 	OBJ_CREDS_FILE,
@@ -90,6 +97,8 @@ struct object_config {
 	unsigned list_max_keys;
 	uint64_t timeout_ns;
 	uint64_t connect_timeout_ns;
+	enum obj_audit audit;
+	uint64_t audit_interval_ns;
 
 	char *labels[OBJ_MAX_THREADS]; /* each thread's name in results */
 };

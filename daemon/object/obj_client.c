@@ -80,6 +80,15 @@ static int make_base_url(struct obj_client *cl)
 	return n > 0 && (size_t)n < sizeof(cl->base_url) ? 0 : -ENAMETOOLONG;
 }
 
+int obj_client_set_tag(struct obj_client *cl, const char *tag)
+{
+	snprintf(cl->run_tag, sizeof(cl->run_tag), "%s", tag);
+	if ((size_t)snprintf(cl->name_root, sizeof(cl->name_root), "%s%s/", cl->cfg->prefix,
+			     cl->run_tag) >= sizeof(cl->name_root) - 64)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, char *err,
 		    size_t errlen)
 {
@@ -97,17 +106,17 @@ int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, c
 		snprintf(err, errlen, "the endpoint's URL is too long");
 		return -ENAMETOOLONG;
 	}
-	/* A fresh tag per start of soakd: names never collide with another
-	 * run's, so nothing this run did not create is ever overwritten or
-	 * cleaned up. */
+	/* A fresh tag per run: names never collide with another run's, so
+	 * nothing this run did not create is ever overwritten or cleaned up.
+	 * A resumed run takes its tag back from its ledger (obj_engine.c). */
 	if (getrandom(tag, sizeof(tag), 0) != sizeof(tag)) {
 		snprintf(err, errlen, "cannot get random bytes: %s", strerror(errno));
 		return -errno;
 	}
+	char hex[sizeof(cl->run_tag)];
 	for (size_t i = 0; i < sizeof(tag); i++)
-		snprintf(cl->run_tag + 2 * i, 3, "%02x", tag[i]);
-	if ((size_t)snprintf(cl->name_root, sizeof(cl->name_root), "%s%s/", o->prefix, cl->run_tag) >=
-	    sizeof(cl->name_root) - 64) {
+		snprintf(hex + 2 * i, 3, "%02x", tag[i]);
+	if (obj_client_set_tag(cl, hex) < 0) {
 		snprintf(err, errlen, "\"prefix\" is too long");
 		return -ENAMETOOLONG;
 	}

@@ -16,6 +16,7 @@
 
 #include "config/obj_config.h"
 #include "obj_creds.h"
+#include "obj_ledger.h"
 #include "obj_payload.h"
 #include "obj_pool.h"
 #include "workload/fidelity.h"
@@ -37,6 +38,8 @@ enum obj_kind {
 	OBJ_KIND_LIST = OBJ_OP_LIST,
 	OBJ_KIND_PREFILL,   /* a PUT creating the pool before the mix starts */
 	OBJ_KIND_CLEANUP,   /* a DELETE of what the workload created */
+	OBJ_KIND_AUDIT,     /* a GET of an object the ledger holds, after a restart */
+	OBJ_KIND_AUDIT_HEAD,/* a HEAD of a name whose last write is uncertain or deleted */
 	OBJ_KINDS,
 };
 
@@ -87,6 +90,7 @@ struct obj_client {
 	int op_index[OBJ_KINDS];    /* stats slot of each kind, -1 if it never happens */
 	_Atomic unsigned errors_logged[OP_ERR_CLASSES];
 	_Atomic unsigned corrupt_logged;
+	_Atomic unsigned verify_logged;   /* lost, stale, resurrected */
 	_Atomic bool version_logged;
 	_Atomic bool ready;         /* the endpoint answered the probe */
 };
@@ -95,6 +99,8 @@ struct obj_client {
 int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, char *err,
 		    size_t errlen);
 void obj_client_free(struct obj_client *cl);
+/* Names under prefix + tag + "/"; -ENAMETOOLONG. */
+int obj_client_set_tag(struct obj_client *cl, const char *tag);
 
 struct obj_stream;
 
@@ -113,6 +119,8 @@ struct obj_xfer {
 	bool ranged;
 	bool verify;
 	bool mismatch;
+	bool expect_gone;           /* audit of a deleted name: 404 is the good answer */
+	uint64_t expect_version;    /* what the ledger says was acknowledged */
 	uint64_t mismatch_at;
 	uint8_t got[16];            /* received bytes at the mismatch */
 	size_t got_len;
@@ -152,6 +160,9 @@ struct obj_stream {
 	unsigned *free_list;
 	unsigned n_xfers, n_free;
 	struct obj_pool pool;
+	struct obj_ledger *ledger;  /* NULL: no run directory (no ledger kept) */
+	bool resumed;               /* the pool came from the ledger */
+	bool ledger_failed;         /* a disk error was logged */
 	uint64_t rng;
 	int timer_fd;
 	uint64_t timer_armed_ns;
@@ -211,10 +222,41 @@ enum obj_outcome {
 	OBJ_OK,
 	OBJ_ERROR,      /* counted in errors, class in *ret_class */
 	OBJ_CORRUPT,    /* completed, wrong data */
+	OBJ_STALE,      /* completed, an older version of the object */
 	OBJ_MORE,       /* a listing has another page: send x again */
 };
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone);
+
+/* Logs (the first few) lost, stale and resurrected objects. */
+void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const char *class,
+		    const char *what);
+
+/*
+ * obj_book.c: between a thread's pool and its write ledger (obj_ledger.h): what is
+ * entered before a request goes out, what its end settles, and what a
+ * read means for the objects the server acknowledged (the verify
+ * counters v of the op's interval; NULL for ops outside the results).
+ */
+
+/* Opens (creating) the run directory for the ledgers; a descriptor or a
+ * negative errno with err set. */
+int obj_book_dir_open(const char *path, char *err, size_t errlen);
+/* Opens the thread's ledger; a resumed one gives the run its names back
+ * and the thread its pool (st->resumed). */
+int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen);
+
+/* Before a PUT or DELETE is sent. */
+void obj_book_start(struct obj_stream *st, const struct obj_xfer *x);
+/* A transfer of a pool object ended (before the pool is told). */
+void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
+		  enum op_error_class c, bool gone, struct obj_verify *v);
+/* Given up while running: its outcome is unknown. */
+void obj_book_abandon(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
+/* Entered, then never sent (the request could not be set up). */
+void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x);
+/* Syncs the ledger on its schedule (force: now). */
+void obj_book_flush(struct obj_stream *st, uint64_t now, bool force);
 
 /* Synchronous requests for probing and bucket creation (obj_s3.c, obj_http.c). */
 struct obj_response {

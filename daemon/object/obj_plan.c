@@ -95,5 +95,11 @@ void obj_config_print(const struct object_config *o, FILE *out)
 	format_duration(o->timeout_ns, buf, sizeof(buf));
 	fprintf(out, "\"timeout\": \"%s\", ", buf);
 	format_duration(o->connect_timeout_ns, buf, sizeof(buf));
-	fprintf(out, "\"connect_timeout\": \"%s\",\n", buf);
+	fprintf(out, "\"connect_timeout\": \"%s\", ", buf);
+	if (o->audit == OBJ_AUDIT_INTERVAL) {
+		format_duration(o->audit_interval_ns, buf, sizeof(buf));
+		fprintf(out, "\"audit\": \"interval:%s\",\n", buf);
+	} else {
+		fprintf(out, "\"audit\": \"%s\",\n", o->audit == OBJ_AUDIT_OFF ? "off" : "on_resume");
+	}
 }

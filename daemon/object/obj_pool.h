@@ -67,6 +67,11 @@ uint32_t obj_pool_pick_vacant(struct obj_pool *p, uint64_t *rng);
  * *cursor past it; OBJ_POOL_NONE at the end.  For prefill and cleanup. */
 uint32_t obj_pool_next(struct obj_pool *p, uint32_t *cursor, unsigned state_mask);
 
+/* A resumed run: slot i holds what the ledger says (state, name number,
+ * version, size); names go on after the largest number seen. */
+void obj_pool_restore(struct obj_pool *p, uint32_t i, enum obj_state state, uint64_t id,
+		      uint32_t version, uint64_t size);
+
 void obj_pool_begin_read(struct obj_pool *p, uint32_t i);
 /* gone: the server said the object does not exist. */
 void obj_pool_end_read(struct obj_pool *p, uint32_t i, bool gone);

@@ -22,8 +22,10 @@ static const char *verb(enum obj_kind kind)
 	switch (kind) {
 	case OBJ_KIND_PUT:
 	case OBJ_KIND_PREFILL: return "PUT";
-	case OBJ_KIND_GET: return "GET";
-	case OBJ_KIND_STAT: return "HEAD";
+	case OBJ_KIND_GET:
+	case OBJ_KIND_AUDIT: return "GET";
+	case OBJ_KIND_STAT:
+	case OBJ_KIND_AUDIT_HEAD: return "HEAD";
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP: return "DELETE";
 	case OBJ_KIND_LIST: return "LIST";
@@ -104,12 +106,43 @@ static void log_corrupt(const struct obj_client *cl, const struct obj_xfer *x, c
 		  n + 1 == OBJ_CORRUPT_LOGGED ? " (further corruption is counted, not logged)" : "");
 }
 
-static bool check_get(const struct obj_client *cl, const struct obj_xfer *x)
+void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const char *class,
+		    const char *what)
+{
+	unsigned n = atomic_fetch_add(&((struct obj_client *)cl)->verify_logged, 1);
+	if (n >= OBJ_CORRUPT_LOGGED)
+		return;
+	log_error("%s: %s: %s %s: %s%s", cl->wcfg->name, class, verb(x->kind), x->key, what,
+		  n + 1 == OBJ_CORRUPT_LOGGED ? " (further lost, stale and resurrected objects are "
+						"counted, not logged)" : "");
+}
+
+/* The data is an older version of this very object: the server gave back
+ * what an acknowledged PUT replaced. */
+static bool is_stale(const struct obj_xfer *x)
+{
+	uint64_t name_hash, version;
+
+	if (x->head_len < sizeof(x->head))
+		return false;
+	obj_payload_header(x->head, &name_hash, &version);
+	return name_hash == x->payload.name_hash && version < x->payload.version;
+}
+
+static enum obj_outcome check_get(const struct obj_client *cl, const struct obj_xfer *x)
 {
 	char what[512], want_hex[64], got_hex[64], head[160];
 
 	if (!x->verify)
-		return true;
+		return OBJ_OK;
+	if (x->mismatch && is_stale(x)) {
+		uint64_t name_hash, version;
+		obj_payload_header(x->head, &name_hash, &version);
+		snprintf(what, sizeof(what), "version %" PRIu64 " came back where version %" PRIu64
+			 " was acknowledged", version, x->payload.version);
+		obj_log_verify(cl, x, "STALE", what);
+		return OBJ_STALE;
+	}
 	if (x->mismatch) {
 		uint8_t want[16];
 		obj_payload_fill(&x->payload, x->mismatch_at, want, x->got_len);
@@ -119,15 +152,15 @@ static bool check_get(const struct obj_client *cl, const struct obj_xfer *x)
 		snprintf(what, sizeof(what), "differs from what was written at byte %" PRIu64
 			 ": expected %s, got %s%s", x->mismatch_at, want_hex, got_hex, head);
 		log_corrupt(cl, x, what);
-		return false;
+		return OBJ_CORRUPT;
 	}
 	if (x->pos != x->len) {
 		snprintf(what, sizeof(what), "%" PRIu64 " bytes came back where %" PRIu64
 			 " were written", x->pos, x->len);
 		log_corrupt(cl, x, what);
-		return false;
+		return OBJ_CORRUPT;
 	}
-	return true;
+	return OBJ_OK;
 }
 
 static bool check_stat(const struct obj_client *cl, const struct obj_xfer *x)
@@ -226,7 +259,8 @@ enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl
 	if (status >= 200 && status <= 299) {
 		switch (x->kind) {
 		case OBJ_KIND_GET:
-			return check_get(cl, x) ? OBJ_OK : OBJ_CORRUPT;
+		case OBJ_KIND_AUDIT:
+			return check_get(cl, x);
 		case OBJ_KIND_STAT:
 			return check_stat(cl, x) ? OBJ_OK : OBJ_CORRUPT;
 		case OBJ_KIND_LIST:
@@ -238,9 +272,9 @@ enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl
 	/* Cleaning up what is already gone leaves the state we wanted (a
 	 * doubtful write may never have happened); in the mix, a 404 means
 	 * an object the workload wrote was lost. */
-	if (status == 404 && x->kind == OBJ_KIND_CLEANUP)
-		return OBJ_OK;
 	*ret_gone = status == 404;
+	if (status == 404 && (x->kind == OBJ_KIND_CLEANUP || x->kind == OBJ_KIND_AUDIT_HEAD))
+		return OBJ_OK;
 	*ret_class = status >= 400 && status <= 499 ? OP_ERR_HTTP_4XX
 		     : status >= 500 && status <= 599 ? OP_ERR_HTTP_5XX : OP_ERR_TRANSFER;
 	cl->proto->error_message(x->body, x->body_len, message, sizeof(message));

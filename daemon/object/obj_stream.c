@@ -23,7 +23,7 @@
 #define CLEANUP_PASSES 3
 #define PROBE_RETRY_MAX_NS (5 * OBJ_NS_PER_S)
 
-enum phase { PHASE_PREFILL, PHASE_RUN, PHASE_CLEANUP };
+enum phase { PHASE_AUDIT, PHASE_PREFILL, PHASE_RUN, PHASE_CLEANUP };
 
 static void close_intervals(struct obj_stream *st, uint64_t now)
 {
@@ -212,8 +212,10 @@ static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now,
 			continue;
 		if (st->n_free < st->n_xfers)
 			break; /* the pass ends when its last op does */
+		/* An audit reads each object once: one pass. */
 		bool left = kind == OBJ_KIND_PREFILL ? st->pool.n_present < st->pool.cap
-						     : st->pool.n_present + st->pool.n_doubtful > 0;
+			    : kind == OBJ_KIND_CLEANUP ? st->pool.n_present + st->pool.n_doubtful > 0
+						       : false;
 		st->passes++;
 		if (!left || (kind == OBJ_KIND_CLEANUP && st->passes >= CLEANUP_PASSES)) {
 			*finished = true;
@@ -251,10 +253,12 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		 * late past its end (see miss_due). */
 		if (open_loop && now >= end_ns)
 			return STREAM_FINISHED;
+		obj_book_flush(st, now, false);
 		if (phase == PHASE_RUN)
 			issue_run(st, now, end_ns, &finished);
 		else
-			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL : OBJ_KIND_CLEANUP,
+			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL
+					: phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
 				    now, &finished);
 
 		/* Ops due but not started because every transfer is busy:
@@ -414,7 +418,21 @@ void *obj_stream_main(void *arg)
 		outcome = r == -ECANCELED ? STREAM_STOPPED : STREAM_FAILED;
 		goto out;
 	}
-	if (cl->op_index[OBJ_KIND_PREFILL] >= 0 && obj_pool_vacant(&st->pool)) {
+	/* A resumed run goes on with the objects its ledger holds: read
+	 * them once (the audit), and no prefill. */
+	if (st->resumed && cl->op_index[OBJ_KIND_AUDIT] >= 0) {
+		outcome = run_phase(st, PHASE_AUDIT, reason, sizeof(reason));
+		if (outcome != STREAM_FINISHED)
+			goto end;
+		log_info("%s: thread %u audited the objects of its ledger", cl->wcfg->name,
+			 st->index);
+	}
+	if (st->resumed) {
+		uint64_t missed = miss_due(st, mono_ns());
+		if (missed)
+			log_warning("%s: %" PRIu64 " ops came due during the audit (counted as "
+				    "missed)", cl->wcfg->name, missed);
+	} else if (cl->op_index[OBJ_KIND_PREFILL] >= 0 && obj_pool_vacant(&st->pool)) {
 		outcome = run_phase(st, PHASE_PREFILL, reason, sizeof(reason));
 		if (outcome != STREAM_FINISHED)
 			goto end;
@@ -432,7 +450,10 @@ end:;
 		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
 			    "endpoint could not keep up", cl->wcfg->name, missed);
 	drain(st);
-	if (cl->cfg->cleanup && st->pool.n_present + st->pool.n_doubtful > 0) {
+	/* soakd stops and the run resumes later: its objects stay, the
+	 * ledger knows them, and the resumed run cleans them up. */
+	bool suspended = outcome == STREAM_STOPPED && atomic_load(&w->suspend) && st->ledger;
+	if (cl->cfg->cleanup && !suspended && st->pool.n_present + st->pool.n_doubtful > 0) {
 		char ignored[WORKLOAD_REASON_MAX];
 		run_phase(st, PHASE_CLEANUP, ignored, sizeof(ignored));
 		drain(st);
@@ -444,6 +465,7 @@ end:;
 				    cl->cfg->protocol == OBJ_PROTO_S3 ? "/" : "", cl->name_root);
 	}
 out:
+	obj_book_flush(st, mono_ns(), true);
 	atomic_store(&ws->lag_ns, 0);
 	stream_finish(ws, outcome, reason[0] ? "%s" : NULL, reason);
 	return NULL;

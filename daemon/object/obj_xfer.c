@@ -172,7 +172,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	}
 	if (x->kind == OBJ_KIND_LIST)
 		return keep_list_page(x, ptr, n) ? n : 0;
-	if (x->kind == OBJ_KIND_GET)
+	if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_AUDIT)
 		check_body(x, (const uint8_t *)ptr, n);
 	x->pos += n;
 	return n;
@@ -293,6 +293,7 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->size);
 		break;
 	case OBJ_KIND_GET:
+	case OBJ_KIND_AUDIT:
 		if (x->ranged) {
 			snprintf(x->range, sizeof(x->range), "%" PRIu64 "-%" PRIu64, x->off,
 				 x->off + x->len - 1);
@@ -300,6 +301,7 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 		}
 		break;
 	case OBJ_KIND_STAT:
+	case OBJ_KIND_AUDIT_HEAD:
 		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
 		break;
 	case OBJ_KIND_DELETE:

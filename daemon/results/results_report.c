@@ -20,6 +20,7 @@
 #include "device/dev_facts.h"
 #include "probes/probes.h"
 #include "rundir.h"
+#include "stats_json.h"
 
 #include "results_int.h"
 
@@ -52,12 +53,13 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 		.issue_p50 = hist_percentile(&o->issue_delay, 50),
 		.issue_p99 = hist_percentile(&o->issue_delay, 99),
 		.issue_max = hist_max(&o->issue_delay),
+		.obj_verify = o->obj_verify,
 	};
 }
 
 /* A journal entry's fields, built one printf at a time so that some can
  * be left out (the kernel's, when tracing is off or unavailable). */
-#define JOURNAL_MAX_FIELDS 64
+#define JOURNAL_MAX_FIELDS 96
 struct journal_fields {
 	struct iovec iov[JOURNAL_MAX_FIELDS];
 	char *text[JOURNAL_MAX_FIELDS];
@@ -112,8 +114,17 @@ static void journal_add_op(struct journal_fields *f, const struct workload *w,
 	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
 	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
 	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
-	if (w->cfg->type == WORKLOAD_OBJECT)
+	if (w->cfg->type == WORKLOAD_OBJECT) {
+		const struct obj_verify *v = &s->obj_verify;
 		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+		journal_add(f, "SOAK_CHECKED=%" PRIu64, v->checked);
+		journal_add(f, "SOAK_LOST=%" PRIu64, v->lost);
+		journal_add(f, "SOAK_RESURRECTED=%" PRIu64, v->resurrected);
+		journal_add(f, "SOAK_STALE=%" PRIu64, v->stale);
+		journal_add(f, "SOAK_LIST_MISSING=%" PRIu64, v->list_missing);
+		journal_add(f, "SOAK_LIST_EXTRA=%" PRIu64, v->list_extra);
+		journal_add(f, "SOAK_UNCERTAIN=%" PRIu64, v->uncertain);
+	}
 }
 
 void journal_row(const struct results *r, const struct workload_results *wr,
@@ -275,6 +286,7 @@ static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t act
 		json_object_set_new(j, "ttfb_us", latency_json(&o->ttfb));
 		json_object_set_new(j, "connect_us", latency_json(&o->connect));
 		json_object_set_new(j, "connections", json_integer((json_int_t)o->connect.count));
+		obj_verify_set_json(j, &o->obj_verify, o->corrupt);
 	}
 	return j;
 }
@@ -304,6 +316,14 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 					    json_integer((json_int_t)wr->totals[op].missed));
 			json_object_set_new(jop, "corrupt_total",
 					    json_integer((json_int_t)wr->totals[op].corrupt));
+			if (w->cfg->type == WORKLOAD_OBJECT) {
+				obj_verify_set_json(jop, &s->obj_verify, s->corrupt);
+				json_t *total = json_object();
+				obj_verify_set_json(total, &wr->totals[op].obj_verify,
+						    wr->totals[op].corrupt);
+				json_object_set(jop, "verify_total", json_object_get(total, "verify"));
+				json_decref(total);
+			}
 			/* The kernel's view of the same op on the same devices, last interval. */
 			struct kstats_summary blk;
 			if (probes_workload_blk(r->probes, i, w->op_names[op], &blk))

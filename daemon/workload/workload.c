@@ -132,6 +132,7 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 		return -EBUSY;
 	}
 	atomic_store(&w->stop_requested, false);
+	atomic_store(&w->suspend, false);
 	/* After a reboot the position can exceed the clock: the origin
 	 * is then before this boot, negative. */
 	w->started_ns = (int64_t)now_ns - (int64_t)pos_ns;

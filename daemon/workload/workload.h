@@ -86,9 +86,14 @@ struct workload {
 	enum workload_state state;
 	char reason[WORKLOAD_REASON_MAX];
 	_Atomic bool stop_requested;
+	/* Set before a stop request when the run goes on later (soakd
+	 * stopping, a reload replacing the workload): engines keep what the
+	 * run holds (object workloads leave their objects for the resume). */
+	_Atomic bool suspend;
 	int64_t started_ns;         /* schedule origin, CLOCK_MONOTONIC (see mono_since) */
 	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
 	bool resuming;              /* set before prepare: a resumed run does not prep again */
+	const char *run_dir;        /* set before prepare: the run's directory (object ledgers) */
 	int64_t run_start_ns;       /* interval boundaries: run_start + k * interval */
 	uint64_t interval_ns;
 	void *engine_data;
