@@ -246,6 +246,8 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 			v->uncertain++;
 		return;
 	case OBJ_KIND_AUDIT_HEAD:
+		if (outcome == OBJ_OK && v)
+			v->checked++;
 		if (outcome == OBJ_OK && !gone && v) {
 			v->resurrected++;
 			obj_log_verify(st->cl, x, "RESURRECTED", "an object whose DELETE was "

@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The object write ledger against a real MinIO on 127.0.0.1 (issue 17):
+#   1. soakd SIGKILLed mid-run and started again: the resumed run keeps its
+#      names (no new prefill), audits every object its ledger holds with no
+#      false failure, and its cleanup leaves the bucket without a single
+#      object of the run, from either start.
+#   2. MinIO SIGKILLed and restarted on the same data directory mid-run: no
+#      object is reported lost, stale, resurrected or corrupt.
+#   3. an object deleted behind soakd's back is reported "lost".
+#   4. an old version of an object put back behind soakd's back is
+#      reported "stale".
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/objlib.sh"
+
+ensure_minio
+PORT=$(free_port)
+start_minio "$WORK/minio" "$PORT"
+CREDS="$WORK/s3.credentials"
+write_creds "$CREDS"
+EP="http://127.0.0.1:$PORT"
+s3 -f -X PUT "$EP/soak" >/dev/null || fail "cannot create bucket soak"
+common="\"type\": \"object\", \"protocol\": \"s3\", \"credentials\": {\"file\": \"$CREDS\"},
+        \"endpoint\": \"$EP\", \"bucket\": \"soak\", \"size\": \"4KiB\""
+
+# config FILE RUN DURATION WORKLOAD-JSON
+config() {
+	cat >"$1" <<EOF
+{
+  "run": {"name": "$2", "duration": "$3", "interval": "1s", "on_finish": "idle"},
+  "workloads": [ {"name": "w", $common, $4} ]
+}
+EOF
+}
+
+# objects PREFIX: how many objects the bucket holds under PREFIX.
+objects() { s3_list soak "$1" | wc -l; }
+# tags PREFIX: the distinct run tags of the names under PREFIX.
+tags() { s3_list soak "$1" | cut -d/ -f2 | sort -u; }
+
+# check_dump FILE PYTHON: asserts on the dump's workload "w" (as w, its ops as ops).
+check_dump() {
+	python3 - "$1" "$2" <<'PY' || fail "$(basename "$1"): $(head -c 3000 "$1")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = next(x for x in d["workloads"] if x["name"] == "w")
+ops = w["ops"]
+def v(op, key):
+    return ops[op].get("verify", {}).get(key, 0)
+exec(sys.argv[2])
+PY
+}
+
+################ 1. soakd killed and resumed: no orphans
+note "1. soakd SIGKILLed and resumed"
+config "$WORK/k.json" kill 14s '"threads": 2, "concurrency": 6, "objects": 40, "rate": 150,
+  "mix": {"put": 30, "get": 40, "stat": 10, "delete": 10, "list": 10}'
+STATE="$WORK/state-k"
+start_soakd --config "$WORK/k.json" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 20 "the control socket" ctl_answers
+intervals() { grep -c '"type":"interval"' "$STATE/kill/intervals.log" 2>/dev/null || true; }
+four() { (($(intervals) >= 8)); }
+wait_until 30 "8 intervals" four
+kill -KILL "$SOAKD_PID"
+wait_soakd_exit 5
+[[ -s $STATE/kill/ledger.w.0.journal && -s $STATE/kill/ledger.w.1.journal ]] ||
+	fail "no ledger in the run directory: $(ls -la "$STATE/kill")"
+before=$(objects soakd-w/)
+tag=$(tags soakd-w/)
+note "killed with $before objects under soakd-w/$tag"
+((before > 0)) || fail "no objects in the bucket before the kill"
+[[ $(wc -l <<<"$tag") == 1 ]] || fail "several run tags before the kill: $tag"
+
+start_soakd --config "$WORK/k.json" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 20 "the control socket" ctl_answers
+grep -q "resumes .* objects under soakd-w/$tag/" "$SOAKD_LOG" ||
+	fail "the resumed run did not take its names back: $(grep -i 'resume\|names under' "$SOAKD_LOG")"
+# While it runs, every name is still the first start's.
+mid=$(tags soakd-w/)
+[[ $mid == "$tag" ]] || fail "the resumed run writes under other names: $mid (was $tag)"
+wait_until 60 "the resumed workload to finish" workload_is w finished
+dump_json "$WORK/k.dump"
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+check_dump "$WORK/k.dump" '
+audit = ops["audit"]
+print("# audit:", audit["count"], "reads, verify", audit.get("verify"))
+assert audit["count"] > 0, "the resumed run audited nothing"
+for op in ops:
+    for k in ("lost", "stale", "resurrected"):
+        assert v(op, k) == 0, f"{op}: {k} = {v(op, k)} after a clean kill and resume"
+    assert ops[op]["corrupt"] == 0, f"{op}: corrupt"
+assert v("audit", "checked") > 0, "the audit checked nothing"
+'
+left=$(objects soakd-w/)
+((left == 0)) || fail "$left objects of the run were left in the bucket after its cleanup: $(s3_list soak soakd-w/ | head)"
+note "resumed under the same names; $before objects audited and cleaned up, none left"
+
+################ 2. MinIO killed and restarted on the same data
+note "2. MinIO SIGKILLed and restarted"
+config "$WORK/m.json" minio 14s '"concurrency": 4, "objects": 30, "rate": 100, "timeout": "2s",
+  "mix": {"put": 30, "get": 50, "stat": 10, "delete": 10}'
+start_soakd --config "$WORK/m.json" --socket "$SOCK" --state-dir "$WORK/state-m" --no-table
+wait_until 20 "the control socket" ctl_answers
+wait_until 20 "the mix to start" grep -q '"type":"interval"' "$WORK/state-m/minio/intervals.log"
+sleep 2
+kill -KILL "$MINIO_PID"
+wait_until 10 "MinIO to die" not_alive "$MINIO_PID"
+sleep 1
+start_minio "$WORK/minio" "$PORT"
+wait_until 60 "the workload to finish" workload_is w finished
+dump_json "$WORK/m.dump"
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+check_dump "$WORK/m.dump" '
+errors = sum(ops[op]["errors"] for op in ops)
+print("#", errors, "errors while MinIO was down; uncertain writes:",
+      v("put", "uncertain") + v("delete", "uncertain"))
+assert errors > 0, "MinIO was killed, yet no op failed: the test did not test"
+for op in ops:
+    for k in ("lost", "stale", "resurrected"):
+        assert v(op, k) == 0, f"{op}: {k} = {v(op, k)}: a false failure after a server restart"
+    assert ops[op]["corrupt"] == 0, f"{op}: corrupt after a server restart"
+assert v("get", "checked") > 0
+'
+left=$(objects soakd-w/)
+((left == 0)) || fail "$left objects left after the cleanup"
+
+################ 3. an object deleted behind soakd's back: lost
+note "3. an object deleted behind soakd's back"
+config "$WORK/l.json" lost 30s '"concurrency": 2, "objects": 8, "rate": 40, "mix": {"get": 100}'
+start_soakd --config "$WORK/l.json" --socket "$SOCK" --state-dir "$WORK/state-l" --no-table
+wait_until 20 "the control socket" ctl_answers
+eight() { (($(objects soakd-w/) == 8)); }
+wait_until 20 "the prefill" eight
+victim=$(s3_list soak soakd-w/ | head -n 1 | cut -d' ' -f1)
+s3 -f -X DELETE "$EP/soak/$victim" >/dev/null || fail "cannot delete $victim"
+lost_seen() { (($(op_field w get verify.lost) >= 1)); }
+wait_until 20 "soakd to report $victim lost" lost_seen
+grep -q "LOST: GET $victim" "$SOAKD_LOG" || fail "the loss of $victim is not in the log"
+ctl stop w >/dev/null || fail "soakctl stop failed"
+wait_until 30 "the workload to stop" workload_is w stopped
+dump_json "$WORK/l.dump"
+stop_soakd 30
+check_dump "$WORK/l.dump" '
+assert v("get", "lost") == 1, "lost = %d, expected exactly 1 (the object is not read again)" % v("get", "lost")
+assert v("get", "stale") == 0 and ops["get"]["corrupt"] == 0
+'
+note "the deleted object was reported lost once"
+
+################ 4. an old version put back: stale
+note "4. an old version put back behind soakd's back"
+config "$WORK/s.json" stale 60s '"concurrency": 2, "objects": 4, "rate": 40, "mix": {"put": 10, "get": 90}'
+start_soakd --config "$WORK/s.json" --socket "$SOCK" --state-dir "$WORK/state-s" --no-table
+wait_until 20 "the control socket" ctl_answers
+four_objects() { (($(objects soakd-w/) == 4)); }
+wait_until 20 "the prefill" four_objects
+etag() { s3 -sI "$EP/soak/$1" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }'; }
+stale_seen() { (($(op_field w get verify.stale) >= 1)); }
+for attempt in 1 2 3 4 5 6 7 8 9 10; do
+	key=$(s3_list soak soakd-w/ | shuf -n 1 | cut -d' ' -f1)
+	s3 -f -o "$WORK/old" "$EP/soak/$key" || continue
+	old=$(etag "$key")
+	changed() { [[ $(etag "$key") != "$old" ]]; }
+	wait_until 30 "soakd to overwrite $key" changed
+	s3 -f -T "$WORK/old" "$EP/soak/$key" >/dev/null || fail "cannot put back $key"
+	for ((i = 0; i < 30; i++)); do
+		stale_seen && break 2
+		sleep 0.1
+	done
+done
+stale_seen || fail "an old version was put back 10 times and never reported stale"
+grep -q "STALE: GET .*version [0-9]* came back where version" "$SOAKD_LOG" ||
+	fail "the stale read is not in the log"
+ctl stop w >/dev/null || fail "soakctl stop failed"
+wait_until 30 "the workload to stop" workload_is w stopped
+dump_json "$WORK/s.dump"
+stop_soakd 30
+check_dump "$WORK/s.dump" '
+assert v("get", "stale") >= 1
+assert ops["get"]["corrupt"] == 0, "an old version was counted corrupt, not stale"
+assert v("get", "lost") == 0
+'
+note "an old version put back was reported stale (attempt $attempt)"
