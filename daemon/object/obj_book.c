@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -234,6 +235,10 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		return;
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP:
+		/* Listings that began before may still show the name. */
+		st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] = st->pool.entries[x->slot].id;
+		st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
+		st->n_deleted++;
 		if (gone && x->kind == OBJ_KIND_DELETE && v) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "the server answers 404 to a DELETE of an "
@@ -311,6 +316,100 @@ void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x)
 	if (st->ledger && (x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL ||
 			   x->kind == OBJ_KIND_DELETE || x->kind == OBJ_KIND_CLEANUP))
 		ledger_failed(st, obj_ledger_abort(st->ledger, x->slot));
+}
+
+struct id_slot {
+	uint64_t id;
+	uint32_t slot;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_id_slot(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct id_slot *)a)->id, &((const struct id_slot *)b)->id);
+}
+
+/* Whether write count a comes after b (both wrap). */
+static bool seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/* The name's DELETE ended after the listing began. */
+static bool deleted_since(const struct obj_stream *st, uint64_t id, uint32_t since)
+{
+	uint64_t n = st->n_deleted < OBJ_DELETED_RING ? st->n_deleted : OBJ_DELETED_RING;
+	for (uint64_t k = 1; k <= n; k++) {
+		uint64_t at = (st->n_deleted - k) % OBJ_DELETED_RING;
+		if (!seq_after(st->deleted_seq[at], since))
+			break;
+		if (st->deleted_ids[at] == id)
+			return true;
+	}
+	return false;
+}
+
+void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v)
+{
+	const struct obj_pool *p = &st->pool;
+	struct obj_client *cl = st->cl;
+	uint64_t missing = 0, extra = 0, back = 0;
+
+	if (!x->list_whole || !v)
+		return;
+	qsort(x->list_ids, x->list_n, sizeof(*x->list_ids), cmp_u64);
+	/* Missing: acknowledged, no write since the listing began, under
+	 * the prefix listed, and not in it. */
+	for (uint32_t s = 0; s < p->cap; s++) {
+		const struct obj_entry *e = &p->entries[s];
+		if (e->state != OBJ_PRESENT || e->writing || seq_after(e->write_seq, x->list_seq))
+			continue;
+		if (x->list_sub >= 0 && obj_key_sub(cl, st->index, e->id) != (unsigned)x->list_sub)
+			continue;
+		if (!bsearch(&e->id, x->list_ids, x->list_n, sizeof(*x->list_ids), cmp_u64))
+			missing++;
+	}
+	/* Extra: listed, yet neither in the pool nor deleted meanwhile; the
+	 * oldest deletes are forgotten past the ring, then this is skipped. */
+	uint64_t oldest = st->n_deleted >= OBJ_DELETED_RING ? st->n_deleted % OBJ_DELETED_RING : 0;
+	bool ring_covers = st->n_deleted < OBJ_DELETED_RING ||
+			   !seq_after(st->deleted_seq[oldest], x->list_seq + 1);
+	struct id_slot *ids = ring_covers ? malloc(p->cap * sizeof(*ids)) : NULL;
+	size_t n = 0;
+	for (uint32_t s = 0; ids && s < p->cap; s++)
+		if (p->entries[s].id)
+			ids[n++] = (struct id_slot){ p->entries[s].id, s };
+	if (ids) {
+		qsort(ids, n, sizeof(*ids), cmp_id_slot);
+		for (size_t k = 0; k < x->list_n; k++) {
+			struct id_slot key = { .id = x->list_ids[k] };
+			const struct id_slot *f = bsearch(&key, ids, n, sizeof(*ids), cmp_id_slot);
+			const struct obj_entry *e = f ? &p->entries[f->slot] : NULL;
+			if (e && (e->state != OBJ_EMPTY || e->writing))
+				continue;
+			if (deleted_since(st, x->list_ids[k], x->list_seq))
+				continue;
+			extra++;
+			back += e != NULL; /* its slot's last DELETE was acknowledged */
+		}
+		free(ids);
+	}
+	extra += x->list_strange;
+	v->list_missing += missing;
+	v->list_extra += extra;
+	v->resurrected += back;
+	if (missing || extra) {
+		char what[256];
+		snprintf(what, sizeof(what), "%" PRIu64 " acknowledged object(s) of thread %u missing, "
+			 "%" PRIu64 " listed that the ledger does not hold (%" PRIu64 " deleted before)",
+			 missing, st->index, extra, back);
+		obj_log_verify(cl, x, "LIST MISMATCH", what);
+	}
 }
 
 void obj_book_flush(struct obj_stream *st, uint64_t now, bool force)

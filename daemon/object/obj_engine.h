@@ -28,6 +28,8 @@
 #define OBJ_LIST_MAX_PAGES 10000
 #define OBJ_ERRORS_LOGGED 5       /* per class and workload */
 #define OBJ_CORRUPT_LOGGED 10
+#define OBJ_DELETED_RING 4096
+#define OBJ_LIST_MAX_IDS (UINT64_C(16) << 20)
 
 /* What a transfer does; the first five are the mix's ops. */
 enum obj_kind {
@@ -134,6 +136,16 @@ struct obj_xfer {
 	size_t list_len, list_cap;
 	unsigned list_pages;
 	uint64_t list_keys, list_bytes;
+	/* A listing checked against the pool (obj_book_list): the name
+	 * numbers of this thread's objects in it, keys under the run's root
+	 * soakd never makes, the sub-prefix listed (-1: all) and the pool's
+	 * write count when it started. */
+	uint64_t *list_ids;
+	size_t list_n, list_ids_cap;
+	uint64_t list_strange;
+	bool list_whole;            /* every page was read and parsed */
+	int list_sub;
+	uint32_t list_seq;
 
 	struct curl_slist *headers; /* per op (checksums); NULL: the client's */
 	char errbuf[CURL_ERROR_SIZE];
@@ -173,6 +185,11 @@ struct obj_stream {
 	unsigned deck[OBJ_MIX_OPS], deck_left;   /* the current block of mix_total ops */
 	uint32_t cursor;                         /* prefill and cleanup sweeps */
 	unsigned passes;
+	/* Names whose DELETE completed lately, with the pool's write count
+	 * then: a listing that began before may still show them. */
+	uint64_t deleted_ids[OBJ_DELETED_RING];
+	uint32_t deleted_seq[OBJ_DELETED_RING];
+	uint64_t n_deleted;
 	uint64_t hold_until_ns, backoff_ns;      /* closed loop: pause after failures */
 	uint64_t failing_since_ns, failed_ops;   /* for the "answers again" notice */
 	uint64_t skipped;
@@ -211,6 +228,12 @@ void obj_xfer_done(struct obj_xfer *x);
 /* Key of pool entry e of thread `stream`. */
 void obj_key(const struct obj_client *cl, unsigned stream, const struct obj_entry *e, char *buf,
 	     size_t len);
+/* Which sub-prefix ("pN/") the name (stream, id) goes under. */
+unsigned obj_key_sub(const struct obj_client *cl, unsigned stream, uint64_t id);
+/* The (stream, id) of a key soakd made in this run: 0; -ENOENT for a key
+ * outside the run's root; -EINVAL for one inside it soakd never makes. */
+int obj_key_parse(const struct obj_client *cl, const char *key, unsigned *ret_stream,
+		  uint64_t *ret_id);
 /* Sets up x (kind, key, payload, range fields already filled) for sending. */
 int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl);
 /* Sets up the next page of a listing (token NULL: the first). */
@@ -255,6 +278,9 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 void obj_book_abandon(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
 /* Entered, then never sent (the request could not be set up). */
 void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x);
+/* A whole listing of the run's names came back: compares this thread's
+ * part of it with the pool (list_missing, list_extra). */
+void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
 /* Syncs the ledger on its schedule (force: now). */
 void obj_book_flush(struct obj_stream *st, uint64_t now, bool force);
 

@@ -128,11 +128,14 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 	x->due_ns = due_ns;
 	if (kind == OBJ_KIND_LIST) {
 		char prefix[OBJ_KEY_MAX + 16];
-		if (o->prefixes > 1)
-			snprintf(prefix, sizeof(prefix), "%sp%u/", cl->name_root,
-				 (unsigned)obj_rng_below(&st->rng, o->prefixes));
-		else
+		x->list_sub = -1;
+		if (o->prefixes > 1) {
+			x->list_sub = (int)obj_rng_below(&st->rng, o->prefixes);
+			snprintf(prefix, sizeof(prefix), "%sp%d/", cl->name_root, x->list_sub);
+		} else {
 			snprintf(prefix, sizeof(prefix), "%s", cl->name_root);
+		}
+		x->list_seq = st->pool.write_seq;
 		r = obj_xfer_prepare_list(x, cl, prefix, NULL);
 	} else {
 		struct obj_entry *e = &st->pool.entries[slot];
@@ -300,6 +303,8 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 	}
 	if (x->kind != OBJ_KIND_LIST)
 		obj_book_end(st, x, outcome, c, gone, &os->obj_verify);
+	else if (outcome == OBJ_OK)
+		obj_book_list(st, x, &os->obj_verify);
 	if (x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD)
 		obj_pool_end_read(&st->pool, x->slot, false); /* obj_book_end settled it */
 	else if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_STAT)

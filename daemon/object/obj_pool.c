@@ -143,6 +143,7 @@ void obj_pool_end_write(struct obj_pool *p, uint32_t i, bool was_delete, bool ok
 {
 	struct obj_entry *e = &p->entries[i];
 	e->writing = 0;
+	e->write_seq = ++p->write_seq;
 	if (!ok)
 		set_state(p, e, OBJ_DOUBTFUL);
 	else

@@ -36,6 +36,7 @@ struct obj_entry {
 	uint8_t state;      /* enum obj_state */
 	uint8_t writing;    /* a PUT or DELETE is in flight */
 	uint16_t readers;   /* GETs and STATs in flight */
+	uint32_t write_seq; /* the pool's write count when its last write ended */
 };
 
 struct obj_pool {
@@ -44,6 +45,7 @@ struct obj_pool {
 	uint32_t n_present;
 	uint32_t n_doubtful;
 	uint64_t next_id;
+	uint32_t write_seq; /* writes ended so far (wraps) */
 };
 
 #define OBJ_POOL_NONE UINT32_MAX

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
@@ -179,19 +180,10 @@ static bool check_stat(const struct obj_client *cl, const struct obj_xfer *x)
 	return false;
 }
 
-/* The text between <tag> and </tag>, XML entities decoded. */
-static bool xml_value(const char *doc, const char *tag, char *out, size_t len)
+/* The text of [s, e) with XML entities decoded into out; false when it
+ * does not fit. */
+static bool xml_decode(const char *s, const char *e, char *out, size_t len)
 {
-	char open[64], close[64];
-	snprintf(open, sizeof(open), "<%s>", tag);
-	snprintf(close, sizeof(close), "</%s>", tag);
-	const char *s = strstr(doc, open);
-	if (!s)
-		return false;
-	s += strlen(open);
-	const char *e = strstr(s, close);
-	if (!e)
-		return false;
 	static const struct { const char *entity; char c; } entities[] = {
 		{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' },
 	};
@@ -212,6 +204,55 @@ static bool xml_value(const char *doc, const char *tag, char *out, size_t len)
 	return s == e;
 }
 
+/* The text between <tag> and </tag>, XML entities decoded. */
+static bool xml_value(const char *doc, const char *tag, char *out, size_t len)
+{
+	char open[64], close[64];
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	const char *s = strstr(doc, open);
+	if (!s)
+		return false;
+	s += strlen(open);
+	const char *e = strstr(s, close);
+	if (!e)
+		return false;
+	return xml_decode(s, e, out, len);
+}
+
+/* Notes a listed key for the comparison with the pool: this thread's
+ * name numbers, and names under the run's root soakd never makes. */
+static void list_key(struct obj_xfer *x, const struct obj_client *cl, const char *s, const char *e)
+{
+	char key[OBJ_KEY_MAX];
+	unsigned stream;
+	uint64_t id;
+
+	if (!x->list_whole)
+		return;
+	if (!xml_decode(s, e, key, sizeof(key))) {
+		x->list_strange++;
+		return;
+	}
+	int r = obj_key_parse(cl, key, &stream, &id);
+	if (r == -EINVAL)
+		x->list_strange++;
+	if (r < 0 || stream != x->st->index)
+		return;
+	if (x->list_n == x->list_ids_cap) {
+		size_t cap = x->list_ids_cap ? x->list_ids_cap * 2 : 1024;
+		uint64_t *grown = cap <= OBJ_LIST_MAX_IDS ? realloc(x->list_ids, cap * sizeof(*grown))
+							  : NULL;
+		if (!grown) {
+			x->list_whole = false; /* too big to compare: not compared */
+			return;
+		}
+		x->list_ids = grown;
+		x->list_ids_cap = cap;
+	}
+	x->list_ids[x->list_n++] = id;
+}
+
 /* Counts a listing page's keys; sets up the next page when there is one. */
 static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *cl,
 				  enum op_error_class *ret_class)
@@ -220,8 +261,12 @@ static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *c
 
 	x->list_pages++;
 	x->list_bytes += x->list_len;
-	for (const char *p = x->list_buf; p && (p = strstr(p, "<Key>")); p += 5)
+	for (const char *p = x->list_buf; p && (p = strstr(p, "<Key>")); p += 5) {
+		const char *end = strstr(p + 5, "</Key>");
 		x->list_keys++;
+		if (end)
+			list_key(x, cl, p + 5, end);
+	}
 	if (!x->list_buf || !strstr(x->list_buf, "ListBucketResult")) {
 		log_failure(cl, x, OP_ERR_TRANSFER, "the response is not a ListObjectsV2 result");
 		*ret_class = OP_ERR_TRANSFER;
@@ -230,8 +275,10 @@ static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *c
 	if (!xml_value(x->list_buf, "IsTruncated", truncated, sizeof(truncated)) ||
 	    strcmp(truncated, "true") != 0)
 		return OBJ_OK;
-	if (x->list_pages >= OBJ_LIST_MAX_PAGES)
+	if (x->list_pages >= OBJ_LIST_MAX_PAGES) {
+		x->list_whole = false;
 		return OBJ_OK; /* bounded: a listing op never runs forever */
+	}
 	if (!xml_value(x->list_buf, "NextContinuationToken", token, sizeof(token)) ||
 	    obj_xfer_prepare_list(x, cl, x->key, token) < 0) {
 		log_failure(cl, x, OP_ERR_TRANSFER, "a truncated listing without a usable "

@@ -60,6 +60,71 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* mix64's inverse: each step undone in reverse order. */
+static uint64_t unshift(uint64_t z, unsigned s)
+{
+	uint64_t r = z;
+	for (unsigned i = 0; i < 64 / s + 1; i++)
+		r = z ^ (r >> s);
+	return r;
+}
+
+static uint64_t unmix64(uint64_t z)
+{
+	z = unshift(z, 31) * UINT64_C(0x319642b2d24d8ec3);
+	z = unshift(z, 27) * UINT64_C(0x96de1b173f119089);
+	return unshift(z, 30);
+}
+
+unsigned obj_key_sub(const struct obj_client *cl, unsigned stream, uint64_t id)
+{
+	const struct object_config *o = cl->cfg;
+	uint64_t unique = (uint64_t)stream << 40 | id;
+	uint64_t scrambled = mix64(unique ^ obj_name_hash(cl->run_tag, strlen(cl->run_tag)));
+	return (unsigned)((o->naming == OBJ_NAMES_RANDOM ? scrambled : id) % o->prefixes);
+}
+
+int obj_key_parse(const struct obj_client *cl, const char *key, unsigned *ret_stream,
+		  uint64_t *ret_id)
+{
+	const struct object_config *o = cl->cfg;
+	size_t root = strlen(cl->name_root);
+	const char *p = key + root;
+	char *end;
+	unsigned stream;
+	uint64_t id;
+
+	if (strncmp(key, cl->name_root, root) != 0)
+		return -ENOENT;
+	if (o->prefixes > 1) {
+		if (*p != 'p' || !(p = strchr(p, '/')))
+			return -EINVAL;
+		p++;
+	}
+	errno = 0;
+	if (o->naming == OBJ_NAMES_SEQUENTIAL) {
+		if (*p != 't')
+			return -EINVAL;
+		unsigned long s = strtoul(p + 1, &end, 10);
+		if (errno || *end != '-' || s >= OBJ_MAX_THREADS)
+			return -EINVAL;
+		stream = (unsigned)s;
+		id = strtoull(end + 1, &end, 10);
+	} else {
+		if (strlen(p) != 16)
+			return -EINVAL;
+		uint64_t v = strtoull(p, &end, 16);
+		uint64_t unique = unmix64(v) ^ obj_name_hash(cl->run_tag, strlen(cl->run_tag));
+		stream = (unsigned)(unique >> 40);
+		id = unique & ((UINT64_C(1) << 40) - 1);
+	}
+	if (errno || *end || stream >= o->threads)
+		return -EINVAL;
+	*ret_stream = stream;
+	*ret_id = id;
+	return 0;
+}
+
 void obj_key(const struct obj_client *cl, unsigned stream, const struct obj_entry *e, char *buf,
 	     size_t len)
 {
@@ -213,6 +278,7 @@ void obj_xfer_done(struct obj_xfer *x)
 		curl_easy_cleanup(x->easy);
 	curl_slist_free_all(x->headers);
 	free(x->list_buf);
+	free(x->list_ids);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -327,6 +393,8 @@ int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const
 	if (!token) {
 		x->list_pages = 0;
 		x->list_keys = x->list_bytes = 0;
+		x->list_n = x->list_strange = 0;
+		x->list_whole = true;
 		snprintf(x->key, sizeof(x->key), "%s", prefix);
 	}
 	r = cl->proto->list_url(cl, prefix, token, x->url, sizeof(x->url));

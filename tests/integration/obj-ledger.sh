@@ -197,3 +197,37 @@ assert v("get", "lost") == 0
 '
 note "an old version put back was reported stale (attempt $attempt)"
 fi
+
+################ 5. LIST against the ledger: missing and extra
+if part 5; then
+note "5. LIST of the prefix against the ledger"
+config "$WORK/x.json" list 60s '"threads": 2, "concurrency": 4, "objects": 24, "rate": 40,
+  "prefixes": 4, "list_max_keys": 4, "mix": {"list": 80, "put": 10, "delete": 10}'
+start_soakd --config "$WORK/x.json" --socket "$SOCK" --state-dir "$WORK/state-x" --no-table
+wait_until 20 "the control socket" ctl_answers
+lists() { (($(op_field w list count) >= $1)); }
+wait_until 30 "60 listings" lists 60
+# Writes and deletes run beside the listings: none may look missing or extra.
+for k in list_missing list_extra resurrected; do
+	n=$(op_field w list "verify.$k")
+	((n == 0)) || fail "$n $k in listings while nothing was touched behind soakd's back"
+done
+tag=$(tags soakd-w/)
+s3 -f -T /etc/hostname "$EP/soak/soakd-w/$tag/p1/foreign" >/dev/null || fail "cannot put foreign"
+extra() { (($(op_field w list verify.list_extra) >= 1)); }
+wait_until 20 "soakd to list the foreign object as extra" extra
+# A present object whose sub-prefix gets listed, deleted behind soakd's back.
+victim=$(s3_list soak "soakd-w/$tag/p2/" | head -n 1 | cut -d' ' -f1)
+[[ -n $victim ]] || fail "no object under p2/"
+s3 -f -X DELETE "$EP/soak/$victim" >/dev/null || fail "cannot delete $victim"
+missing() { (($(op_field w list verify.list_missing) >= 1)); }
+wait_until 20 "soakd to find $victim missing from a listing" missing
+grep -q "LIST MISMATCH" "$SOAKD_LOG" || fail "the listing mismatch is not in the log"
+ctl stop w >/dev/null || fail "soakctl stop failed"
+wait_until 30 "the workload to stop" workload_is w stopped
+stop_soakd 30
+s3 -f -X DELETE "$EP/soak/soakd-w/$tag/p1/foreign" >/dev/null
+left=$(objects soakd-w/)
+((left == 0)) || fail "$left objects left after the cleanup"
+note "a foreign object was listed as extra, a deleted one as missing"
+fi
