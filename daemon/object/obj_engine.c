@@ -161,6 +161,7 @@ static int obj_prepare(struct workload *w, char *err, size_t errlen)
 	int dir_fd = w->run_dir ? obj_book_dir_open(w->run_dir, err, errlen) : -1;
 	if (w->run_dir && dir_fd < 0)
 		return dir_fd;
+	r = 0;
 	for (size_t i = 0; i < w->n_streams && r >= 0; i++)
 		r = stream_setup(w, i, dir_fd, err, errlen);
 	if (dir_fd >= 0)
