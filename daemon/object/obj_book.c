@@ -412,6 +412,23 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 	}
 }
 
+uint64_t obj_book_audit_begin(struct obj_stream *st)
+{
+	uint64_t n = 0;
+	for (uint32_t s = 0; s < st->pool.cap; s++)
+		n += st->pool.entries[s].state != OBJ_EMPTY ||
+		     (st->ledger && obj_ledger_get(st->ledger, s)->state == OBJ_LEDGER_DELETED);
+	atomic_store(&st->ws->audit_done, 0);
+	atomic_store(&st->ws->audit_total, n);
+	return n;
+}
+
+void obj_book_audit_end(struct obj_stream *st)
+{
+	atomic_store(&st->ws->audit_total, 0);
+	atomic_store(&st->ws->audit_done, 0);
+}
+
 void obj_book_flush(struct obj_stream *st, uint64_t now, bool force)
 {
 	if (st->ledger)

@@ -174,6 +174,10 @@ struct obj_stream {
 	struct obj_pool pool;
 	struct obj_ledger *ledger;  /* NULL: no run directory (no ledger kept) */
 	bool resumed;               /* the pool came from the ledger */
+	/* "audit": "interval:..": a pass beside the mix, one read at a time. */
+	bool auditing;
+	unsigned audit_inflight;
+	uint64_t next_audit_ns;
 	bool ledger_failed;         /* a disk error was logged */
 	uint64_t rng;
 	int timer_fd;
@@ -281,6 +285,10 @@ void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x);
 /* A whole listing of the run's names came back: compares this thread's
  * part of it with the pool (list_missing, list_extra). */
 void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
+/* Starts an audit pass: how many objects and deleted names it reads
+ * (also published as the stream's audit_total). */
+uint64_t obj_book_audit_begin(struct obj_stream *st);
+void obj_book_audit_end(struct obj_stream *st);
 /* Syncs the ledger on its schedule (force: now). */
 void obj_book_flush(struct obj_stream *st, uint64_t now, bool force);
 

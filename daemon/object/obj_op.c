@@ -183,6 +183,7 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 	}
 	x->busy = true;
 	x->submit_ns = mono_ns();
+	st->audit_inflight += kind == OBJ_KIND_AUDIT || kind == OBJ_KIND_AUDIT_HEAD;
 	int op = cl->op_index[kind];
 	uint64_t ready = due_ns > st->slot_free_ns ? due_ns : st->slot_free_ns;
 	if (op >= 0)
@@ -305,8 +306,11 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		obj_book_end(st, x, outcome, c, gone, &os->obj_verify);
 	else if (outcome == OBJ_OK)
 		obj_book_list(st, x, &os->obj_verify);
-	if (x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD)
+	if (x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD) {
 		obj_pool_end_read(&st->pool, x->slot, false); /* obj_book_end settled it */
+		st->audit_inflight--;
+		atomic_fetch_add_explicit(&st->ws->audit_done, 1, memory_order_relaxed);
+	}
 	else if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_STAT)
 		obj_pool_end_read(&st->pool, x->slot, gone);
 	else if (x->kind == OBJ_KIND_DELETE)
@@ -329,6 +333,7 @@ void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)
 	obj_book_abandon(st, x,
 			 op >= 0 ? &stream_current(&st->ws->stats)->ops[op].obj_verify : NULL);
 	curl_multi_remove_handle(st->multi, x->easy);
+	st->audit_inflight -= x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD;
 	if (x->kind != OBJ_KIND_LIST)
 		undo_pool(st, x, false);
 	x->busy = false;

@@ -154,12 +154,49 @@ static bool note_lag(struct obj_stream *st, uint64_t lag, char *reason, size_t r
 				  cfg->max_lag_ns, reason, reason_len);
 }
 
+/*
+ * "audit": "interval:D": every D, a pass over the ledger's objects beside
+ * the mix, one read at a time and only on a transfer the mix does not need
+ * now (open loop: nothing due yet, or another transfer free), so that the
+ * audit never holds the schedule back.
+ */
+static void issue_audit(struct obj_stream *st, uint64_t now)
+{
+	const struct object_config *o = st->cl->cfg;
+	bool open_loop = st->ws->workload->cfg->rate > 0;
+
+	if (o->audit != OBJ_AUDIT_INTERVAL || st->cl->op_index[OBJ_KIND_AUDIT] < 0)
+		return;
+	if (!st->auditing) {
+		if (!st->next_audit_ns)
+			st->next_audit_ns = now + o->audit_interval_ns;
+		if (now < st->next_audit_ns)
+			return;
+		st->auditing = true;
+		st->cursor = 0;
+		log_info("%s: thread %u audits the %" PRIu64 " objects of its ledger",
+			 st->cl->wcfg->name, st->index, obj_book_audit_begin(st));
+	}
+	if (st->audit_inflight || !st->n_free)
+		return;
+	if (open_loop && st->n_free < 2 && (!peek_due(st) || st->due_ns <= now))
+		return;
+	if (obj_op_start(st, OBJ_KIND_AUDIT, now))
+		return;
+	st->auditing = false;
+	st->next_audit_ns = now + o->audit_interval_ns;
+	obj_book_audit_end(st);
+	log_info("%s: thread %u audited the objects of its ledger", st->cl->wcfg->name, st->index);
+}
+
 /* Issues the mix's due ops while transfers are free. */
 static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool *finished)
 {
 	struct workload *w = st->ws->workload;
 	bool open_loop = w->cfg->rate > 0;
 	unsigned skips = 0;
+
+	issue_audit(st, now);
 
 	while (st->n_free && !*finished) {
 		uint64_t due;
@@ -411,6 +448,9 @@ void *obj_stream_main(void *arg)
 	st->deck_left = 0;
 	st->hold_until_ns = st->backoff_ns = 0;
 	st->skipped = 0;
+	st->auditing = false;
+	st->audit_inflight = 0;
+	st->next_audit_ns = 0;
 	sched_ahead_init(&st->ahead, &ws->sched);
 
 	int r = wait_for_endpoint(st, reason, sizeof(reason));
@@ -421,7 +461,9 @@ void *obj_stream_main(void *arg)
 	/* A resumed run goes on with the objects its ledger holds: read
 	 * them once (the audit), and no prefill. */
 	if (st->resumed && cl->op_index[OBJ_KIND_AUDIT] >= 0) {
+		obj_book_audit_begin(st);
 		outcome = run_phase(st, PHASE_AUDIT, reason, sizeof(reason));
+		obj_book_audit_end(st);
 		if (outcome != STREAM_FINISHED)
 			goto end;
 		log_info("%s: thread %u audited the objects of its ledger", cl->wcfg->name,

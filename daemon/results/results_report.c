@@ -239,6 +239,12 @@ void results_status_line(const struct results *r, char *buf, size_t len)
 		int n = snprintf(buf + off, len - off, "%s%s %s", i ? "; " : "", w->cfg->name,
 				 workload_state_name(w->state));
 		off += n > 0 ? (size_t)n : 0;
+		uint64_t done, total;
+		if (off < len && workload_audit(w, &done, &total)) {
+			n = snprintf(buf + off, len - off, " auditing %" PRIu64 "/%" PRIu64 " objects",
+				     done, total);
+			off += n > 0 ? (size_t)n : 0;
+		}
 		for (size_t op = 0; wr->have_last && op < wr->n_ops && off < len; op++) {
 			n = snprintf(buf + off, len - off, " %s %.0f/s p99 %.0fus", w->op_names[op],
 				     wr->last.ops[op].rate_achieved, wr->last.ops[op].p99 / 1e3);
@@ -338,6 +344,10 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 				       "lag_ms", workload_lag_ns(w) / 1e6, "ops", ops);
 		if (w->reason[0])
 			json_object_set_new(jw, "reason", json_string(w->reason));
+		uint64_t audit_done, audit_total;
+		if (workload_audit(w, &audit_done, &audit_total))
+			json_object_set_new(jw, "audit", json_pack("{s:I,s:I}", "done",
+				(json_int_t)audit_done, "total", (json_int_t)audit_total));
 		struct kstats_tcp_summary tcp;
 		if (probes_workload_tcp(r->probes, i, &tcp))
 			json_object_set_new(jw, "tcp", json_pack(

@@ -51,6 +51,9 @@ struct workload_stream {
 	void *engine;               /* engine's per-stream state */
 	struct dev_facts *facts;    /* its device, read at prepare; NULL if none */
 	_Atomic uint64_t lag_ns;    /* how late the next due op is, now */
+	/* An audit reading every object of the run's ledger (object
+	 * workloads): objects read so far, of how many; total 0: none. */
+	_Atomic uint64_t audit_done, audit_total;
 	/* Set by the thread before `outcome` is stored with release order. */
 	char reason[WORKLOAD_REASON_MAX];
 	/* Set by the thread before `outcome`: it leaves I/O the device never
@@ -153,6 +156,8 @@ void workload_release(struct workload *w);
 
 bool workload_is_active(const struct workload *w);
 const char *workload_state_name(enum workload_state s);
+/* An audit's progress over the streams: false when none runs. */
+bool workload_audit(const struct workload *w, uint64_t *ret_done, uint64_t *ret_total);
 /* Largest current lag over the streams. */
 uint64_t workload_lag_ns(const struct workload *w);
 /* Target ops over [from, to) (absolute CLOCK_MONOTONIC), summed over streams. */

@@ -231,3 +231,39 @@ left=$(objects soakd-w/)
 ((left == 0)) || fail "$left objects left after the cleanup"
 note "a foreign object was listed as extra, a deleted one as missing"
 fi
+
+################ 6. "audit": "interval:2s": passes beside the mix, progress in status
+if part 6; then
+note "6. periodic audits"
+config "$WORK/a.json" audit 10s '"concurrency": 3, "objects": 1000, "rate": 30,
+  "audit": "interval:2s", "mix": {"get": 60, "put": 20, "delete": 20}'
+"$SOAKD" --check-config "$WORK/a.json" | grep -q '"audit": "interval:2s"' ||
+	fail "the plan does not show the audit"
+start_soakd --config "$WORK/a.json" --socket "$SOCK" --state-dir "$WORK/state-a" --no-table
+wait_until 20 "the control socket" ctl_answers
+audit_shown() { ctl status --json | python3 -c '
+import json, sys
+w = json.load(sys.stdin)["workloads"][0]
+sys.exit(0 if "audit" in w and w["audit"]["total"] > 0 else 1)'; }
+wait_until 20 "an audit's progress in status" audit_shown
+wait_until 30 "the workload to finish" workload_is w finished
+dump_json "$WORK/a.dump"
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+PREFILL_MISSED=$(sed -n 's/.* \([0-9]*\) ops came due while the pool was prefilled.*/\1/p' "$SOAKD_LOG")
+export PREFILL_MISSED=${PREFILL_MISSED:-0}
+check_dump "$WORK/a.dump" '
+audit = ops["audit"]
+print("# periodic audits:", audit["count"], "reads, verify", audit.get("verify"))
+assert audit["count"] >= 1000, "fewer audit reads than objects in 10 s with a 2 s interval"
+assert audit["errors"] == 0 and audit["corrupt"] == 0
+for k in ("lost", "stale", "resurrected"):
+    assert v("audit", k) == 0, k
+# The audit never holds the schedule back: the only ops missed came due
+# while the pool was prefilled.
+import os
+missed = sum(ops[op]["missed"] for op in ("get", "put", "delete"))
+assert missed == int(os.environ["PREFILL_MISSED"]), f"{missed} ops missed beside the audit"
+'
+grep -q "thread 0 audited the objects of its ledger" "$SOAKD_LOG" || fail "no audit was completed"
+fi
