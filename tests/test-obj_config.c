@@ -144,8 +144,42 @@ static void test_defaults_and_http(void **state)
 	assert_int_equal(o->size.mean, 65536);
 	assert_string_equal(o->labels[0], "http://127.0.0.1:8080/dav#0");
 	assert_string_equal(o->labels[1], "http://127.0.0.1:8080/dav#1");
+	assert_int_equal(o->audit, OBJ_AUDIT_ON_RESUME);
 	free(errors);
 	config_free(c);
+}
+
+/* "audit": when the ledger's objects are read once (issue 17). */
+static void test_audit(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	int r = load("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"interval:6h\"", &c, &errors);
+	if (r != 0)
+		fail_msg("%s", errors);
+	assert_int_equal(c->workloads[0].object->audit, OBJ_AUDIT_INTERVAL);
+	assert_int_equal(c->workloads[0].object->audit_interval_ns, UINT64_C(6) * 3600 * 1000000000);
+	free(errors);
+	config_free(c);
+	r = load("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		 "\"audit\": \"off\"", &c, &errors);
+	assert_int_equal(r, 0);
+	assert_int_equal(c->workloads[0].object->audit, OBJ_AUDIT_OFF);
+	free(errors);
+	config_free(c);
+	/* Where the problem is: file, line and column of the value. */
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"daily\"", "t.json:1:");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"daily\"", "\"audit\" must be \"on_resume\", \"interval:DURATION\"");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"interval:soon\"", "\"audit\": \"interval:soon\":");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"interval:100ms\"", "at least 1s");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": true", "\"audit\"");
 }
 
 static void test_refusals(void **state)
@@ -242,6 +276,7 @@ static void test_systemd_credential(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_audit),
 		cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_defaults_and_http),
 		cmocka_unit_test(test_refusals),

@@ -239,6 +239,8 @@ config "$WORK/a.json" audit 10s '"concurrency": 3, "objects": 1000, "rate": 30,
   "audit": "interval:2s", "mix": {"get": 60, "put": 20, "delete": 20}'
 "$SOAKD" --check-config "$WORK/a.json" | grep -q '"audit": "interval:2s"' ||
 	fail "the plan does not show the audit"
+"$SOAKD" --check-config "$SRCDIR/config/s3-ledger.json" | grep -q '"audit": "interval:6h"' ||
+	fail "config/s3-ledger.json: the plan does not show its audit"
 start_soakd --config "$WORK/a.json" --socket "$SOCK" --state-dir "$WORK/state-a" --no-table
 wait_until 20 "the control socket" ctl_answers
 audit_shown() { ctl status --json | python3 -c '
