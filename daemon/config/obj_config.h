@@ -70,6 +70,7 @@ struct object_config {
 	char *region;               /* S3 */
 	char *bucket;               /* S3 */
 	bool create_bucket;
+	bool sse_s3;                /* "sse": "s3": PUTs ask for SSE-S3 (AES256) */
 	bool virtual_host;          /* S3 addressing: bucket.host/key instead of host/bucket/key */
 	char *connect_to;           /* "HOST[:PORT]" to connect to instead of the endpoint's */
 	char *ca_file;

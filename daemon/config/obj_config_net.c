@@ -235,6 +235,15 @@ void obj_cfg_parse_s3(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 		cfg_pop(c);
 	}
 	cfg_get_bool(c, obj, "create_bucket", &o->create_bucket);
+	if (cfg_get_string(c, obj, "sse", &s)) {
+		cfg_push_key(c, "sse");
+		if (strcmp(s, "s3") == 0)
+			o->sse_s3 = true;
+		else if (strcmp(s, "none") != 0)
+			cfg_report(c, "\"sse\" must be \"s3\" (SSE-S3: the server encrypts with its "
+				      "own keys) or \"none\", not \"%s\"", s);
+		cfg_pop(c);
+	}
 	int a = obj_cfg_enum(c, obj, "addressing", addressing);
 	if (a >= 0)
 		o->virtual_host = a == 1;

@@ -161,6 +161,19 @@ static uint64_t etag_of(CURL *easy)
 	return obj_ledger_etag_hash(h->value, strlen(h->value));
 }
 
+/* "sse": "s3": the server says it encrypted the object (said once if not). */
+static void check_sse(struct obj_stream *st, const struct obj_xfer *x)
+{
+	struct curl_header *h = NULL;
+	if (curl_easy_header(x->easy, "x-amz-server-side-encryption", 0, CURLH_HEADER, -1, &h) ==
+		    CURLHE_OK && h && h->value && strcmp(h->value, "AES256") == 0)
+		return;
+	if (!atomic_exchange(&st->cl->sse_unconfirmed_logged, true))
+		log_warning("%s: PUT %s: the server did not confirm SSE-S3 (no "
+			    "\"x-amz-server-side-encryption: AES256\" in its answer)",
+			    st->cl->wcfg->name, x->key);
+}
+
 /* Whether a write that failed may still have happened. */
 static bool outcome_unknown(enum op_error_class c)
 {
@@ -228,6 +241,8 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	switch (x->kind) {
 	case OBJ_KIND_PUT:
 	case OBJ_KIND_PREFILL:
+		if (ok && st->cl->cfg->sse_s3)
+			check_sse(st, x);
 		if (e)
 			end_write(st, x, ok, outcome == OBJ_ERROR && outcome_unknown(c), v);
 		else if (outcome == OBJ_ERROR && outcome_unknown(c) && v)

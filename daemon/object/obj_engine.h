@@ -94,6 +94,7 @@ struct obj_client {
 	_Atomic unsigned corrupt_logged;
 	_Atomic unsigned verify_logged;   /* lost, stale, resurrected */
 	_Atomic bool version_logged;
+	_Atomic bool sse_unconfirmed_logged;
 	_Atomic bool ready;         /* the endpoint answered the probe */
 };
 

@@ -38,6 +38,8 @@ void obj_config_print(const struct object_config *o, FILE *out)
 		print_string(out, o->bucket);
 		fprintf(out, ", \"create_bucket\": %s, \"addressing\": \"%s\"",
 			o->create_bucket ? "true" : "false", o->virtual_host ? "virtual-host" : "path");
+		if (o->sse_s3)
+			fprintf(out, ", \"sse\": \"s3\"");
 	}
 	if (o->connect_to) {
 		fprintf(out, ", \"connect_to\": ");

@@ -294,13 +294,17 @@ static void reset_response(struct obj_xfer *x)
 	x->errbuf[0] = '\0';
 }
 
-/* Content-MD5 or x-amz-checksum-crc32c: one more pass over the payload. */
-static int checksum_headers(struct obj_xfer *x, const struct obj_client *cl)
+/* A PUT's own headers: the client's, Content-MD5 or x-amz-checksum-crc32c
+ * (one more pass over the payload), and the SSE-S3 request (signed with
+ * the rest: libcurl's SigV4 signs every x-amz- header). */
+static int put_headers(struct obj_xfer *x, const struct obj_client *cl)
 {
-	char line[96], b64[32];
+	char line[96] = "", b64[32];
 	struct curl_slist *list = NULL;
 
-	if (cl->cfg->checksum == OBJ_CHECKSUM_MD5) {
+	if (cl->cfg->checksum == OBJ_CHECKSUM_NONE) {
+		/* no checksum */
+	} else if (cl->cfg->checksum == OBJ_CHECKSUM_MD5) {
 		uint8_t digest[16];
 		if (obj_payload_md5(&x->payload, x->size, digest) < 0)
 			return -ENOMEM;
@@ -318,10 +322,16 @@ static int checksum_headers(struct obj_xfer *x, const struct obj_client *cl)
 			goto oom;
 		list = n;
 	}
-	struct curl_slist *n = curl_slist_append(list, line);
-	if (!n)
-		goto oom;
-	x->headers = n;
+	const char *extra[] = { line, cl->cfg->sse_s3 ? "x-amz-server-side-encryption: AES256" : "" };
+	for (size_t i = 0; i < 2; i++) {
+		if (!extra[i][0])
+			continue;
+		struct curl_slist *n = curl_slist_append(list, extra[i]);
+		if (!n)
+			goto oom;
+		list = n;
+	}
+	x->headers = list;
 	return 0;
 oom:
 	curl_slist_free_all(list);
@@ -350,8 +360,8 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 	case OBJ_KIND_PREFILL:
 		x->off = 0;
 		x->len = x->size;
-		if (cl->cfg->checksum != OBJ_CHECKSUM_NONE) {
-			r = checksum_headers(x, cl);
+		if (cl->cfg->checksum != OBJ_CHECKSUM_NONE || cl->cfg->sse_s3) {
+			r = put_headers(x, cl);
 			if (r < 0)
 				return r;
 		}
