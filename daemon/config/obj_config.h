@@ -17,6 +17,7 @@
 #define OBJ_MAX_PREFIXES 4096
 #define OBJ_MAX_PREFIX_LEN 512
 #define OBJ_MAX_URL_LEN 2048
+#define OBJ_MAX_BUCKETS 1000
 
 enum obj_protocol {
 	OBJ_PROTO_S3,
@@ -69,6 +70,7 @@ struct object_config {
 	char *endpoint;             /* scheme://host[:port][/path], no trailing '/' */
 	char *region;               /* S3 */
 	char *bucket;               /* S3 */
+	unsigned buckets;           /* S3: above 1, objects spread over BUCKET-0 .. BUCKET-(N-1) */
 	bool create_bucket;
 	bool sse_s3;                /* "sse": "s3": PUTs ask for SSE-S3 (AES256) */
 	bool virtual_host;          /* S3 addressing: bucket.host/key instead of host/bucket/key */

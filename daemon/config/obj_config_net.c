@@ -235,6 +235,16 @@ void obj_cfg_parse_s3(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 		cfg_pop(c);
 	}
 	cfg_get_bool(c, obj, "create_bucket", &o->create_bucket);
+	uint64_t n = o->buckets;
+	cfg_get_uint(c, obj, "buckets", 1, OBJ_MAX_BUCKETS, &n);
+	o->buckets = (unsigned)n;
+	/* BUCKET-N must be a bucket name too. */
+	if (o->buckets > 1 && o->bucket && strlen(o->bucket) + 4 > 63) {
+		cfg_push_key(c, "buckets");
+		cfg_report(c, "with \"buckets\", the names are \"%s-0\" .. \"%s-%u\": \"bucket\" "
+			      "must be at most 59 characters", o->bucket, o->bucket, o->buckets - 1);
+		cfg_pop(c);
+	}
 	if (cfg_get_string(c, obj, "sse", &s)) {
 		cfg_push_key(c, "sse");
 		if (strcmp(s, "s3") == 0)

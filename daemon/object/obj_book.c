@@ -386,6 +386,12 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 			continue;
 		if (x->list_sub >= 0 && obj_key_sub(cl, st->index, e->id) != (unsigned)x->list_sub)
 			continue;
+		if (cl->cfg->buckets > 1) {
+			char key[OBJ_KEY_MAX];
+			obj_key(cl, st->index, e, key, sizeof(key));
+			if (obj_key_bucket(cl, key) != x->list_bucket)
+				continue;
+		}
 		if (!bsearch(&e->id, x->list_ids, x->list_n, sizeof(*x->list_ids), cmp_u64))
 			missing++;
 	}

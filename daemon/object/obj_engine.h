@@ -55,9 +55,10 @@ struct obj_proto {
 	int (*setup_handle)(const struct obj_client *cl, CURL *easy);
 	/* The URL of a key (escaped here). */
 	int (*object_url)(const struct obj_client *cl, const char *key, char *buf, size_t len);
-	/* The URL of one page of a listing; NULL when the protocol has none. */
-	int (*list_url)(const struct obj_client *cl, const char *prefix, const char *token,
-			char *buf, size_t len);
+	/* The URL of one page of a listing of a bucket; NULL when the
+	 * protocol has none. */
+	int (*list_url)(const struct obj_client *cl, unsigned bucket, const char *prefix,
+			const char *token, char *buf, size_t len);
 	/* The server's own words in an error response. */
 	void (*error_message)(const char *body, size_t len, char *out, size_t outlen);
 	/*
@@ -86,7 +87,7 @@ struct obj_client {
 	char *connect_to;           /* CURLOPT_CONNECT_TO entry */
 	struct curl_slist *headers; /* headers of every request */
 	struct curl_slist *connect_to_list;
-	char base_url[OBJ_MAX_URL_LEN]; /* keys go under base_url + "/" */
+	char base_url[OBJ_MAX_URL_LEN]; /* keys go under base_url + "/" (bucket 0) */
 	char run_tag[17];           /* this run's names: unique, so cleanup only hits ours */
 	char name_root[OBJ_KEY_MAX];/* prefix + run tag + "/" */
 	int op_index[OBJ_KINDS];    /* stats slot of each kind, -1 if it never happens */
@@ -102,6 +103,10 @@ struct obj_client {
 int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, char *err,
 		    size_t errlen);
 void obj_client_free(struct obj_client *cl);
+/* "buckets": N: bucket i's name and URL, and the bucket of a key. */
+void obj_bucket_name(const struct obj_client *cl, unsigned i, char *buf, size_t len);
+int obj_bucket_url(const struct obj_client *cl, unsigned i, char *buf, size_t len);
+unsigned obj_key_bucket(const struct obj_client *cl, const char *key);
 /* Names under prefix + tag + "/"; -ENAMETOOLONG. */
 int obj_client_set_tag(struct obj_client *cl, const char *tag);
 
@@ -146,6 +151,7 @@ struct obj_xfer {
 	uint64_t list_strange;
 	bool list_whole;            /* every page was read and parsed */
 	int list_sub;
+	unsigned list_bucket;       /* "buckets": the one listed */
 	uint32_t list_seq;
 
 	struct curl_slist *headers; /* per op (checksums); NULL: the client's */

@@ -136,6 +136,7 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 			snprintf(prefix, sizeof(prefix), "%s", cl->name_root);
 		}
 		x->list_seq = st->pool.write_seq;
+		x->list_bucket = o->buckets > 1 ? (unsigned)obj_rng_below(&st->rng, o->buckets) : 0;
 		r = obj_xfer_prepare_list(x, cl, prefix, NULL);
 	} else {
 		struct obj_entry *e = &st->pool.entries[slot];

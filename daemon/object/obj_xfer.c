@@ -407,7 +407,7 @@ int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const
 		x->list_whole = true;
 		snprintf(x->key, sizeof(x->key), "%s", prefix);
 	}
-	r = cl->proto->list_url(cl, prefix, token, x->url, sizeof(x->url));
+	r = cl->proto->list_url(cl, x->list_bucket, prefix, token, x->url, sizeof(x->url));
 	if (r < 0)
 		return r;
 	curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
