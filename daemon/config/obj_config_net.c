@@ -245,6 +245,13 @@ void obj_cfg_parse_s3(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 			      "must be at most 59 characters", o->bucket, o->bucket, o->buckets - 1);
 		cfg_pop(c);
 	}
+	cfg_get_size(c, obj, "multipart_threshold", &o->multipart_threshold);
+	if (cfg_get_size(c, obj, "multipart_part_size", &o->multipart_part_size) &&
+	    o->multipart_part_size < OBJ_MIN_PART_SIZE) {
+		cfg_push_key(c, "multipart_part_size");
+		cfg_report(c, "\"multipart_part_size\" must be at least 5MiB (S3's smallest part)");
+		cfg_pop(c);
+	}
 	if (cfg_get_string(c, obj, "sse", &s)) {
 		cfg_push_key(c, "sse");
 		if (strcmp(s, "s3") == 0)

@@ -154,6 +154,17 @@ struct obj_xfer {
 	unsigned list_bucket;       /* "buckets": the one listed */
 	uint32_t list_seq;
 
+	/* A multipart PUT (obj_multipart.c): its step, parts, upload id and
+	 * the CompleteMultipartUpload document being built. */
+	uint8_t mp_step;            /* enum obj_mp_step */
+	bool mp_failed;
+	enum op_error_class mp_fail_class;
+	uint32_t mp_part, mp_parts;
+	uint64_t mp_sent;
+	char mp_upload_id[256];
+	char *mp_etags;
+	size_t mp_etags_len, mp_etags_cap;
+
 	struct curl_slist *headers; /* per op (checksums); NULL: the client's */
 	char errbuf[CURL_ERROR_SIZE];
 	char key[OBJ_KEY_MAX];
@@ -251,6 +262,8 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl);
 int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const char *prefix,
 			  const char *token);
 
+enum obj_mp_step { OBJ_MP_NONE, OBJ_MP_INIT, OBJ_MP_PART, OBJ_MP_COMPLETE, OBJ_MP_ABORT };
+
 /* The outcome of a finished transfer. */
 enum obj_outcome {
 	OBJ_OK,
@@ -261,6 +274,15 @@ enum obj_outcome {
 };
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone);
+
+/* obj_multipart.c: a PUT above "multipart_threshold" goes up in parts. */
+bool obj_mp_wanted(const struct obj_client *cl, const struct obj_xfer *x);
+/* Sets x up for its first step (CreateMultipartUpload). */
+int obj_mp_prepare(struct obj_xfer *x, const struct obj_client *cl);
+/* A step ended with outcome: OBJ_MORE with the next step set up, or the
+ * op's outcome. */
+enum obj_outcome obj_mp_step_done(struct obj_xfer *x, const struct obj_client *cl,
+				  enum obj_outcome outcome, enum op_error_class *ret_class);
 
 /* Logs (the first few) lost, stale and resurrected objects. */
 void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const char *class,

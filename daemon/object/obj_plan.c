@@ -42,6 +42,11 @@ void obj_config_print(const struct object_config *o, FILE *out)
 			fprintf(out, ", \"sse\": \"s3\"");
 		if (o->buckets > 1)
 			fprintf(out, ", \"buckets\": %u", o->buckets);
+		if (o->multipart_threshold) {
+			fprintf(out, ", ");
+			print_size(out, "multipart_threshold", o->multipart_threshold, ", ");
+			print_size(out, "multipart_part_size", o->multipart_part_size, "");
+		}
 	}
 	if (o->connect_to) {
 		fprintf(out, ", \"connect_to\": ");

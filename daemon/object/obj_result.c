@@ -289,8 +289,23 @@ static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *c
 	return OBJ_MORE;
 }
 
+static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_client *cl,
+				       CURLcode result, enum op_error_class *ret_class, bool *ret_gone);
+
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone)
+{
+	enum obj_outcome outcome = finish_request(x, cl, result, ret_class, ret_gone);
+	/* A multipart PUT's steps; its outcome is the last one's. */
+	if (x->mp_step != OBJ_MP_NONE) {
+		*ret_gone = false;
+		return obj_mp_step_done(x, cl, outcome, ret_class);
+	}
+	return outcome;
+}
+
+static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_client *cl,
+				       CURLcode result, enum op_error_class *ret_class, bool *ret_gone)
 {
 	char detail[OBJ_ERRBODY_MAX + 64], message[OBJ_ERRBODY_MAX];
 	long status = 0;

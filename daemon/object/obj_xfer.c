@@ -235,7 +235,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 		keep_error_body(x, ptr, n);
 		return n;
 	}
-	if (x->kind == OBJ_KIND_LIST)
+	if (x->kind == OBJ_KIND_LIST || x->mp_step == OBJ_MP_INIT || x->mp_step == OBJ_MP_COMPLETE)
 		return keep_list_page(x, ptr, n) ? n : 0;
 	if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_AUDIT)
 		check_body(x, (const uint8_t *)ptr, n);
@@ -279,6 +279,7 @@ void obj_xfer_done(struct obj_xfer *x)
 	curl_slist_free_all(x->headers);
 	free(x->list_buf);
 	free(x->list_ids);
+	free(x->mp_etags);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -292,17 +293,18 @@ static void reset_response(struct obj_xfer *x)
 	x->mismatch = false;
 	x->got_len = x->head_len = 0;
 	x->errbuf[0] = '\0';
+	x->mp_step = OBJ_MP_NONE;
 }
 
 /* A PUT's own headers: the client's, Content-MD5 or x-amz-checksum-crc32c
  * (one more pass over the payload), and the SSE-S3 request (signed with
  * the rest: libcurl's SigV4 signs every x-amz- header). */
-static int put_headers(struct obj_xfer *x, const struct obj_client *cl)
+static int put_headers(struct obj_xfer *x, const struct obj_client *cl, bool whole)
 {
 	char line[96] = "", b64[32];
 	struct curl_slist *list = NULL;
 
-	if (cl->cfg->checksum == OBJ_CHECKSUM_NONE) {
+	if (cl->cfg->checksum == OBJ_CHECKSUM_NONE || !whole) {
 		/* no checksum */
 	} else if (cl->cfg->checksum == OBJ_CHECKSUM_MD5) {
 		uint8_t digest[16];
@@ -360,11 +362,15 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 	case OBJ_KIND_PREFILL:
 		x->off = 0;
 		x->len = x->size;
-		if (cl->cfg->checksum != OBJ_CHECKSUM_NONE || cl->cfg->sse_s3) {
-			r = put_headers(x, cl);
+		/* Checksums cover a whole body: not a multipart upload's. */
+		bool parts = obj_mp_wanted(cl, x);
+		if ((cl->cfg->checksum != OBJ_CHECKSUM_NONE && !parts) || cl->cfg->sse_s3) {
+			r = put_headers(x, cl, !parts);
 			if (r < 0)
 				return r;
 		}
+		if (parts)
+			return obj_mp_prepare(x, cl);
 		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
 		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->size);
 		break;
