@@ -224,7 +224,8 @@ static void test_s3_extras(void **state)
 	expect_s3_error("\"multipart_part_size\": \"1MiB\"", "at least 5MiB");
 	char *m2 = NULL;
 	assert_true(asprintf(&m2, "\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", "
-				  "\"bucket\": \"b23456789012345678901234567890123456789012345678901234567890\", "
+				  "\"bucket\": \"b234567890123456789012345678901234567890"
+				  "12345678901234567890\", "
 				  "\"mix\": {\"get\": 1}, \"credentials\": {\"file\": \"%s\"}, "
 				  "\"buckets\": 2", creds_path) > 0);
 	expect_error(m2, "at most 59 characters");
