@@ -201,6 +201,7 @@ static const char *const object_keys[] = {
 	"mix", "size", "verify", "cleanup", "read_offset", "read_length", "read_range", "names",
 	"prefix", "prefixes", "checksum", "list_max_keys", "timeout", "connect_timeout",
 	"audit", "sse", "buckets", "multipart_threshold", "multipart_part_size",
+	"multipart_parallel",
 	/* refused by refuse_secrets, with a better message than "unknown" */
 	"secret", "secret_key", "access_key", "aws_secret_access_key", "aws_access_key_id",
 	"password", "token", "aws_session_token", NULL,
@@ -260,7 +261,7 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 	w->object = o;
 	*o = (struct object_config){
 		.concurrency = DEFAULT_CONCURRENCY, .threads = 1, .objects = DEFAULT_OBJECTS,
-		.buckets = 1, .multipart_part_size = UINT64_C(8) << 20,
+		.buckets = 1, .multipart_part_size = UINT64_C(8) << 20, .multipart_parallel = 4,
 		.prefill = true, .verify = true, .cleanup = true, .tls_verify = true,
 		.prefixes = 1, .list_max_keys = 1000, .timeout_ns = DEFAULT_TIMEOUT_NS,
 		.connect_timeout_ns = DEFAULT_CONNECT_TIMEOUT_NS,
@@ -281,7 +282,7 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 		static const char *const s3_only[] = { "bucket", "region", "create_bucket",
 						       "addressing", "sse", "buckets",
 						       "multipart_threshold", "multipart_part_size",
-						       NULL };
+						       "multipart_parallel", NULL };
 		for (int i = 0; s3_only[i]; i++)
 			if (json_object_get(obj, s3_only[i])) {
 				cfg_push_key(c, s3_only[i]);

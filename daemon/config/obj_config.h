@@ -19,6 +19,7 @@
 #define OBJ_MAX_URL_LEN 2048
 #define OBJ_MAX_BUCKETS 1000
 #define OBJ_MAX_PARTS 10000                      /* S3's limit per upload */
+#define OBJ_MAX_PARALLEL_PARTS 64
 #define OBJ_MIN_PART_SIZE (UINT64_C(5) << 20)    /* S3's, for every part but the last */
 
 enum obj_protocol {
@@ -77,6 +78,7 @@ struct object_config {
 	bool sse_s3;                /* "sse": "s3": PUTs ask for SSE-S3 (AES256) */
 	uint64_t multipart_threshold; /* S3: larger objects go up in parts; 0: never */
 	uint64_t multipart_part_size;
+	unsigned multipart_parallel;  /* parts of one upload in flight at once */
 	bool virtual_host;          /* S3 addressing: bucket.host/key instead of host/bucket/key */
 	char *connect_to;           /* "HOST[:PORT]" to connect to instead of the endpoint's */
 	char *ca_file;

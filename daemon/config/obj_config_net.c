@@ -246,6 +246,9 @@ void obj_cfg_parse_s3(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 		cfg_pop(c);
 	}
 	cfg_get_size(c, obj, "multipart_threshold", &o->multipart_threshold);
+	n = o->multipart_parallel;
+	cfg_get_uint(c, obj, "multipart_parallel", 1, OBJ_MAX_PARALLEL_PARTS, &n);
+	o->multipart_parallel = (unsigned)n;
 	if (cfg_get_size(c, obj, "multipart_part_size", &o->multipart_part_size) &&
 	    o->multipart_part_size < OBJ_MIN_PART_SIZE) {
 		cfg_push_key(c, "multipart_part_size");

@@ -55,8 +55,10 @@ static int stream_setup(struct workload *w, size_t index, int dir_fd, char *err,
 		if (r < 0)
 			return r;
 	}
-	/* Keep a connection per transfer alive between ops. */
-	curl_multi_setopt(st->multi, CURLMOPT_MAXCONNECTS, (long)share);
+	/* Keep a connection per transfer (and per part of a multipart
+	 * upload in flight) alive between ops. */
+	curl_multi_setopt(st->multi, CURLMOPT_MAXCONNECTS,
+			  (long)share * (o->multipart_threshold ? 1 + o->multipart_parallel : 1));
 	for (unsigned i = 0; i < share; i++) {
 		int r = obj_xfer_init(&st->xfers[i], cl, st);
 		if (r < 0)

@@ -111,6 +111,20 @@ unsigned obj_key_bucket(const struct obj_client *cl, const char *key);
 int obj_client_set_tag(struct obj_client *cl, const char *tag);
 
 struct obj_stream;
+struct obj_xfer;
+
+#define OBJ_ETAG_MAX 128
+
+/* One part of a multipart upload in flight beside its op's others. */
+struct obj_part {
+	CURL *easy;
+	struct obj_xfer *x;
+	uint32_t number;            /* from 1 */
+	uint64_t off, len, pos;     /* payload bytes of the part, sent so far */
+	bool busy;
+	char errbuf[CURL_ERROR_SIZE];
+	char url[OBJ_MAX_URL_LEN];
+};
 
 struct obj_xfer {
 	CURL *easy;
@@ -164,6 +178,12 @@ struct obj_xfer {
 	char mp_upload_id[256];
 	char *mp_etags;
 	size_t mp_etags_len, mp_etags_cap;
+	/* Parts in flight at once ("multipart_parallel"), on handles of
+	 * their own kept for the next upload. */
+	struct obj_part *parts;
+	unsigned n_part_slots, mp_inflight;
+	uint32_t mp_next, mp_done;
+	char (*mp_part_etags)[OBJ_ETAG_MAX];
 
 	struct curl_slist *headers; /* per op (checksums); NULL: the client's */
 	char errbuf[CURL_ERROR_SIZE];
@@ -271,6 +291,7 @@ enum obj_outcome {
 	OBJ_CORRUPT,    /* completed, wrong data */
 	OBJ_STALE,      /* completed, an older version of the object */
 	OBJ_MORE,       /* a listing has another page: send x again */
+	OBJ_WAIT,       /* a multipart upload's parts run on handles of their own */
 };
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone);
@@ -279,10 +300,18 @@ enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl
 bool obj_mp_wanted(const struct obj_client *cl, const struct obj_xfer *x);
 /* Sets x up for its first step (CreateMultipartUpload). */
 int obj_mp_prepare(struct obj_xfer *x, const struct obj_client *cl);
-/* A step ended with outcome: OBJ_MORE with the next step set up, or the
- * op's outcome. */
+/* A step ended with outcome: OBJ_MORE with the next step set up, OBJ_WAIT
+ * while parts run, or the op's outcome. */
 enum obj_outcome obj_mp_step_done(struct obj_xfer *x, const struct obj_client *cl,
 				  enum obj_outcome outcome, enum op_error_class *ret_class);
+/* Whether a finished handle's private pointer is a part, not a transfer. */
+bool obj_mp_is_part(const struct obj_stream *st, const void *private_ptr);
+/* A part ended: starts the next, or, when none is left in flight, sends
+ * the completion (or the abort) on the op's own handle. */
+void obj_mp_part_done(struct obj_stream *st, struct obj_part *p, CURLcode result);
+/* Removes the parts still in flight (the op is abandoned). */
+void obj_mp_abandon(struct obj_stream *st, struct obj_xfer *x);
+void obj_mp_free(struct obj_xfer *x);
 
 /* Logs (the first few) lost, stale and resurrected objects. */
 void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const char *class,

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * S3 multipart upload of objects above "multipart_threshold": one PUT op
- * is a sequence of requests on its transfer's handle (as a listing's pages
- * are): CreateMultipartUpload, UploadPart for each "multipart_part_size"
- * slice of the generated payload (streamed, never buffered), then
- * CompleteMultipartUpload with the parts' ETags.  A part or a completion
- * that fails aborts the upload (AbortMultipartUpload) so no parts are left
- * on the server, and the op fails with the first failure's class.  The
- * object is then read and verified as a whole, like any other.
+ * is CreateMultipartUpload on its transfer's handle, then UploadPart for
+ * each "multipart_part_size" slice of the generated payload (streamed,
+ * never buffered), up to "multipart_parallel" at once on handles of their
+ * own in the thread's multi handle, then CompleteMultipartUpload with the
+ * parts' ETags, again on the op's handle.  A part or a completion that
+ * fails aborts the upload (AbortMultipartUpload, once no part is in
+ * flight) so no parts are left on the server, and the op fails with the
+ * first failure's class.  The object is then read and verified as a
+ * whole, like any other.
  *
  * Query strings are written in SigV4's canonical order (libcurl signs them
  * as given) and with "uploads=" rather than a bare "uploads".
@@ -20,6 +22,7 @@
 
 #include "base/log.h"
 #include "obj_engine.h"
+#include "workload/workload.h"
 
 bool obj_mp_wanted(const struct obj_client *cl, const struct obj_xfer *x)
 {
@@ -57,23 +60,116 @@ static int step_url(struct obj_xfer *x, const struct obj_client *cl, const char 
 	return 0;
 }
 
-static int prepare_part(struct obj_xfer *x, const struct obj_client *cl)
+/* A part's body: its slice of the object's generated payload. */
+static size_t part_upload(char *buf, size_t size, size_t nitems, void *userdata)
 {
-	char query[3 * sizeof(x->mp_upload_id) + 64], id[3 * sizeof(x->mp_upload_id)];
+	struct obj_part *p = userdata;
+	size_t n = size * nitems;
+
+	if (n > p->len - p->pos)
+		n = (size_t)(p->len - p->pos);
+	obj_payload_fill(&p->x->payload, p->off + p->pos, (uint8_t *)buf, n);
+	p->pos += n;
+	return n;
+}
+
+static int part_seek(void *userdata, curl_off_t offset, int origin)
+{
+	struct obj_part *p = userdata;
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > p->len)
+		return CURL_SEEKFUNC_FAIL;
+	p->pos = (uint64_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+/* An UploadPart answer's body says nothing soakd needs. */
+static size_t part_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	(void)ptr;
+	(void)userdata;
+	return size * nmemb;
+}
+
+static int part_slots(struct obj_xfer *x, const struct obj_client *cl)
+{
+	unsigned want = cl->cfg->multipart_parallel;
+	if (x->n_part_slots >= want)
+		return 0;
+	struct obj_part *grown = realloc(x->parts, want * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	x->parts = grown;
+	for (; x->n_part_slots < want; x->n_part_slots++) {
+		struct obj_part *p = &x->parts[x->n_part_slots];
+		memset(p, 0, sizeof(*p));
+		p->easy = curl_easy_init();
+		if (!p->easy || cl->proto->setup_handle(cl, p->easy) < 0) {
+			if (p->easy)
+				curl_easy_cleanup(p->easy);
+			return -ENOMEM;
+		}
+		curl_easy_setopt(p->easy, CURLOPT_ERRORBUFFER, p->errbuf);
+		curl_easy_setopt(p->easy, CURLOPT_READFUNCTION, part_upload);
+		curl_easy_setopt(p->easy, CURLOPT_SEEKFUNCTION, part_seek);
+		curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, part_body);
+		curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, cl->headers);
+		curl_easy_setopt(p->easy, CURLOPT_UPLOAD, 1L);
+	}
+	/* Pointers into parts move with a realloc: set them now. */
+	for (unsigned i = 0; i < x->n_part_slots; i++) {
+		struct obj_part *p = &x->parts[i];
+		p->x = x;
+		curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
+		curl_easy_setopt(p->easy, CURLOPT_READDATA, p);
+		curl_easy_setopt(p->easy, CURLOPT_SEEKDATA, p);
+	}
+	return 0;
+}
+
+/* Starts the next part on the free part handle p. */
+static int start_part(struct obj_stream *st, struct obj_xfer *x, struct obj_part *p)
+{
+	const struct obj_client *cl = st->cl;
 	uint64_t part = cl->cfg->multipart_part_size;
+	char base[OBJ_MAX_URL_LEN], id[3 * sizeof(x->mp_upload_id)];
 	int r = obj_escape_query(x->mp_upload_id, id, sizeof(id));
 
+	if (r == 0)
+		r = cl->proto->object_url(cl, x->key, base, sizeof(base));
 	if (r < 0)
 		return r;
-	reset_handle(x, cl);
-	x->mp_step = OBJ_MP_PART;
-	x->off = (uint64_t)x->mp_part * part;
-	x->len = x->size - x->off < part ? x->size - x->off : part;
-	snprintf(query, sizeof(query), "partNumber=%u&uploadId=%s", x->mp_part + 1, id);
-	r = step_url(x, cl, query);
-	curl_easy_setopt(x->easy, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->len);
-	return r;
+	p->number = x->mp_next + 1;
+	p->off = (uint64_t)x->mp_next * part;
+	p->len = x->size - p->off < part ? x->size - p->off : part;
+	p->pos = 0;
+	p->errbuf[0] = '\0';
+	if ((size_t)snprintf(p->url, sizeof(p->url), "%s?partNumber=%u&uploadId=%s", base,
+			     p->number, id) >= sizeof(p->url))
+		return -ENAMETOOLONG;
+	curl_easy_setopt(p->easy, CURLOPT_URL, p->url);
+	curl_easy_setopt(p->easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)p->len);
+	if (curl_multi_add_handle(st->multi, p->easy) != CURLM_OK)
+		return -ENOMEM;
+	p->busy = true;
+	x->mp_next++;
+	x->mp_inflight++;
+	return 0;
+}
+
+static void fail_parts(struct obj_xfer *x, enum op_error_class c)
+{
+	if (!x->mp_failed) {
+		x->mp_failed = true;
+		x->mp_fail_class = c;
+	}
+}
+
+/* Starts parts while handles are free and parts are left. */
+static void launch(struct obj_stream *st, struct obj_xfer *x)
+{
+	for (unsigned i = 0; i < x->n_part_slots && !x->mp_failed && x->mp_next < x->mp_parts; i++)
+		if (!x->parts[i].busy && start_part(st, x, &x->parts[i]) < 0)
+			fail_parts(x, OP_ERR_TRANSFER);
 }
 
 int obj_mp_prepare(struct obj_xfer *x, const struct obj_client *cl)
@@ -120,10 +216,20 @@ static bool append(struct obj_xfer *x, const char *text)
 static int prepare_complete(struct obj_xfer *x, const struct obj_client *cl)
 {
 	char query[3 * sizeof(x->mp_upload_id) + 64], id[3 * sizeof(x->mp_upload_id)];
+	char part[OBJ_ETAG_MAX + 96];
 	int r = obj_escape_query(x->mp_upload_id, id, sizeof(id));
 
-	if (r < 0 || !append(x, "</CompleteMultipartUpload>"))
+	x->mp_etags_len = 0;
+	if (r < 0 || !append(x, "<CompleteMultipartUpload>"))
 		return r < 0 ? r : -ENOMEM;
+	for (uint32_t i = 0; i < x->mp_parts; i++) {
+		snprintf(part, sizeof(part), "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag>"
+			 "</Part>", i + 1, x->mp_part_etags[i]);
+		if (!append(x, part))
+			return -ENOMEM;
+	}
+	if (!append(x, "</CompleteMultipartUpload>"))
+		return -ENOMEM;
 	reset_handle(x, cl);
 	x->mp_step = OBJ_MP_COMPLETE;
 	snprintf(query, sizeof(query), "uploadId=%s", id);
@@ -168,8 +274,6 @@ static bool response_value(const struct obj_xfer *x, const char *tag, char *out,
 enum obj_outcome obj_mp_step_done(struct obj_xfer *x, const struct obj_client *cl,
 				  enum obj_outcome outcome, enum op_error_class *ret_class)
 {
-	char etag[160], part[256];
-
 	if (x->mp_step == OBJ_MP_ABORT) {
 		/* Whatever the abort's answer: the op failed before it. */
 		x->mp_step = OBJ_MP_NONE;
@@ -191,25 +295,17 @@ enum obj_outcome obj_mp_step_done(struct obj_xfer *x, const struct obj_client *c
 			x->mp_step = OBJ_MP_NONE;
 			return OBJ_ERROR;
 		}
-		x->mp_etags_len = 0;
-		if (!append(x, "<CompleteMultipartUpload>") || prepare_part(x, cl) < 0)
+		free(x->mp_part_etags);
+		x->mp_part_etags = calloc(x->mp_parts, sizeof(*x->mp_part_etags));
+		if (!x->mp_part_etags || part_slots(x, cl) < 0)
 			return abort_upload(x, cl, OP_ERR_TRANSFER);
-		return OBJ_MORE;
-	case OBJ_MP_PART: {
-		struct curl_header *h = NULL;
-		x->mp_sent += x->pos;
-		if (curl_easy_header(x->easy, "ETag", 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h ||
-		    !h->value || strlen(h->value) >= sizeof(etag) || strpbrk(h->value, "<>&"))
+		x->mp_step = OBJ_MP_PART;
+		x->mp_next = x->mp_done = 0;
+		x->mp_inflight = 0;
+		launch(x->st, x);
+		if (!x->mp_inflight)
 			return abort_upload(x, cl, OP_ERR_TRANSFER);
-		snprintf(etag, sizeof(etag), "%s", h->value);
-		snprintf(part, sizeof(part), "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
-			 x->mp_part + 1, etag);
-		if (!append(x, part))
-			return abort_upload(x, cl, OP_ERR_TRANSFER);
-		x->mp_part++;
-		int r = x->mp_part < x->mp_parts ? prepare_part(x, cl) : prepare_complete(x, cl);
-		return r < 0 ? abort_upload(x, cl, OP_ERR_TRANSFER) : OBJ_MORE;
-	}
+		return OBJ_WAIT;
 	case OBJ_MP_COMPLETE:
 		/* S3 may answer 200 and put an error in the body. */
 		if (x->list_buf && x->list_len && strstr(x->list_buf, "<Error>")) {
@@ -227,4 +323,84 @@ enum obj_outcome obj_mp_step_done(struct obj_xfer *x, const struct obj_client *c
 	default:
 		return outcome;
 	}
+}
+
+bool obj_mp_is_part(const struct obj_stream *st, const void *private_ptr)
+{
+	const char *p = private_ptr;
+	return p < (const char *)st->xfers || p >= (const char *)(st->xfers + st->n_xfers);
+}
+
+static enum op_error_class part_class(CURLcode result, long status)
+{
+	if (result == CURLE_OPERATION_TIMEDOUT)
+		return OP_ERR_TIMEOUT;
+	if (result == CURLE_COULDNT_CONNECT)
+		return OP_ERR_CONNECT;
+	if (result != CURLE_OK)
+		return OP_ERR_TRANSFER;
+	return status >= 500 ? OP_ERR_HTTP_5XX : status >= 400 ? OP_ERR_HTTP_4XX : OP_ERR_TRANSFER;
+}
+
+void obj_mp_part_done(struct obj_stream *st, struct obj_part *p, CURLcode result)
+{
+	struct obj_xfer *x = p->x;
+	const struct obj_client *cl = st->cl;
+	struct curl_header *h = NULL;
+	long status = 0;
+
+	curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
+	p->busy = false;
+	x->mp_inflight--;
+	if (result == CURLE_OK && status >= 200 && status <= 299 &&
+	    curl_easy_header(p->easy, "ETag", 0, CURLH_HEADER, -1, &h) == CURLHE_OK && h &&
+	    h->value && strlen(h->value) < OBJ_ETAG_MAX && !strpbrk(h->value, "<>&")) {
+		snprintf(x->mp_part_etags[p->number - 1], OBJ_ETAG_MAX, "%s", h->value);
+		x->mp_sent += p->pos;
+		x->mp_done++;
+	} else {
+		enum op_error_class c = part_class(result, status);
+		unsigned n = atomic_fetch_add(&((struct obj_client *)cl)->errors_logged[c], 1);
+		if (n < OBJ_ERRORS_LOGGED) {
+			char why[CURL_ERROR_SIZE + 32];
+			if (result != CURLE_OK)
+				log_clean(p->errbuf, strlen(p->errbuf), LOG_REMOTE_MAX, why, sizeof(why));
+			else
+				snprintf(why, sizeof(why), "HTTP %ld", status);
+			log_warning("%s: PUT %s part %u failed: %s; the upload is aborted",
+				    cl->wcfg->name, x->key, p->number,
+				    why[0] ? why : curl_easy_strerror(result));
+		}
+		fail_parts(x, c);
+	}
+	launch(st, x);
+	if (x->mp_inflight)
+		return;
+	/* No part in flight: the op's own handle says how it ends. */
+	enum obj_outcome next = OBJ_MORE;
+	if (x->mp_failed || prepare_complete(x, cl) < 0)
+		next = abort_upload(x, cl, x->mp_failed ? x->mp_fail_class : OP_ERR_TRANSFER);
+	if (next == OBJ_MORE)
+		curl_multi_add_handle(st->multi, x->easy);
+}
+
+void obj_mp_abandon(struct obj_stream *st, struct obj_xfer *x)
+{
+	for (unsigned i = 0; i < x->n_part_slots; i++)
+		if (x->parts[i].busy) {
+			curl_multi_remove_handle(st->multi, x->parts[i].easy);
+			x->parts[i].busy = false;
+		}
+	x->mp_inflight = 0;
+}
+
+void obj_mp_free(struct obj_xfer *x)
+{
+	for (unsigned i = 0; i < x->n_part_slots; i++)
+		curl_easy_cleanup(x->parts[i].easy);
+	free(x->parts);
+	free(x->mp_part_etags);
+	x->parts = NULL;
+	x->mp_part_etags = NULL;
+	x->n_part_slots = 0;
 }

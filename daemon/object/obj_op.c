@@ -270,6 +270,8 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 	curl_multi_remove_handle(st->multi, x->easy);
 	if (outcome == OBJ_MORE && curl_multi_add_handle(st->multi, x->easy) == CURLM_OK)
 		return; /* the listing's next page */
+	if (outcome == OBJ_WAIT)
+		return; /* a multipart upload's parts go on by themselves */
 	if (outcome == OBJ_MORE)
 		outcome = OBJ_ERROR;
 
@@ -333,6 +335,7 @@ void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)
 	int op = st->cl->op_index[x->kind];
 	obj_book_abandon(st, x,
 			 op >= 0 ? &stream_current(&st->ws->stats)->ops[op].obj_verify : NULL);
+	obj_mp_abandon(st, x);
 	curl_multi_remove_handle(st->multi, x->easy);
 	st->audit_inflight -= x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD;
 	if (x->kind != OBJ_KIND_LIST)

@@ -45,7 +45,8 @@ void obj_config_print(const struct object_config *o, FILE *out)
 		if (o->multipart_threshold) {
 			fprintf(out, ", ");
 			print_size(out, "multipart_threshold", o->multipart_threshold, ", ");
-			print_size(out, "multipart_part_size", o->multipart_part_size, "");
+			print_size(out, "multipart_part_size", o->multipart_part_size, ", ");
+			fprintf(out, "\"multipart_parallel\": %u", o->multipart_parallel);
 		}
 	}
 	if (o->connect_to) {

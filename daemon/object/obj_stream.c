@@ -77,6 +77,11 @@ static unsigned pump(struct obj_stream *st)
 		CURLcode result = m->data.result;
 		struct obj_xfer *x = NULL;
 		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+		if (x && obj_mp_is_part(st, x)) {
+			curl_multi_remove_handle(st->multi, easy);
+			obj_mp_part_done(st, (struct obj_part *)(void *)x, result);
+			continue;
+		}
 		if (x) {
 			obj_op_complete(st, x, result, now);
 			done++;

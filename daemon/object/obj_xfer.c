@@ -280,6 +280,7 @@ void obj_xfer_done(struct obj_xfer *x)
 	free(x->list_buf);
 	free(x->list_ids);
 	free(x->mp_etags);
+	obj_mp_free(x);
 	memset(x, 0, sizeof(*x));
 }
 

@@ -21,10 +21,16 @@ cat >"$WORK/m.json" <<END
   "workloads": [
     {"name": "w", "type": "object", "protocol": "s3", "credentials": {"file": "$CREDS"},
      "endpoint": "$EP", "bucket": "parts", "create_bucket": true, "checksum": "md5",
-     "size": {"dist": "uniform", "min": "1MiB", "max": "12MiB"},
-     "multipart_threshold": "6MiB", "multipart_part_size": "5MiB",
+     "size": {"dist": "uniform", "min": "1MiB", "max": "16MiB"},
+     "multipart_threshold": "6MiB", "multipart_part_size": "5MiB", "multipart_parallel": 3,
      "concurrency": 2, "objects": 8, "rate": 8, "cleanup": false,
-     "mix": {"put": 50, "get": 40, "stat": 10}}
+     "mix": {"put": 50, "get": 40, "stat": 10}},
+    {"name": "seq", "type": "object", "protocol": "s3", "credentials": {"file": "$CREDS"},
+     "endpoint": "$EP", "bucket": "parts", "create_bucket": true,
+     "size": {"dist": "uniform", "min": "1MiB", "max": "12MiB"},
+     "multipart_threshold": "6MiB", "multipart_part_size": "5MiB", "multipart_parallel": 1,
+     "concurrency": 1, "objects": 4, "rate": 4, "cleanup": false,
+     "mix": {"put": 50, "get": 50}}
   ]
 }
 END
@@ -32,19 +38,23 @@ END
 	fail "the plan does not show multipart"
 start_soakd --config "$WORK/m.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 20 "the control socket" ctl_answers
-wait_until 60 "the workload to finish" workload_is w finished
+wait_until 60 "workload w to finish" workload_is w finished
+wait_until 60 "workload seq to finish" workload_is seq finished
 dump_json "$WORK/dump.json"
 stop_soakd 30
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 python3 - "$WORK/dump.json" <<'PY' || fail "dump: $(head -c 2000 "$WORK/dump.json")"
 import json, sys
-ops = json.load(open(sys.argv[1]))["workloads"][0]["ops"]
-for name, op in ops.items():
-    assert op["errors"] == 0 and op["corrupt"] == 0, f"{name}: {op['errors']} errors, {op['corrupt']} corrupt"
-    for k in ("lost", "stale"):
-        assert op.get("verify", {}).get(k, 0) == 0, f"{name}: {k}"
-assert ops["get"]["verify"]["checked"] > 0, "no GET verified"
-print("# put:", ops["put"]["count"], "bytes", ops["put"]["bytes"], "gets checked", ops["get"]["verify"]["checked"])
+for w in json.load(open(sys.argv[1]))["workloads"]:
+    ops = w["ops"]
+    for name, op in ops.items():
+        assert op["errors"] == 0 and op["corrupt"] == 0, \
+            f"{w['name']} {name}: {op['errors']} errors, {op['corrupt']} corrupt"
+        for k in ("lost", "stale"):
+            assert op.get("verify", {}).get(k, 0) == 0, f"{name}: {k}"
+    assert ops["get"]["verify"]["checked"] > 0, "no GET verified"
+    print("#", w["name"], "put:", ops["put"]["count"], "bytes", ops["put"]["bytes"],
+          "gets checked", ops["get"]["verify"]["checked"])
 PY
 
 # Objects above the threshold have a multipart ETag ("...-N", N parts of
@@ -60,7 +70,7 @@ while read -r key size; do
 		[[ $etag != *-* ]] || fail "$key ($size bytes) went up in parts: ETag $etag"
 		whole=$((whole + 1))
 	fi
-done < <(s3_list parts soakd-w/)
+done < <(s3_list parts soakd-)
 ((parts > 0)) || fail "no object went up in parts"
 s3 -sf "$EP/parts/?uploads=" >"$WORK/uploads.xml" || fail "cannot list multipart uploads"
 grep -q "ListMultipartUploadsResult" "$WORK/uploads.xml" || fail "not a listing: $(cat "$WORK/uploads.xml")"
