@@ -24,11 +24,11 @@ s3 -f -X PUT "$EP/soak" >/dev/null || fail "cannot create bucket soak"
 common="\"type\": \"object\", \"protocol\": \"s3\", \"credentials\": {\"file\": \"$CREDS\"},
         \"endpoint\": \"$EP\", \"bucket\": \"soak\", \"size\": \"4KiB\""
 
-# config FILE RUN DURATION WORKLOAD-JSON
+# config FILE RUN DURATION WORKLOAD-JSON [RUN-JSON]
 config() {
 	cat >"$1" <<EOF
 {
-  "run": {"name": "$2", "duration": "$3", "interval": "1s", "on_finish": "idle"},
+  "run": {"name": "$2", "duration": "$3", "interval": "1s", "on_finish": "idle"${5:+, $5}},
   "workloads": [ {"name": "w", $common, $4} ]
 }
 EOF
@@ -139,7 +139,8 @@ fi
 ################ 3. an object deleted behind soakd's back: lost
 if part 3; then
 note "3. an object deleted behind soakd's back"
-config "$WORK/l.json" lost 30s '"concurrency": 2, "objects": 8, "rate": 40, "mix": {"get": 100}'
+config "$WORK/l.json" lost 30s '"concurrency": 2, "objects": 8, "rate": 40, "mix": {"get": 100}' \
+	"\"exports\": {\"prometheus\": {\"textfile\": \"$WORK/l.prom\"}}"
 start_soakd --config "$WORK/l.json" --socket "$SOCK" --state-dir "$WORK/state-l" --no-table
 wait_until 20 "the control socket" ctl_answers
 eight() { (($(objects soakd-w/) == 8)); }
@@ -157,7 +158,13 @@ check_dump "$WORK/l.dump" '
 assert v("get", "lost") == 1, "lost = %d, expected exactly 1 (the object is not read again)" % v("get", "lost")
 assert v("get", "stale") == 0 and ops["get"]["corrupt"] == 0
 '
-note "the deleted object was reported lost once"
+grep -q '^soakd_verify_total{run="lost",workload="w",op="get",class="lost"} 1$' "$WORK/l.prom" ||
+	fail "Prometheus does not count the lost object: $(grep soakd_verify "$WORK/l.prom")"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$WORK/l.prom" >"$WORK/promtool.txt" 2>&1 ||
+		fail "promtool check metrics: $(cat "$WORK/promtool.txt")"
+fi
+note "the deleted object was reported lost once (also in Prometheus)"
 fi
 
 ################ 4. an old version put back: stale
