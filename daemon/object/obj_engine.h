@@ -343,6 +343,10 @@ void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x);
 /* A whole listing of the run's names came back: compares this thread's
  * part of it with the pool (list_missing, list_extra). */
 void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
+/* After the cleanup: lists the run's names and deletes this thread's that
+ * are left (a crash can lose the ledger's last records, never more than
+ * its sync interval).  Synchronous: the workload is over. */
+void obj_book_sweep(struct obj_stream *st);
 /* Starts an audit pass: how many objects and deleted names it reads
  * (also published as the stream's audit_total). */
 uint64_t obj_book_audit_begin(struct obj_stream *st);

@@ -511,6 +511,11 @@ end:;
 				    cl->cfg->protocol == OBJ_PROTO_S3 ? cl->cfg->bucket : "",
 				    cl->cfg->protocol == OBJ_PROTO_S3 ? "/" : "", cl->name_root);
 	}
+	/* What the ledger may have lost in a crash: the run's names still
+	 * listed once its own objects are gone. */
+	if (cl->cfg->cleanup && !suspended && st->ledger &&
+	    st->pool.n_present + st->pool.n_doubtful == 0)
+		obj_book_sweep(st);
 out:
 	obj_book_flush(st, mono_ns(), true);
 	atomic_store(&ws->lag_ns, 0);

@@ -276,3 +276,28 @@ assert missed == int(os.environ["PREFILL_MISSED"]), f"{missed} ops missed beside
 '
 grep -q "thread 0 audited the objects of its ledger" "$SOAKD_LOG" || fail "no audit was completed"
 fi
+
+################ 7. names the ledger lost: the final sweep deletes them
+if part 7; then
+note "7. an object of the run that the ledger does not hold"
+config "$WORK/w.json" sweep 6s '"concurrency": 2, "objects": 10, "rate": 20, "names": "sequential",
+  "mix": {"put": 50, "get": 50}'
+start_soakd --config "$WORK/w.json" --socket "$SOCK" --state-dir "$WORK/state-w" --no-table
+wait_until 20 "the control socket" ctl_answers
+ten() { (($(objects soakd-w/) >= 10)); }
+wait_until 20 "the prefill" ten
+tag=$(tags soakd-w/)
+# As if a power cut had taken the ledger's record of this PUT: a name
+# soakd makes (thread 0, a number it has not reached), unknown to it.
+s3 -f -T /etc/hostname "$EP/soak/soakd-w/$tag/t0-000000099999" >/dev/null || fail "cannot put"
+s3 -f -T /etc/hostname "$EP/soak/soakd-w/$tag/not-a-soakd-name" >/dev/null || fail "cannot put"
+wait_until 30 "the workload to finish" workload_is w finished
+stop_soakd 30
+grep -q "found 1 objects of the run the ledger did not hold" "$SOAKD_LOG" ||
+	fail "the sweep did not report the object: $(grep -i sweep "$SOAKD_LOG")"
+left=$(s3_list soak soakd-w/ | cut -d' ' -f1)
+[[ $left == "soakd-w/$tag/not-a-soakd-name" ]] ||
+	fail "after the cleanup the bucket holds: ${left:-nothing} (expected only the foreign object)"
+s3 -f -X DELETE "$EP/soak/$left" >/dev/null
+note "the sweep deleted the run's unrecorded object and left the foreign one"
+fi
