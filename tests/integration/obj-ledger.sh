@@ -20,7 +20,9 @@ start_minio "$WORK/minio" "$PORT"
 CREDS="$WORK/s3.credentials"
 write_creds "$CREDS"
 EP="http://127.0.0.1:$PORT"
-s3 -f -X PUT "$EP/soak" >/dev/null || fail "cannot create bucket soak"
+# MinIO may answer "not initialized" for a moment after it is live.
+make_bucket() { s3 -f -o /dev/null -X PUT "$EP/soak" 2>/dev/null; }
+wait_until 20 "bucket soak to be created" make_bucket
 common="\"type\": \"object\", \"protocol\": \"s3\", \"credentials\": {\"file\": \"$CREDS\"},
         \"endpoint\": \"$EP\", \"bucket\": \"soak\", \"size\": \"4KiB\""
 
