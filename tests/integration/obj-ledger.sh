@@ -244,19 +244,27 @@ fi
 ################ 6. "audit": "interval:2s": passes beside the mix, progress in status
 if part 6; then
 note "6. periodic audits"
-config "$WORK/a.json" audit 10s '"concurrency": 3, "objects": 1000, "rate": 30,
+config "$WORK/a.json" audit 12s '"concurrency": 3, "objects": 3000, "rate": 30,
   "audit": "interval:2s", "mix": {"get": 60, "put": 20, "delete": 20}'
 "$SOAKD" --check-config "$WORK/a.json" | grep -q '"audit": "interval:2s"' ||
 	fail "the plan does not show the audit"
 "$SOAKD" --check-config "$SRCDIR/config/s3-ledger.json" | grep -q '"audit": "interval:6h"' ||
 	fail "config/s3-ledger.json: the plan does not show its audit"
+# systemd's STATUS= line, through a stand-in for its notification socket.
+NOTIFY="$WORK/notify.sock"
+spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
+	"$NOTIFY" "$WORK/notify.jsonl"
+LISTENER=$SPAWNED
+wait_until 10 "the notify socket" test -S "$NOTIFY"
+SOAKD_ENV=("NOTIFY_SOCKET=$NOTIFY")
 start_soakd --config "$WORK/a.json" --socket "$SOCK" --state-dir "$WORK/state-a" --no-table
+SOAKD_ENV=()
 wait_until 20 "the control socket" ctl_answers
 audit_shown() { ctl status --json | python3 -c '
 import json, sys
 w = json.load(sys.stdin)["workloads"][0]
 sys.exit(0 if "audit" in w and w["audit"]["total"] > 0 else 1)'; }
-wait_until 20 "an audit's progress in status" audit_shown
+wait_until 30 "an audit's progress in status" audit_shown
 wait_until 30 "the workload to finish" workload_is w finished
 dump_json "$WORK/a.dump"
 stop_soakd 30
@@ -266,7 +274,7 @@ export PREFILL_MISSED=${PREFILL_MISSED:-0}
 check_dump "$WORK/a.dump" '
 audit = ops["audit"]
 print("# periodic audits:", audit["count"], "reads, verify", audit.get("verify"))
-assert audit["count"] >= 1000, "fewer audit reads than objects in 10 s with a 2 s interval"
+assert audit["count"] >= 3000, "fewer audit reads than objects in 12 s with a 2 s interval"
 assert audit["errors"] == 0 and audit["corrupt"] == 0
 for k in ("lost", "stale", "resurrected"):
     assert v("audit", k) == 0, k
@@ -277,6 +285,9 @@ missed = sum(ops[op]["missed"] for op in ("get", "put", "delete"))
 assert missed == int(os.environ["PREFILL_MISSED"]), f"{missed} ops missed beside the audit"
 '
 grep -q "thread 0 audited the objects of its ledger" "$SOAKD_LOG" || fail "no audit was completed"
+_kill_bg "$LISTENER"
+grep -q 'STATUS=.*w running auditing [0-9]*/3000 objects' "$WORK/notify.jsonl" ||
+	fail "no STATUS= line shows the audit: $(grep -o 'STATUS=[^"]*' "$WORK/notify.jsonl" | head -3)"
 fi
 
 ################ 7. names the ledger lost: the final sweep deletes them
