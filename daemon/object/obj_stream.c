@@ -464,8 +464,11 @@ void *obj_stream_main(void *arg)
 		goto out;
 	}
 	/* A resumed run goes on with the objects its ledger holds: read
-	 * them once (the audit), and no prefill. */
-	if (st->resumed && cl->op_index[OBJ_KIND_AUDIT] >= 0) {
+	 * them once (the audit), and no prefill.  Once: a workload stopped
+	 * (and so cleaned up) and started again prefills like a new one. */
+	bool resumed = st->resumed;
+	st->resumed = false;
+	if (resumed && cl->op_index[OBJ_KIND_AUDIT] >= 0) {
 		obj_book_audit_begin(st);
 		outcome = run_phase(st, PHASE_AUDIT, reason, sizeof(reason));
 		obj_book_audit_end(st);
@@ -474,7 +477,7 @@ void *obj_stream_main(void *arg)
 		log_info("%s: thread %u audited the objects of its ledger", cl->wcfg->name,
 			 st->index);
 	}
-	if (st->resumed) {
+	if (resumed) {
 		uint64_t missed = miss_due(st, mono_ns());
 		if (missed)
 			log_warning("%s: %" PRIu64 " ops came due during the audit (counted as "

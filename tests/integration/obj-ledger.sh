@@ -244,7 +244,7 @@ fi
 ################ 6. "audit": "interval:2s": passes beside the mix, progress in status
 if part 6; then
 note "6. periodic audits"
-config "$WORK/a.json" audit 12s '"concurrency": 3, "objects": 3000, "rate": 30,
+config "$WORK/a.json" audit 14s '"concurrency": 3, "objects": 3000, "rate": 30,
   "audit": "interval:2s", "mix": {"get": 60, "put": 20, "delete": 20}'
 "$SOAKD" --check-config "$WORK/a.json" | grep -q '"audit": "interval:2s"' ||
 	fail "the plan does not show the audit"
@@ -274,7 +274,9 @@ export PREFILL_MISSED=${PREFILL_MISSED:-0}
 check_dump "$WORK/a.dump" '
 audit = ops["audit"]
 print("# periodic audits:", audit["count"], "reads, verify", audit.get("verify"))
-assert audit["count"] >= 3000, "fewer audit reads than objects in 12 s with a 2 s interval"
+# A pass reads every slot but those being written (and the log says one
+# completed, below).
+assert audit["count"] >= 2500, "fewer audit reads than a pass in 14 s with a 2 s interval"
 assert audit["errors"] == 0 and audit["corrupt"] == 0
 for k in ("lost", "stale", "resurrected"):
     assert v("audit", k) == 0, k
