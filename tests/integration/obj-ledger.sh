@@ -141,8 +141,13 @@ fi
 ################ 3. an object deleted behind soakd's back: lost
 if part 3; then
 note "3. an object deleted behind soakd's back"
+spawn "$WORK/statsd.log" python3 "$SRCDIR/tests/integration/statsd_listen.py" \
+	"$WORK/statsd.port" "$WORK/statsd.jsonl"
+STATSD=$SPAWNED
+wait_until 10 "the StatsD listener" test -s "$WORK/statsd.port"
 config "$WORK/l.json" lost 30s '"concurrency": 2, "objects": 8, "rate": 40, "mix": {"get": 100}' \
-	"\"exports\": {\"prometheus\": {\"textfile\": \"$WORK/l.prom\"}}"
+	"\"exports\": {\"prometheus\": {\"textfile\": \"$WORK/l.prom\"},
+	 \"statsd\": {\"address\": \"127.0.0.1:$(cat "$WORK/statsd.port")\", \"prefix\": \"soak\"}}"
 start_soakd --config "$WORK/l.json" --socket "$SOCK" --state-dir "$WORK/state-l" --no-table
 wait_until 20 "the control socket" ctl_answers
 eight() { (($(objects soakd-w/) == 8)); }
@@ -166,7 +171,21 @@ if command -v promtool >/dev/null; then
 	promtool check metrics <"$WORK/l.prom" >"$WORK/promtool.txt" 2>&1 ||
 		fail "promtool check metrics: $(cat "$WORK/promtool.txt")"
 fi
-note "the deleted object was reported lost once (also in Prometheus)"
+_kill_bg "$STATSD"
+python3 - "$WORK/statsd.jsonl" <<'PY' || fail "StatsD: $(grep -o 'soak.w.get.verify[^"]*' "$WORK/statsd.jsonl" | head)"
+import json, sys
+lost = checked = 0
+for line in open(sys.argv[1]):
+    for m in json.loads(line)["lines"]:
+        name, value = m.split(":", 1)
+        if name == "soak.w.get.verify.lost":
+            lost += int(value.split("|")[0])
+        if name == "soak.w.get.verify.checked":
+            checked += int(value.split("|")[0])
+assert lost == 1, f"StatsD's verify.lost adds up to {lost}, not 1"
+assert checked > 0
+PY
+note "the deleted object was reported lost once (also in Prometheus and StatsD)"
 fi
 
 ################ 4. an old version put back: stale
