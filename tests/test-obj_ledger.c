@@ -233,6 +233,14 @@ static void test_journal_older_than_map_is_ignored(void **state)
 	l = open_ok(2, TAG, &info);
 	assert_int_equal(obj_ledger_get(l, 0)->version, 2);
 	assert_int_equal(obj_ledger_get(l, 0)->etag, 6);
+	/* What is written from then on must not go into the old journal,
+	 * which the next open would ignore again. */
+	obj_ledger_intend_put(l, 1, 2, 1, 30);
+	obj_ledger_ack(l, 1, 7, 0);
+	obj_ledger_close(l);
+	l = open_ok(2, TAG, &info);
+	assert_int_equal(obj_ledger_get(l, 1)->state, OBJ_LEDGER_PRESENT);
+	assert_int_equal(obj_ledger_get(l, 1)->etag, 7);
 	obj_ledger_close(l);
 }
 
