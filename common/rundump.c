@@ -83,6 +83,9 @@ const char *const rd_verify_names[RD_VERIFY_CLASSES] = {
 static void verify_add(struct rd_op *o, json_t *rec)
 {
 	json_t *v = json_object_get(rec, "verify");
+	/* An object op's: device ops' "verify" has no "lost". */
+	if (!json_object_get(v, "lost"))
+		return;
 	for (size_t i = 0; json_is_object(v) && i < RD_VERIFY_CLASSES; i++)
 		o->verify[i] += u64(v, rd_verify_names[i]);
 }

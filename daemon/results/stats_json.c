@@ -41,7 +41,9 @@ static uint64_t get_count(json_t *j, const char *key);
 
 void obj_verify_merge_json(struct obj_verify *v, json_t *verify)
 {
-	if (!json_is_object(verify))
+	/* Device ops have a "verify" of their own with some of the same
+	 * names; "lost" is only ever in an object op's. */
+	if (!json_is_object(verify) || !json_object_get(verify, "lost"))
 		return;
 	v->checked += get_count(verify, "checked");
 	v->stale += get_count(verify, "stale");
