@@ -377,7 +377,11 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 
 	if (!x->list_whole || !v)
 		return;
-	qsort(x->list_ids, x->list_n, sizeof(*x->list_ids), cmp_u64);
+	/* qsort and bsearch want an array, even an empty one. */
+	uint64_t none = 0;
+	uint64_t *listed = x->list_n ? x->list_ids : &none;
+	if (x->list_n)
+		qsort(listed, x->list_n, sizeof(*listed), cmp_u64);
 	/* Missing: acknowledged, no write since the listing began, under
 	 * the prefix listed, and not in it. */
 	for (uint32_t s = 0; s < p->cap; s++) {
@@ -392,7 +396,7 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 			if (obj_key_bucket(cl, key) != x->list_bucket)
 				continue;
 		}
-		if (!bsearch(&e->id, x->list_ids, x->list_n, sizeof(*x->list_ids), cmp_u64))
+		if (!bsearch(&e->id, listed, x->list_n, sizeof(*listed), cmp_u64))
 			missing++;
 	}
 	/* Extra: listed, yet neither in the pool nor deleted meanwhile; the
