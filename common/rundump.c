@@ -27,6 +27,7 @@ static void ops_reset(struct rd_ops *ops)
 	for (size_t i = 0; i < ops->n; i++) {
 		struct rd_op *o = &ops->op[i];
 		o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
+		memset(o->verify, 0, sizeof(o->verify));
 		o->target_ops = 0;
 		if (o->lat)
 			hist_init(o->lat);
@@ -75,6 +76,20 @@ static int merge_b64(struct hist *dst, json_t *j, const char *key)
 	return json_is_string(v) ? hist_merge_base64(dst, json_string_value(v)) : -EINVAL;
 }
 
+const char *const rd_verify_names[RD_VERIFY_CLASSES] = {
+	"checked", "lost", "resurrected", "stale", "list_missing", "list_extra", "uncertain",
+};
+
+static void verify_add(struct rd_op *o, json_t *rec)
+{
+	json_t *v = json_object_get(rec, "verify");
+	/* An object op's: device ops' "verify" has no "lost". */
+	if (!json_object_get(v, "lost"))
+		return;
+	for (size_t i = 0; json_is_object(v) && i < RD_VERIFY_CLASSES; i++)
+		o->verify[i] += u64(v, rd_verify_names[i]);
+}
+
 /* Adds a recorded op (count, errors, ..., base64 histograms) to o. */
 static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 {
@@ -84,6 +99,7 @@ static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 	o->corrupt += u64(rec, "corrupt");
 	o->missed += u64(rec, "missed");
 	o->pending = u64(rec, "pending");
+	verify_add(o, rec);
 	o->target_ops += target_ops;
 	int r = merge_b64(o->lat, rec, "latency");
 	if (r == 0)
@@ -105,6 +121,8 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	o->corrupt = u64(rec, "corrupt");
 	o->missed = u64(rec, "missed");
 	o->pending = u64(rec, "pending");
+	memset(o->verify, 0, sizeof(o->verify));
+	verify_add(o, rec);
 	o->target_ops = target_ops;
 	for (size_t i = 0; i < 3; i++) {
 		json_t *v = json_object_get(rec, keys[i]);
@@ -141,7 +159,8 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 				 "rate_achieved,latency_p50_us,latency_p90_us,latency_p99_us,"
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
 				 "lag_max_ms,corrupt,missed,pending,issue_delay_p50_us,issue_delay_p99_us,"
-				 "issue_delay_max_us,generator_late_ms\n");
+				 "issue_delay_max_us,generator_late_ms,checked,lost,resurrected,stale,"
+				 "list_missing,list_extra,uncertain\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;

@@ -20,9 +20,14 @@
 #define RD_MAX_WORKLOADS 256
 #define RD_MAX_TARGETS 64
 
+/* Object ops' checks against the write ledger ("verify" in records). */
+#define RD_VERIFY_CLASSES 7
+extern const char *const rd_verify_names[RD_VERIFY_CLASSES];
+
 struct rd_op {
 	char name[64];
 	uint64_t count, errors, bytes, corrupt;
+	uint64_t verify[RD_VERIFY_CLASSES];
 	uint64_t missed, pending;   /* pending: a gauge, the latest interval's */
 	double target_ops;
 	struct hist *lat, *svc;

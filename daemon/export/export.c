@@ -19,6 +19,7 @@
 /* What StatsD has been sent of one op, so counters carry differences. */
 struct sent_op {
 	uint64_t ops, errors, bytes, latency_sum_ns, latency_count, missed;
+	struct obj_verify verify;
 };
 
 struct sent_workload {
@@ -106,7 +107,10 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 		.pending = totals->pending, .latency_sum_ns = totals->latency.sum,
 		.latency_count = totals->latency.count,
 		.has_interval = wr->have_last,
+		.corrupt_total = totals->corrupt,
 	};
+	if (w->cfg->type == WORKLOAD_OBJECT)
+		op->verify_total = &totals->obj_verify;
 	if (!wr->have_last)
 		return;
 	const struct op_summary *s = &wr->last.ops[k];
@@ -294,12 +298,23 @@ static void publish_statsd(struct exports *e, const struct results *r,
 				.latency_sum_ns = o->latency_sum_ns - so->latency_sum_ns,
 				.latency_count = o->latency_count - so->latency_count,
 			};
+			if (o->verify_total) {
+				const struct obj_verify *t = o->verify_total, *was = &so->verify;
+				d.verify = (struct obj_verify){
+					t->checked - was->checked, t->lost - was->lost,
+					t->resurrected - was->resurrected, t->stale - was->stale,
+					t->list_missing - was->list_missing,
+					t->list_extra - was->list_extra, t->uncertain - was->uncertain,
+				};
+			}
 			n = export_statsd_format_op(buf, sizeof(buf), e->statsd_prefix, o, &d);
 			if (n < sizeof(buf))
 				export_statsd_add(e->statsd, buf, n);
 			*so = (struct sent_op){ o->ops_total, o->errors_total, o->bytes_total,
 						o->latency_sum_ns, o->latency_count,
-						o->missed_total };
+						o->missed_total, { 0 } };
+			if (o->verify_total)
+				so->verify = *o->verify_total;
 			sw->interval_end_ns = o->interval_end_ns;
 		}
 		n = export_statsd_format_workload(buf, sizeof(buf), e->statsd_prefix, wl);

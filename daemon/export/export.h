@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "config/config.h"
+#include "workload/stats.h"
 
 /*
  * Exports of a run's results to monitoring, configured in "run": {"exports":
@@ -40,6 +41,10 @@ struct export_op {
 	uint64_t pending;             /* due, not yet completed, at the last interval's end */
 	uint64_t latency_sum_ns;      /* of the latencies of successful ops, for means */
 	uint64_t latency_count;       /* successful ops and missed ones (failed ones have none) */
+	/* Object ops: checks against the write ledger since the run started
+	 * (obj_verify), with corrupt; NULL for device ops. */
+	const struct obj_verify *verify_total;
+	uint64_t corrupt_total;
 	/* The workload's last closed interval, if has_interval. */
 	bool has_interval;
 	uint64_t interval_end_ns;     /* since the run started: a new value is a new interval */
@@ -90,6 +95,7 @@ void export_statsd_close(struct statsd_sender *s);
  */
 struct export_delta {
 	uint64_t ops, errors, bytes, missed;
+	struct obj_verify verify;     /* object ops */
 	uint64_t latency_sum_ns, latency_count;
 };
 size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,

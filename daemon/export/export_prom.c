@@ -106,6 +106,34 @@ static void counters(FILE *out, const struct export_snapshot *s, bool targets, e
 	}
 }
 
+/* Object ops' checks against the write ledger, one series per class. */
+static void verify_counters(FILE *out, const struct export_snapshot *s)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < s->n_ops; i++) {
+		const struct export_op *op = &s->ops[i];
+		if (op->target || !op->verify_total)
+			continue;
+		if (!any)
+			header(out, "soakd_verify_total", "counter",
+			       "Object ops checked against the run's write ledger since the run "
+			       "started (class=\"checked\"), and the failures found, by class.");
+		any = true;
+		const struct obj_verify *v = op->verify_total;
+		const struct { const char *name; uint64_t n; } classes[] = {
+			{ "checked", v->checked }, { "corrupt", op->corrupt_total },
+			{ "lost", v->lost }, { "resurrected", v->resurrected }, { "stale", v->stale },
+			{ "list_missing", v->list_missing }, { "list_extra", v->list_extra },
+			{ "uncertain", v->uncertain },
+		};
+		for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
+			labels(out, "soakd_verify_total", s->run, op);
+			fprintf(out, ",class=\"%s\"} %" PRIu64 "\n", classes[c].name, classes[c].n);
+		}
+	}
+}
+
 static void gauges_pending(FILE *out, const struct export_snapshot *s)
 {
 	bool any = false;
@@ -230,6 +258,7 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 	counters(out, s, false, MISSED, "soakd_missed_total",
 		 "Ops due since the run started that never completed.");
 	gauges_pending(out, s);
+	verify_counters(out, s);
 	rates(out, s, false);
 	rates(out, s, true);
 	latencies(out, s);

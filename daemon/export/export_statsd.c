@@ -108,6 +108,19 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	append(buf, len, &off, "%s.%s.%s.count:%" PRIu64 "|c\n", prefix, w, o, delta->ops);
 	append(buf, len, &off, "%s.%s.%s.error:%" PRIu64 "|c\n", prefix, w, o, delta->errors);
 	append(buf, len, &off, "%s.%s.%s.missed:%" PRIu64 "|c\n", prefix, w, o, delta->missed);
+	if (op->verify_total) {
+		/* Object ops: their checks against the write ledger. */
+		const struct obj_verify *v = &delta->verify;
+		const struct { const char *name; uint64_t n; } classes[] = {
+			{ "checked", v->checked }, { "lost", v->lost },
+			{ "resurrected", v->resurrected }, { "stale", v->stale },
+			{ "list_missing", v->list_missing }, { "list_extra", v->list_extra },
+			{ "uncertain", v->uncertain },
+		};
+		for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+			append(buf, len, &off, "%s.%s.%s.verify.%s:%" PRIu64 "|c\n", prefix, w, o,
+			       classes[i].name, classes[i].n);
+	}
 	if (!op->has_interval)
 		return off;
 	/* aisloader's gauge: ops due and not yet completed. */

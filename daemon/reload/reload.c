@@ -89,6 +89,7 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 	if (r == 0) {
 		w->slot = i;
 		w->resuming = true;
+		w->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
 		w->run_start_ns = d->run_start_ns;
 		r = workload_prepare(w, err, sizeof(err));
 	}
@@ -154,6 +155,7 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 		was_running[i] = was[i].running;
 		was_pending[i] = was[i].pending_start_ns != 0;
 		d->pending_start_ns[i] = 0;
+		atomic_store(&old->suspend, true);
 		workload_request_stop(old, "replaced by a reload");
 	}
 	for (size_t j = 0; j < p->cfg->n_workloads; j++) {

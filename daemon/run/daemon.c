@@ -206,6 +206,10 @@ void shutdown_run(struct daemon *d, const char *why)
 	sd_notify(0, "STOPPING=1");
 	d->stopping_sent = true;
 	d->state = RUN_STOPPING;
+	/* The run resumes when soakd comes back. */
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (d->workloads && d->workloads[i])
+			atomic_store(&d->workloads[i]->suspend, true);
 	stop_all(d, why);
 	d->quit = true;
 }
@@ -384,6 +388,7 @@ static int prepare_workloads(struct daemon *d)
 		if (r == 0) {
 			d->workloads[i]->slot = i;
 			d->workloads[i]->resuming = d->resuming;
+			d->workloads[i]->run_dir = rundir_path(d->rundir);
 			r = workload_prepare(d->workloads[i], err, sizeof(err));
 		}
 		if (r < 0) {
