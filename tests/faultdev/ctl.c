@@ -170,6 +170,7 @@ static int cmd_delay(struct fdev *fd, int n, char **w)
 
 	if (n == 2 && !strcmp(w[1], "off")) {
 		fd->delay_ms = 0;
+		pthread_cond_broadcast(&fd->wakeup);
 		return 0;
 	}
 	if (n != 2 && n != 4)
@@ -247,7 +248,7 @@ static int run_line(struct fdev *fd, char *line)
 	}
 	if (!strcmp(w[0], "unstall") && n == 1) {
 		fd->stalled = false;
-		pthread_cond_broadcast(&fd->unstalled);
+		pthread_cond_broadcast(&fd->wakeup);
 		return 0;
 	}
 	if (!strcmp(w[0], "misdirect"))

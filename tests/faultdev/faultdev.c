@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -90,14 +91,30 @@ static bool error_due(struct fdev *fd, unsigned kind, uint64_t offset, uint64_t 
 	return ++fd->op_count[slot] % fd->error_every == 0;
 }
 
+/* Waits until delay_ms have passed or delays are switched off ("delay off"). */
+static void delay_wait(struct fdev *fd, uint64_t delay_ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(delay_ms / 1000);
+	until.tv_nsec += (long)(delay_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	while (fd->delay_ms)
+		if (pthread_cond_timedwait(&fd->wakeup, &fd->lock, &until) == ETIMEDOUT)
+			break;
+}
+
 /*
  * What every op on the disk goes through first, in the order a device would
- * show it: no power, a stall, a delay, an injected error.  Returns 0 or
- * -EIO; takes and releases fd->lock.
+ * show it: a stall, a delay, no power, an injected error.  Returns 0 or
+ * -EIO; takes and releases fd->lock (waits release it too).
  */
 static int fault_gate(struct fdev *fd, unsigned kind, uint64_t offset, uint64_t len)
 {
-	uint64_t delay_ms = 0;
 	int r = 0;
 
 	pthread_mutex_lock(&fd->lock);
@@ -114,23 +131,14 @@ static int fault_gate(struct fdev *fd, unsigned kind, uint64_t offset, uint64_t 
 		fd->stats.stalled_ops++;
 		fd->stalled_now++;
 		while (fd->stalled)
-			pthread_cond_wait(&fd->unstalled, &fd->lock);
+			pthread_cond_wait(&fd->wakeup, &fd->lock);
 		fd->stalled_now--;
 	}
 	if (fd->delay_ms && (kind != FDEV_OP_FLUSH || fd->delay_range.length == 0) &&
 	    overlaps(&fd->delay_range, offset, len)) {
-		delay_ms = fd->delay_ms;
 		fd->stats.delayed_ops++;
+		delay_wait(fd, fd->delay_ms);
 	}
-	pthread_mutex_unlock(&fd->lock);
-
-	if (delay_ms) {
-		struct timespec ts = {(time_t)(delay_ms / 1000), (long)(delay_ms % 1000) * 1000000};
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
-
-	pthread_mutex_lock(&fd->lock);
 	if (fd->power_off) {
 		fd->stats.ops_while_off++;
 		r = -EIO;
@@ -408,6 +416,60 @@ static const struct fuse_operations fs_ops = {
 	.fallocate = fs_fallocate,
 };
 
+/*
+ * SIGTERM, SIGINT, SIGHUP: end the FUSE loop, and release stalled and
+ * delayed ops first, since libfuse joins its workers before it returns and
+ * a worker holding a stalled request would never finish.  The handler only
+ * does what is async-signal-safe; the releaser thread takes the lock.
+ */
+static struct fuse_session *signal_session;
+static int release_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char byte = 1;
+
+	if (signal_session)
+		fuse_session_exit(signal_session);
+	if (write(release_pipe[1], &byte, 1) < 0) {
+		/* Full pipe: a release is pending already. */
+	}
+	errno = saved;
+}
+
+static void *releaser(void *arg)
+{
+	struct fdev *fd = arg;
+	char byte;
+
+	while (read(release_pipe[0], &byte, 1) < 0)
+		if (errno != EINTR)
+			return NULL; /* no release without a pipe; SIGKILL still ends us */
+	pthread_mutex_lock(&fd->lock);
+	fd->stalled = false;
+	fd->delay_ms = 0;
+	pthread_cond_broadcast(&fd->wakeup);
+	pthread_mutex_unlock(&fd->lock);
+	return NULL;
+}
+
+static int catch_signals(struct fuse_session *se)
+{
+	/* No SA_RESTART: the main thread's wait must see EINTR to notice the exit. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	size_t i;
+
+	signal_session = se;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL) < 0)
+			return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: faultdev --backing DIR --size SIZE [--block-size N] MOUNTPOINT\n"
@@ -515,18 +577,27 @@ int main(int argc, char **argv)
 {
 	static struct fdev fd = {
 		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.unstalled = PTHREAD_COND_INITIALIZER,
 		.cache_on = true,
 	};
+	pthread_condattr_t cond_attr;
 	char *fuse_argv[] = {argv[0], "-o", "fsname=faultdev,subtype=faultdev", NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, fuse_argv);
 	struct fuse_loop_config *loop_cfg;
+	pthread_t releaser_thread;
 	const char *dir = NULL, *mnt = NULL;
 	struct fuse *fuse;
 	int r = 1;
 
 	if (parse_args(argc, argv, &fd, &dir, &mnt) < 0)
 		return 2;
+	/* Delays end at a CLOCK_MONOTONIC deadline: wall-clock steps must not stretch them. */
+	if (pthread_condattr_init(&cond_attr) ||
+	    pthread_condattr_setclock(&cond_attr, CLOCK_MONOTONIC) ||
+	    pthread_cond_init(&fd.wakeup, &cond_attr)) {
+		fprintf(stderr, "faultdev: cannot make a condition variable\n");
+		return 1;
+	}
+	pthread_condattr_destroy(&cond_attr);
 	fd.backing_fd = open_backing(dir, fd.size);
 	if (fd.backing_fd < 0)
 		return 1;
@@ -539,11 +610,17 @@ int main(int argc, char **argv)
 		goto out_args;
 	if (fuse_mount(fuse, mnt) < 0)
 		goto out_fuse;
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)) < 0)
+	/* The releaser reads blocking; the handler's writes must never block. */
+	if (pipe2(release_pipe, O_CLOEXEC) < 0 || fcntl(release_pipe[1], F_SETFL, O_NONBLOCK) < 0 ||
+	    pthread_create(&releaser_thread, NULL, releaser, &fd) != 0) {
+		fprintf(stderr, "faultdev: cannot start the releaser thread\n");
 		goto out_unmount;
+	}
+	if (catch_signals(fuse_get_session(fuse)) < 0)
+		goto out_releaser;
 	loop_cfg = fuse_loop_cfg_create();
 	if (!loop_cfg)
-		goto out_signals;
+		goto out_releaser;
 	fuse_loop_cfg_set_max_threads(loop_cfg, FDEV_MAX_THREADS);
 	fprintf(stderr, "faultdev: %s/" DISK_NAME " (%" PRIu64 " B, %" PRIu64 " B blocks) on %s\n",
 		dir, fd.size, fd.block_size, mnt);
@@ -551,8 +628,15 @@ int main(int argc, char **argv)
 	r = fuse_loop_mt(fuse, loop_cfg);
 	r = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
 	fuse_loop_cfg_destroy(loop_cfg);
-out_signals:
-	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_releaser:
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal_session = NULL;
+	if (write(release_pipe[1], "", 1) < 0) {
+		/* The releaser has its byte already. */
+	}
+	pthread_join(releaser_thread, NULL);
 out_unmount:
 	fuse_unmount(fuse);
 out_fuse:
@@ -566,5 +650,9 @@ out_args:
 	fdev_cache_free(&fd);
 	pthread_mutex_unlock(&fd.lock);
 	close(fd.backing_fd);
+	if (release_pipe[0] >= 0) {
+		close(release_pipe[0]);
+		close(release_pipe[1]);
+	}
 	return r;
 }

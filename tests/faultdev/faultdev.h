@@ -53,7 +53,7 @@ struct fdev_stats {
 
 struct fdev {
 	pthread_mutex_t lock;
-	pthread_cond_t unstalled;
+	pthread_cond_t wakeup; /* "unstall" and "delay off" end waits at once */
 
 	int backing_fd;
 	uint64_t size, block_size, nblocks;

@@ -59,9 +59,12 @@ _FAULTDEV_BACKING_DIR=
 # with the run's cleanup never done.  Loop devices over images on those
 # mounts are detached, then the mounts are lazily unmounted.
 _faultdev_reap_stale() {
-	local mnt dev back
+	local mnt dev back owner
 	while read -r mnt; do
 		[[ $mnt == "${TMPDIR:-/tmp}/soakd-$TEST_NAME."*/faultdev.mnt ]] || continue
+		# Only a run that is gone: its shell's pid, recorded at start.
+		owner=$(cat "${mnt%/faultdev.mnt}/faultdev.owner" 2>/dev/null || echo 0)
+		[[ $owner != 0 && -d /proc/$owner ]] && continue
 		while read -r dev back; do
 			[[ $back == "$mnt/"* ]] && losetup -d "$dev" 2>/dev/null
 		done < <(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | sed 's/ (deleted)$//')
@@ -69,12 +72,29 @@ _faultdev_reap_stale() {
 	done < <(awk '$3 == "fuse.faultdev" {print $2}' /proc/self/mounts)
 	for back in /dev/shm/soakd-faultdev-"$TEST_NAME".*; do
 		[[ -d $back ]] || continue
-		dev=$(cat "$back/owner" 2>/dev/null || echo 0)
-		[[ $dev != 0 && -d /proc/$dev ]] || rm -rf "$back"
+		owner=$(cat "$back/owner" 2>/dev/null || echo 0)
+		[[ $owner != 0 && -d /proc/$owner ]] || rm -rf "$back"
 	done
 	return 0
 }
 _faultdev_reap_stale
+
+# Before the cleanup stack: a process the test started that waits on a
+# stalled or slow device is in uninterruptible sleep, so killing it (which
+# the stack does before it gets to faultdev_stop, registered earlier) would
+# wait for ever.  Release the device first; then the stack runs as always,
+# with the test's exit status.
+_faultdev_release() {
+	[[ -n $FAULTDEV_PID ]] && is_alive "$FAULTDEV_PID" || return 0
+	printf 'unstall\ndelay off\nerrors off\n' |
+		timeout 5 dd of="$FAULTDEV_MNT/ctl" status=none 2>/dev/null && return 0
+	# A wedged faultdev: its death aborts the FUSE connection, and every
+	# request waiting on it fails.
+	kill -KILL "$FAULTDEV_PID" 2>/dev/null
+	return 0
+}
+# set +e: "(exit 1)" would otherwise end the trap before the stack runs.
+trap '_faultdev_rc=$?; set +e; _faultdev_release; (exit $_faultdev_rc); _run_cleanups' EXIT
 
 _faultdev_mounted() {
 	awk -v m="$FAULTDEV_MNT" '$2 == m {found = 1} END {exit !found}' /proc/self/mounts
@@ -94,6 +114,7 @@ faultdev_start() {
 	FAULTDEV_BACKING="$_FAULTDEV_BACKING_DIR/disk.img"
 	FAULTDEV_MNT="$WORK/faultdev.mnt"
 	mkdir -p "$FAULTDEV_MNT"
+	echo $$ >"$WORK/faultdev.owner"
 	on_exit faultdev_stop
 	"$FAULTDEV" --backing "$_FAULTDEV_BACKING_DIR" --size "$size" --block-size "$block" \
 		"$FAULTDEV_MNT" >>"$FAULTDEV_LOG" 2>&1 &
@@ -188,10 +209,7 @@ faultdev_powercut() {
 # faultdev, unmount whatever is left, remove the image.  Idempotent.
 faultdev_stop() {
 	local i
-	if [[ -n $FAULTDEV_PID ]] && is_alive "$FAULTDEV_PID"; then
-		printf 'unstall\ndelay off\nerrors off\n' |
-			timeout 5 dd of="$FAULTDEV_MNT/ctl" status=none 2>/dev/null
-	fi
+	_faultdev_release
 	if [[ -n $FAULTDEV_LOOP ]]; then
 		timeout 20 losetup -d "$FAULTDEV_LOOP" 2>/dev/null
 		FAULTDEV_LOOP=
