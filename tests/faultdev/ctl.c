@@ -136,7 +136,7 @@ static int cmd_lie(struct fdev *fd, int n, char **w)
 
 static int cmd_errors(struct fdev *fd, int n, char **w)
 {
-	unsigned kinds;
+	unsigned kinds = 0;
 
 	if (n == 2 && !strcmp(w[1], "off")) {
 		fd->error_kinds = 0;

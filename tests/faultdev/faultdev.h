@@ -97,6 +97,12 @@ struct fdev {
 	struct fdev_stats stats;
 };
 
+#define FDEV_DISK_NAME "disk.img"
+
+/* fs.c: the FUSE operations (FUSE_USE_VERSION is set by meson.build). */
+struct fuse_operations;
+extern const struct fuse_operations fdev_fs_ops;
+
 /* cache.c; callers hold fd->lock.  Return 0 or a negative errno. */
 int fdev_cache_init(struct fdev *fd);
 void fdev_cache_free(struct fdev *fd);
