@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "config_act.h"
+#include "config_certify.h"
 #include "config_export.h"
 #include "config_trace.h"
 #include "obj_config.h"
@@ -111,6 +112,7 @@ void config_print_plan(const struct run_config *c, FILE *out)
 		fputs(",\n   ", out);
 		export_config_print(&c->exports, out);
 	}
+	certify_config_print(&c->certify, out);
 	fprintf(out, "},\n  \"workloads\": [\n");
 	for (size_t i = 0; i < c->n_workloads; i++) {
 		print_workload(&c->workloads[i], out);

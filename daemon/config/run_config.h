@@ -120,6 +120,10 @@ struct workload_config {
 	uint64_t start_offset_ns;    /* offset of this workload's schedule in the run */
 	uint64_t max_lag_ns;         /* 0 = never stop for lag */
 	uint64_t seed;
+	/* Driven through "certify"'s steps: steps[] is its loads, one hold
+	 * each; certify_unit is the scale of a "1x" step (1 / ACT's load). */
+	bool certified;
+	double certify_unit;
 };
 
 /* "run": {"trace": ...}; see config_trace.h. */
@@ -147,6 +151,19 @@ struct ctl_config {
 	bool read_only_for_all;
 };
 
+/* "run": {"certify": ...}; see config_certify.h. */
+#define CERTIFY_MAX_THRESHOLDS 16
+struct certify_config {
+	bool enabled;
+	char workload[CONFIG_MAX_NAME];  /* "": every workload of the run */
+	double loads[SCHED_MAX_STEPS];   /* each step's load, the N of "Nx" */
+	size_t n_steps;
+	uint64_t hold_ns;                /* each step lasts this long */
+	uint64_t thresholds_ns[CERTIFY_MAX_THRESHOLDS];
+	double limits_pct[CERTIFY_MAX_THRESHOLDS]; /* < 0: no limit */
+	size_t n_thresholds;
+};
+
 struct run_config {
 	char *path;                  /* the config file, absolute */
 	char name[CONFIG_MAX_NAME];
@@ -159,6 +176,7 @@ struct run_config {
 	struct export_config exports;
 	struct ctl_config ctl;
 	int64_t start_at_ns;         /* "start_at": CLOCK_REALTIME ns since the epoch; 0: at once */
+	struct certify_config certify;
 	struct workload_config *workloads;
 	size_t n_workloads;
 };
