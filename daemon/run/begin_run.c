@@ -34,6 +34,7 @@
 #include "workload/workload.h"
 
 #include "daemon.h"
+#include "certify.h"
 #include "daemon_int.h"
 
 /* Replays a resumed run's log into the results: from its checkpoint on,
@@ -227,6 +228,9 @@ int begin_run(struct daemon *d)
 	if (resume)
 		checkpoint(d, now, true);
 
+	r = certify_begin(d, resume);
+	if (r < 0)
+		return r;
 	if (elapsed == 0 && d->cfg->start_at_ns)
 		apply_start_at(d, now);
 	d->run_end_ns = d->run_start_ns + (int64_t)d->cfg->duration_ns;

@@ -34,6 +34,7 @@
 #include "rundump.h"
 #include "workload/workload.h"
 
+#include "certify.h"
 #include "daemon_int.h"
 
 const char *run_state_name(enum run_state s)
@@ -141,6 +142,7 @@ static void tick(struct daemon *d, uint64_t now)
 		probes_workload_active(d->probes, i, workload_is_active(w));
 	}
 	results_tick(d->results, now);
+	certify_tick(d, now);
 	exports_publish(d->exports, d->results, now);
 	if (mono_since(d->run_start_ns, now) >= d->checkpointer.last_run_ns + CHECKPOINT_EVERY_NS)
 		checkpoint(d, now, false);
@@ -401,6 +403,7 @@ static void free_daemon(struct daemon *d)
 	rundir_close(d->rundir);
 	free(d->plan);
 	ctl_server_free(d->ctl);
+	certify_free(d->certify);
 	results_free(d->results);
 	probes_free(d->probes);
 	exports_free(d->exports);

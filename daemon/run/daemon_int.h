@@ -73,6 +73,7 @@ struct daemon {
 	uint64_t catchup_next_ns;
 	/* Checkpoints of the results (resuming reads them, not the whole log). */
 	struct checkpointer checkpointer;
+	struct certify *certify;       /* the run's certification (certify.h); NULL: none */
 };
 
 /* daemon.c: the lifecycle, the tick, signals, the watchdog. */
