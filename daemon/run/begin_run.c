@@ -34,7 +34,6 @@
 #include "workload/workload.h"
 
 #include "daemon.h"
-#include "certify.h"
 #include "daemon_int.h"
 
 /* Replays a resumed run's log into the results: from its checkpoint on,

@@ -30,7 +30,6 @@
 #include "rundump.h"
 #include "workload/workload.h"
 
-#include "certify.h"
 #include "daemon_int.h"
 #include "reload/reload.h"
 

@@ -34,7 +34,6 @@
 #include "rundump.h"
 #include "workload/workload.h"
 
-#include "certify.h"
 #include "daemon_int.h"
 
 const char *run_state_name(enum run_state s)

@@ -20,6 +20,7 @@
 #include "results/checkpoint.h"
 
 struct daemon_options;
+struct certify;
 
 #define EXIT_WORKLOAD_FAILED 3
 #define STOP_TIMEOUT_NS (UINT64_C(10) * 1000000000)
@@ -73,7 +74,7 @@ struct daemon {
 	uint64_t catchup_next_ns;
 	/* Checkpoints of the results (resuming reads them, not the whole log). */
 	struct checkpointer checkpointer;
-	struct certify *certify;       /* the run's certification (certify.h); NULL: none */
+	struct certify *certify;       /* the run's certification (certify_int.h); NULL: none */
 };
 
 /* daemon.c: the lifecycle, the tick, signals, the watchdog. */
@@ -133,6 +134,24 @@ void end_run(struct daemon *d, const char *why);
 
 /* soakctl start --new-run: the current run ends and a new one starts. */
 char *handle_new_run(struct daemon *d);
+
+/* certify.c, certify_out.c: the run's certification (the "certify"
+ * block; what a step's verdict rests on is in certify_int.h). */
+
+/* Starts judging the run's certification, if it has one (d->certify
+ * stays NULL otherwise): at a new run, or resuming one (the log's
+ * verdicts and the current step's intervals read back).  After the
+ * results are set up, before the workloads start.  0 or -errno. */
+int certify_begin(struct daemon *d, bool resume);
+void certify_free(struct certify *c);
+
+/* After each tick's results: judges the steps whose hold has ended. */
+void certify_tick(struct daemon *d, uint64_t now_ns);
+
+/* status: the current step and the verdicts so far; report and dump:
+ * every verdict with its table, and the answer.  NULL without one. */
+json_t *certify_status_json(const struct certify *c);
+json_t *certify_report_json(const struct certify *c);
 
 /* commands.c: the control commands' handlers. */
 
