@@ -67,6 +67,13 @@ grep -q '"steps": \["1x", "2x", "4x", "8x"\]' "$WORK/ladder.plan" ||
 grep -q '"at": "9s", "for": "3s", "scale": 8, "ramp": false, "rate": 800' "$WORK/ladder.plan" ||
 	fail "the plan's schedule is not the steps: $(cat "$WORK/ladder.plan")"
 
+# The example: ACT's stepped loads on a drive, an hour each.
+timeout 20 "$SOAKD" --check-config "$SRCDIR/config/certify.json" --no-targets >"$WORK/example.plan" 2>&1 ||
+	fail "config/certify.json: $(cat "$WORK/example.plan")"
+grep -q '"steps": \["1x", "3x", "6x", "12x", "24x", "30x"\]' "$WORK/example.plan" &&
+	grep -q '"at": "5h", "for": "1h", "scale": 30, ' "$WORK/example.plan" ||
+	fail "config/certify.json's plan: $(cat "$WORK/example.plan")"
+
 # --- a certification that ends at the first failing step -------------------
 new_loop 64M
 DEV=$NEW_LOOP
