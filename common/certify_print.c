@@ -119,3 +119,42 @@ void certify_print_report(json_t *c, FILE *out)
 	fputc('\n', out);
 	table(json_object_get(answer, "table"), n, "  ", out);
 }
+
+static void json_us(json_t *v, char *buf, size_t len)
+{
+	if (json_is_number(v))
+		snprintf(buf, len, "%.1f", json_number_value(v));
+	else
+		snprintf(buf, len, "missed");
+}
+
+void search_print(json_t *s, FILE *out)
+{
+	json_t *curve = json_object_get(s, "curve"), *answer = json_object_get(s, "answer"), *v;
+	char pct[32], head[32];
+	size_t i;
+
+	if (!json_is_object(s))
+		return;
+	snprintf(head, sizeof(head), "P%g(us)", num(s, "percentile"));
+	fprintf(out, "\nsearch: p%g below %.0f us, %.0f s windows%s%s\n", num(s, "percentile"),
+		num(s, "below_us"), num(s, "window_s"),
+		json_object_get(s, "state") ? ", " : "", text(s, "state", ""));
+	fprintf(out, "%-5s %12s %10s %10s %10s %10s  %-6s %s\n", "PROBE", "RATE/s", "P50(us)",
+		"P99(us)", "P99.9(us)", head, "VERDICT", "WINDOWS AGREED");
+	json_array_foreach(curve, i, v) {
+		json_us(json_object_get(v, "percentile_us"), pct, sizeof(pct));
+		fprintf(out, "%-5.0f %12.1f %10.1f %10.1f %10.1f %10s  %-6s %.0f of %.0f\n",
+			num(v, "probe"), num(v, "rate"), num(v, "p50_us"), num(v, "p99_us"),
+			num(v, "p999_us"), pct, text(v, "verdict", "?"), num(v, "agreed"),
+			num(v, "windows"));
+	}
+	if (!answer)
+		return;
+	if (json_is_number(json_object_get(answer, "answer_rate")))
+		fprintf(out, "answer: %.1f ops/s with p%g below %.0f us (%s; %s)\n",
+			num(answer, "answer_rate"), num(s, "percentile"), num(s, "below_us"),
+			text(answer, "confidence", ""), text(answer, "why", ""));
+	else
+		fprintf(out, "answer: none (%s)\n", text(answer, "why", ""));
+}

@@ -156,6 +156,7 @@ void print_status(json_t *reply)
 			printf("  %s %s: %s\n", name, state, reason);
 	}
 	certify_print_status(json_object_get(reply, "certify"), stdout);
+	search_print(json_object_get(reply, "search"), stdout);
 }
 
 /* Print the string field key of reply as it is; 0 or an exit code. */
@@ -193,6 +194,8 @@ int print_reply(const struct options *o, json_t *reply)
 		int r = report_print(reply, &o->report, stdout);
 		if (r >= 0)
 			certify_print_report(json_object_get(reply, "certify"), stdout);
+		if (r >= 0)
+			search_print(json_object_get(reply, "search"), stdout);
 		if (r == -EDOM || r == -ENOENT)
 			return EXIT_USAGE;
 		return r < 0 ? EXIT_NO_REPLY : r ? EXIT_REPORT_FAIL : 0;

@@ -19,6 +19,7 @@
 #include "proto.h"
 #include "report.h"
 #include "view.h"
+#include "search_view.h"
 #include "rundump.h"
 #include "offline.h"
 #include "transact.h"
@@ -132,7 +133,8 @@ static int run_view(struct options *o)
 	if (po.n_csv_files > 0 && (o->window_given || o->report.slice_ns))
 		return usage_error("--since, --until and --slice are for plots from soakd or "
 				   "--run-dir; cut CSV files with dump or merge");
-	return view_plot(&client, &po);
+	int r = view_plot(&client, &po);
+	return r ? r : search_view_plot(&client, &po);
 }
 
 int main(int argc, char **argv)

@@ -124,6 +124,7 @@ struct workload_config {
 	 * each; certify_unit is the scale of a "1x" step (1 / ACT's load). */
 	bool certified;
 	double certify_unit;
+	bool searched;               /* its rate is "search"'s probes (config_search.h) */
 };
 
 /* "run": {"trace": ...}; see config_trace.h. */
@@ -164,6 +165,21 @@ struct certify_config {
 	size_t n_thresholds;
 };
 
+/* "run": {"search": ...}; see config_search.h. */
+#define SEARCH_MAX_WINDOWS 16
+struct search_config {
+	bool enabled;
+	char workload[CONFIG_MAX_NAME];  /* the one searched */
+	double percentile;               /* e.g. 99 */
+	uint64_t below_ns;               /* the target that percentile must stay below */
+	uint64_t window_ns;              /* each window judged alone */
+	unsigned windows;                /* windows per probe */
+	double min_rate, max_rate;       /* ops/s: where the bisection starts */
+	double resolution;               /* stop when hi - lo <= resolution * hi */
+	double then_fraction;            /* 0: no soak after the search */
+	uint64_t then_ns;                /* the soak's length (CONFIG_FOREVER_NS: until stopped) */
+};
+
 struct run_config {
 	char *path;                  /* the config file, absolute */
 	char name[CONFIG_MAX_NAME];
@@ -177,6 +193,7 @@ struct run_config {
 	struct ctl_config ctl;
 	int64_t start_at_ns;         /* "start_at": CLOCK_REALTIME ns since the epoch; 0: at once */
 	struct certify_config certify;
+	struct search_config search;
 	struct workload_config *workloads;
 	size_t n_workloads;
 };

@@ -228,6 +228,8 @@ int begin_run(struct daemon *d)
 		checkpoint(d, now, true);
 
 	r = certify_begin(d, resume);
+	if (r == 0)
+		r = search_begin(d, resume);
 	if (r < 0)
 		return r;
 	if (elapsed == 0 && d->cfg->start_at_ns)

@@ -207,6 +207,8 @@ static json_t *with_certify(struct daemon *d, json_t *v)
 {
 	if (v && d->certify)
 		json_object_set_new(v, "certify", certify_report_json(d->certify));
+	if (v && d->search)
+		json_object_set_new(v, "search", search_report_json(d->search));
 	return v;
 }
 
@@ -233,6 +235,8 @@ static json_t *status_json(struct daemon *d)
 		json_object_set_new(v, "exports", exports_status_json(d->exports));
 	if (v && d->certify)
 		json_object_set_new(v, "certify", certify_status_json(d->certify));
+	if (v && d->search)
+		json_object_set_new(v, "search", search_status_json(d->search));
 	return v;
 }
 
