@@ -60,6 +60,7 @@ void search_interval_seen(void *userdata, size_t slot, bool generator_late,
 		hist_merge(&s->all, &ops[op].latency);
 	}
 	win->intervals++;
+	s->intervals_seen++;
 	if (generator_late)
 		win->late_intervals++;
 }
@@ -194,6 +195,8 @@ static void start_probe(struct daemon *d, struct search *s, double rate, uint64_
 	char err[256];
 
 	s->rate = rate;
+	s->restart_pending = false;
+	s->intervals_seen = 0;
 	s->wcfg.steps[0] = (struct sched_step){ .scale = rate / s->orig->rate,
 						.duration_ns = length_ns };
 	s->wcfg.n_steps = 1;
@@ -229,6 +232,10 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 	if (w->state == WORKLOAD_STOPPED) {
 		log_notice("search: workload %s was stopped: the search ends", w->cfg->name);
 		finish(d, s);
+		return;
+	}
+	if (s->restart_pending) {
+		start_probe(d, s, s->rate, s->cfg->window_ns * s->cfg->windows);
 		return;
 	}
 	/* Finished its probe, or failed (max_lag: far above the target). */
@@ -309,6 +316,8 @@ int search_begin(struct daemon *d, bool resume)
 	s->wcfg.steps[0].scale = s->rate / orig->rate;
 	if (s->soaking)
 		s->wcfg.steps[0].duration_ns = sc->then_ns;
+	/* Killed after a probe's verdict, before the next one ran. */
+	s->restart_pending = resume && !s->answer && s->probes && !s->intervals_seen;
 	d->workloads[slot]->cfg = &s->wcfg;
 	d->search = s;
 	d->results->interval_seen = search_interval_seen;

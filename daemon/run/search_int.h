@@ -55,6 +55,9 @@ struct search {
 	struct search_window win[SEARCH_MAX_WINDOWS];
 	struct hist all;            /* the probe's latencies, for its curve point */
 	bool soaking;
+	/* Resumed between probes: the next one starts, nothing to judge. */
+	bool restart_pending;
+	uint64_t intervals_seen;     /* since the last probe was judged */
 	json_t *curve;              /* the probes' records, in order */
 	json_t *answer;             /* NULL: still searching */
 };

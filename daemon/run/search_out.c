@@ -85,6 +85,7 @@ int search_read_back(struct search *s, const char *log_path)
 		if (strcmp(type, "search") == 0 && json_object_get(rec, "probe")) {
 			search_apply_probe(s, rec);
 			search_reset_windows(s);  /* the next probe's intervals follow */
+			s->intervals_seen = 0;
 		} else if (strcmp(type, "search") == 0) {
 			json_decref(s->answer);
 			s->answer = json_incref(rec);
