@@ -11,40 +11,20 @@
 
 #include "certify_print.h"
 #include "proto.h"
-#include "runlog.h"
 #include "search_view.h"
+#include "verdicts.h"
 
 /* The "search" of a recorded run: its probes and answer from the log. */
 static json_t *search_from_log(const char *run_dir)
 {
-	char *path = runlog_path_of(run_dir);
-	struct runlog_reader *rd;
-	json_t *rec, *search = NULL, *curve = json_array();
+	json_t *all = json_object(), *search;
 
-	if (!path || !curve || runlog_open(path, &rd) < 0) {
-		free(path);
-		json_decref(curve);
+	if (!all || verdicts_from_log(run_dir, all) < 0) {
+		json_decref(all);
 		return NULL;
 	}
-	while (runlog_next(rd, &rec) > 0) {
-		const char *type = json_string_value(json_object_get(rec, "type"));
-		if (type && strcmp(type, "search") == 0) {
-			if (!search)
-				search = json_object();
-			if (json_object_get(rec, "probe"))
-				json_array_append(curve, rec);
-			else
-				json_object_set(search, "answer", rec);
-			json_object_set(search, "below_us", json_object_get(rec, "below_us"));
-			json_object_set(search, "percentile", json_object_get(rec, "percentile"));
-		}
-		json_decref(rec);
-	}
-	runlog_close(rd);
-	free(path);
-	if (search)
-		json_object_set(search, "curve", curve);
-	json_decref(curve);
+	search = json_incref(json_object_get(all, "search"));
+	json_decref(all);
 	return search;
 }
 

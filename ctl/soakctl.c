@@ -20,6 +20,7 @@
 #include "report.h"
 #include "view.h"
 #include "search_view.h"
+#include "verdicts.h"
 #include "rundump.h"
 #include "offline.h"
 #include "transact.h"
@@ -71,6 +72,9 @@ static int run_offline(struct options *o)
 		fprintf(stderr, "soakctl: %s\n", err);
 		return EXIT_REFUSED;
 	}
+	/* A certification's verdicts and a search's curve, as soakd adds them. */
+	if (!merge && (format == RUNDUMP_REPORT || format == RUNDUMP_JSON))
+		verdicts_from_log(o->run_dir, reply);
 	const char *notes = json_string_value(json_object_get(reply, "notes"));
 	if (notes)
 		fprintf(stderr, "soakctl: %s\n", notes);

@@ -206,13 +206,25 @@ static json_t *judge(struct daemon *d, struct certify *c)
 	}
 	uint64_t start = c->loads[0].cfg->start_offset_ns + c->step * cc->hold_ns;
 	certify_load_name(cc->loads[c->step], load, sizeof(load));
-	return json_pack("{s:s,s:I,s:I,s:s,s:f,s:f,s:I,s:I,s:s,s:s,s:o}", "type", "certify",
+	json_t *rec = json_pack("{s:s,s:I,s:I,s:s,s:f,s:f,s:I,s:I,s:s,s:s,s:o}", "type", "certify",
 			 "step", (json_int_t)(c->step + 1), "of", (json_int_t)cc->n_steps,
 			 "load", load, "load_x", cc->loads[c->step], "rate",
 			 certify_step_rate(c, c->step), "start_ns", (json_int_t)start, "end_ns",
 			 (json_int_t)(start + cc->hold_ns), "verdict", why.failed ? "fail" : "pass",
 			 "why", why.failed ? why.text : "every judged op within its limits, no "
 			 "errors, no corrupt data, soakd on time", "workloads", workloads);
+	/* What it was judged by, so a reader of the log alone can say. */
+	if (rec) {
+		json_t *t = json_array(), *l = json_array();
+		for (size_t i = 0; i < cc->n_thresholds; i++) {
+			json_array_append_new(t, json_real(cc->thresholds_ns[i] / 1e6));
+			json_array_append_new(l, cc->limits_pct[i] >= 0 ? json_real(cc->limits_pct[i])
+									: json_null());
+		}
+		json_object_set_new(rec, "thresholds_ms", t);
+		json_object_set_new(rec, "limits_pct", l);
+	}
+	return rec;
 }
 
 /* Every certified workload is past the step held, or will never be. */

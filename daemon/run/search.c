@@ -116,6 +116,12 @@ static json_t *judge_probe(struct search *s, const struct workload *w)
 		"percentile_us", pall == UINT64_MAX ? json_null() : json_real(pall / 1e3),
 		"count", (json_int_t)count, "errors", (json_int_t)errors, "missed", (json_int_t)missed,
 		"generator_late", (json_int_t)late, "by_window", windows);
+	if (rec) {
+		/* The target it was judged by, so the log alone says it. */
+		json_object_set_new(rec, "percentile", json_real(sc->percentile));
+		json_object_set_new(rec, "below_us", json_real(sc->below_ns / 1e3));
+		json_object_set_new(rec, "window_s", json_real(sc->window_ns / 1e9));
+	}
 	if (rec && w->state == WORKLOAD_FAILED)
 		json_object_set_new(rec, "why", json_string(w->reason));
 	return rec;

@@ -246,7 +246,19 @@ s = status.get("certify")
 if not s or s["answer"] != "2x" or len(s["verdicts"]) != 3:
     sys.exit(f"status's certify: {s}")
 EOF
-note "status, report and dump show the verdicts and the answer"
+# The same from the run directory, without soakd.
+rc=0
+"$SOAKCTL" report --run-dir "$WORK/state/cert" >"$WORK/offline-report.txt" 2>&1 || rc=$?
+grep -q "^answer: 2x, 300.0 ops/s" "$WORK/offline-report.txt" &&
+	grep -Eq '^3 +6x +900.0 +fail +drive +read' "$WORK/offline-report.txt" ||
+	fail "report --run-dir (exit $rc): $(cat "$WORK/offline-report.txt")"
+"$SOAKCTL" dump --run-dir "$WORK/state/cert" >"$WORK/offline-dump.json" || fail "dump --run-dir"
+python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["certify"]
+assert [s["verdict"] for s in c["steps"]] == ["pass", "pass", "fail"] and c["answer"]["answer"] == "2x", c
+' "$WORK/offline-dump.json" || fail "dump --run-dir has no certification"
+note "status, report and dump show the verdicts and the answer, live and from the run directory"
 
 journalctl -D "$JOURNAL_DIR/journal" -o json SOAK_RUN=cert >"$WORK/journal.json" 2>"$WORK/journalctl.err" ||
 	fail "journalctl: $(cat "$WORK/journalctl.err")"

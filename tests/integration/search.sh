@@ -144,6 +144,10 @@ grep -Eq '^answer: [0-9.]+ ops/s with p99 below 20000 us \([0-9] of 3 windows be
 	fail "status has no answer: $(cat "$WORK/status.txt")"
 grep -Eq '^2 +1600.0 .* above +[0-9] of 3$' "$WORK/report.txt" || fail "report has no curve: $(cat "$WORK/report.txt")"
 grep -q "wrote search-search.svg (the search's curve" "$WORK/plot.out" || fail "plot: $(cat "$WORK/plot.out")"
+"$SOAKCTL" report --run-dir "$WORK/state/search" >"$WORK/offline-report.txt" 2>&1 || true
+grep -Eq '^2 +1600.0 .* above +[0-9] of 3$' "$WORK/offline-report.txt" &&
+	grep -Eq '^answer: [0-9.]+ ops/s with p99 below 20000 us' "$WORK/offline-report.txt" ||
+	fail "report --run-dir has no curve: $(cat "$WORK/offline-report.txt")"
 timeout 20 "$SOAKCTL" plot --run-dir "$WORK/state/search" --output "$WORK/offline.svg" >"$WORK/plot2.out" 2>&1 ||
 	fail "plot --run-dir: $(cat "$WORK/plot2.out")"
 python3 - "$WORK/search-search.svg" "$WORK/offline-search.svg" "$LOG" <<'EOF' || fail "the curve's plot"
