@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "certify_print.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static const char *text(json_t *obj, const char *key, const char *fallback)
@@ -28,14 +29,16 @@ void certify_print_status(json_t *c, FILE *out)
 			json_is_string(answer) ? json_string_value(answer) : "none",
 			text(c, "answer_why", ""));
 	} else {
-		fprintf(out, "\ncertify: step %.0f of %.0f (%s, %.1f ops/s), %.0f s of %.0f s held\n",
-			num(c, "step"), num(c, "of"), text(c, "load", "?"), num(c, "rate"),
-			num(c, "held_s"), num(c, "hold_s"));
+		bool confirming = strcmp(text(c, "state", ""), "confirming") == 0;
+		fprintf(out, "\ncertify: %sstep %.0f of %.0f (%s, %.1f ops/s), %.0f s of %.0f s held\n",
+			confirming ? "confirming " : "", num(c, "step"), num(c, "of"),
+			text(c, "load", "?"), num(c, "rate"), num(c, "held_s"), num(c, "hold_s"));
 	}
 	json_array_foreach(json_object_get(c, "verdicts"), i, v)
-		fprintf(out, "  step %-3.0f %-6s %10.1f/s  %s: %s\n", num(v, "step"),
-			text(v, "load", "?"), num(v, "rate"), text(v, "verdict", "?"),
-			text(v, "why", ""));
+		fprintf(out, "  %s %-3.0f %-6s %10.1f/s  %s: %s\n",
+			json_is_true(json_object_get(v, "confirm")) ? "confirm" : "step",
+			num(v, "step"), text(v, "load", "?"), num(v, "rate"),
+			text(v, "verdict", "?"), text(v, "why", ""));
 }
 
 /* "1 ms" columns as the report's: whole ms as integers. */
@@ -95,8 +98,11 @@ void certify_print_report(json_t *c, FILE *out)
 	threshold_heads(thresholds, out);
 	fputc('\n', out);
 	json_array_foreach(json_object_get(c, "steps"), i, v) {
-		char prefix[64];
-		snprintf(prefix, sizeof(prefix), "%-5.0f %-7s %12.1f  %-7s ", num(v, "step"),
+		char prefix[64], step[16];
+		/* "c2": the confirmation of step 2. */
+		snprintf(step, sizeof(step), "%s%.0f",
+			 json_is_true(json_object_get(v, "confirm")) ? "c" : "", num(v, "step"));
+		snprintf(prefix, sizeof(prefix), "%-5s %-7s %12.1f  %-7s ", step,
 			 text(v, "load", "?"), num(v, "rate"), text(v, "verdict", "?"));
 		table(json_object_get(v, "workloads"), n, prefix, out);
 		if (strcmp(text(v, "verdict", ""), "pass") != 0)

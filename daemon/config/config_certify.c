@@ -241,11 +241,12 @@ void certify_config_parse(struct cfg_ctx *c, json_t *v, json_t *workloads,
 		goto out;
 	}
 	cfg_check_keys(c, v, "\"certify\"", keys);
-	if (json_object_get(v, "confirm")) {
+	if (cfg_get_duration(c, v, "confirm", &cc->confirm_ns) &&
+	    (!cc->confirm_ns || cc->confirm_ns % run->interval_ns)) {
 		cfg_push_key(c, "confirm");
-		cfg_report_key(c, "\"confirm\" (re-running the highest passing step) is not "
-				  "supported yet: certify with that step as the last one instead");
+		cfg_report(c, "\"confirm\" must be a whole number of the run's intervals");
 		cfg_pop(c);
+		cc->confirm_ns = 0;
 	}
 	parse_steps(c, v, cc);
 	if (!json_object_get(v, "hold")) {
@@ -273,6 +274,11 @@ void certify_config_parse(struct cfg_ctx *c, json_t *v, json_t *workloads,
 	}
 	if (!cc->n_steps || !cc->hold_ns || !cc->n_thresholds)
 		goto out;
+	if (run->duration_ns && cc->confirm_ns) {
+		cfg_report(c, "a certification with \"confirm\" ends when it is confirmed: leave "
+			      "the run's \"duration\" out");
+		goto out;
+	}
 	if (run->duration_ns && run->duration_ns / cc->hold_ns < cc->n_steps) {
 		cfg_report(c, "the run's \"duration\" ends before the last of the %zu steps: leave "
 			      "it out, and the run ends with the certification", cc->n_steps);
@@ -304,7 +310,12 @@ void certify_config_print(const struct certify_config *cc, FILE *out)
 	else
 		fprintf(out, "\"(all)\"");
 	format_duration(cc->hold_ns, buf, sizeof(buf));
-	fprintf(out, ", \"hold\": \"%s\", \"steps\": [", buf);
+	fprintf(out, ", \"hold\": \"%s\", ", buf);
+	if (cc->confirm_ns) {
+		format_duration(cc->confirm_ns, buf, sizeof(buf));
+		fprintf(out, "\"confirm\": \"%s\", ", buf);
+	}
+	fprintf(out, "\"steps\": [");
 	for (size_t i = 0; i < cc->n_steps; i++) {
 		certify_load_name(cc->loads[i], buf, sizeof(buf));
 		fprintf(out, "%s\"%s\"", i ? ", " : "", buf);

@@ -160,6 +160,7 @@ struct certify_config {
 	double loads[SCHED_MAX_STEPS];   /* each step's load, the N of "Nx" */
 	size_t n_steps;
 	uint64_t hold_ns;                /* each step lasts this long */
+	uint64_t confirm_ns;             /* the highest step passed again, this long; 0: not */
 	uint64_t thresholds_ns[CERTIFY_MAX_THRESHOLDS];
 	double limits_pct[CERTIFY_MAX_THRESHOLDS]; /* < 0: no limit */
 	size_t n_thresholds;

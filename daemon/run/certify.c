@@ -52,9 +52,11 @@ static uint64_t intervals_at(const struct certify *c, uint64_t sched_ns)
 	return (sched_ns + c->interval_ns / 2) / c->interval_ns;
 }
 
-bool certify_step_reached(const struct certify *c, uint64_t sched_ns, size_t step)
+bool certify_step_reached(const struct certify *c, uint64_t sched_ns)
 {
-	return intervals_at(c, sched_ns) >= (step + 1) * (c->cfg->hold_ns / c->interval_ns);
+	if (c->confirming)
+		return intervals_at(c, sched_ns) >= c->cfg->confirm_ns / c->interval_ns;
+	return intervals_at(c, sched_ns) >= (c->step + 1) * (c->cfg->hold_ns / c->interval_ns);
 }
 
 size_t certify_step_of(const struct certify *c, uint64_t sched_ns)
@@ -73,7 +75,7 @@ double certify_step_rate(const struct certify *c, size_t step)
 	return rate;
 }
 
-static void part_reset(struct certify_part *p)
+void certify_part_reset(struct certify_part *p)
 {
 	memset(p, 0, sizeof(*p));
 	for (size_t op = 0; op < STATS_MAX_OPS; op++)
@@ -86,12 +88,17 @@ void certify_interval_seen(void *userdata, size_t slot, bool generator_late,
 {
 	struct certify *c = userdata;
 
-	if (c->answer)
-		return;
+	if (c->answer || (c->confirming && !c->confirm_started))
+		return;   /* over, or the steps' last intervals before the confirmation */
 	for (size_t i = 0; i < c->n_loads; i++) {
 		struct certify_load *l = &c->loads[i];
 		if (l->slot != slot)
 			continue;
+		if (c->confirming) {
+			certify_add_interval(&l->part[0], generator_late, ops, n_ops);
+			l->sched_ns = sched_ns > l->sched_ns ? sched_ns : l->sched_ns;
+			return;
+		}
 		size_t step = certify_step_of(c, sched_ns);
 		if (step < c->step)
 			return;       /* a step judged already */
@@ -171,8 +178,7 @@ static json_t *op_table(const struct certify *c, const struct certify_load *l, s
 			 "max_us", hist_max(&o->latency) / 1e3, "over_pct", over);
 }
 
-/* The verdict's record for the step held. */
-static json_t *judge(struct daemon *d, struct certify *c)
+json_t *certify_judge(struct daemon *d, struct certify *c)
 {
 	const struct certify_config *cc = c->cfg;
 	struct why why = { .len = 0 };
@@ -195,7 +201,7 @@ static json_t *judge(struct daemon *d, struct certify *c)
 			why_add(&why, "%s: soakd itself was late (generator_late) in %" PRIu64 " of %"
 				PRIu64 " intervals, so the step measured soakd, not the target",
 				l->cfg->name, p->late_intervals, p->intervals);
-		if (!certify_step_reached(c, l->sched_ns, c->step))
+		if (!certify_step_reached(c, l->sched_ns))
 			why_add(&why, "%s %s before the step's hold ended%s%s", l->cfg->name,
 				workload_state_name(w->state), w->reason[0] ? ": " : "", w->reason);
 		else if (!judged_ops)
@@ -204,15 +210,20 @@ static json_t *judge(struct daemon *d, struct certify *c)
 			l->cfg->name, "intervals", (json_int_t)p->intervals, "generator_late",
 			(json_int_t)p->late_intervals, "ops", ops));
 	}
-	uint64_t start = c->loads[0].cfg->start_offset_ns + c->step * cc->hold_ns;
-	certify_load_name(cc->loads[c->step], load, sizeof(load));
+	size_t step = c->confirming ? c->best : c->step;
+	uint64_t start = c->confirming ? c->confirm_run_ns
+				       : c->loads[0].cfg->start_offset_ns + c->step * cc->hold_ns;
+	uint64_t hold = c->confirming ? cc->confirm_ns : cc->hold_ns;
+	certify_load_name(cc->loads[step], load, sizeof(load));
 	json_t *rec = json_pack("{s:s,s:I,s:I,s:s,s:f,s:f,s:I,s:I,s:s,s:s,s:o}", "type", "certify",
-			 "step", (json_int_t)(c->step + 1), "of", (json_int_t)cc->n_steps,
-			 "load", load, "load_x", cc->loads[c->step], "rate",
-			 certify_step_rate(c, c->step), "start_ns", (json_int_t)start, "end_ns",
-			 (json_int_t)(start + cc->hold_ns), "verdict", why.failed ? "fail" : "pass",
+			 "step", (json_int_t)(step + 1), "of", (json_int_t)cc->n_steps,
+			 "load", load, "load_x", cc->loads[step], "rate",
+			 certify_step_rate(c, step), "start_ns", (json_int_t)start, "end_ns",
+			 (json_int_t)(start + hold), "verdict", why.failed ? "fail" : "pass",
 			 "why", why.failed ? why.text : "every judged op within its limits, no "
 			 "errors, no corrupt data, soakd on time", "workloads", workloads);
+	if (rec && c->confirming)
+		json_object_set_new(rec, "confirm", json_true());
 	/* What it was judged by, so a reader of the log alone can say. */
 	if (rec) {
 		json_t *t = json_array(), *l = json_array();
@@ -227,13 +238,12 @@ static json_t *judge(struct daemon *d, struct certify *c)
 	return rec;
 }
 
-/* Every certified workload is past the step held, or will never be. */
-static bool step_over(const struct daemon *d, const struct certify *c)
+bool certify_step_over(const struct daemon *d, const struct certify *c)
 {
 	for (size_t i = 0; i < c->n_loads; i++) {
 		const struct certify_load *l = &c->loads[i];
 		const struct workload *w = d->workloads[l->slot];
-		if (certify_step_reached(c, l->sched_ns, c->step))
+		if (certify_step_reached(c, l->sched_ns))
 			continue;
 		if (workload_is_active(w) || d->pending_start_ns[l->slot] ||
 		    w->state == WORKLOAD_IDLE)
@@ -242,10 +252,12 @@ static bool step_over(const struct daemon *d, const struct certify *c)
 	return true;
 }
 
-static void end_certification(struct daemon *d, struct certify *c, bool stop)
+void certify_end(struct daemon *d, struct certify *c, bool stop)
 {
 	char reason[128], load[32];
 
+	if (certify_confirm_begin(d, c, stop))
+		return;
 	c->answer = certify_answer_record(c);
 	if (c->answer)
 		certify_publish(d, c->answer);
@@ -266,21 +278,25 @@ void certify_tick(struct daemon *d, uint64_t now_ns)
 	(void)now_ns;
 	if (!c || c->answer || d->state == RUN_STOPPING)
 		return;
-	while (!c->answer && step_over(d, c)) {
-		json_t *rec = judge(d, c);
+	if (c->confirming) {
+		certify_confirm_tick(d, c);
+		return;
+	}
+	while (!c->answer && certify_step_over(d, c)) {
+		json_t *rec = certify_judge(d, c);
 		if (!rec)
 			return;  /* out of memory: judged at the next tick */
 		bool pass = strcmp(json_string_value(json_object_get(rec, "verdict")), "pass") == 0;
 		json_array_append_new(c->verdicts, rec);
 		certify_publish(d, rec);
 		if (!pass || c->step + 1 == c->cfg->n_steps) {
-			end_certification(d, c, !pass);
+			certify_end(d, c, !pass);
 			return;
 		}
 		c->step++;
 		for (size_t i = 0; i < c->n_loads; i++) {
 			c->loads[i].part[0] = c->loads[i].part[1];
-			part_reset(&c->loads[i].part[1]);
+			certify_part_reset(&c->loads[i].part[1]);
 		}
 	}
 }
@@ -290,6 +306,7 @@ void certify_free(struct certify *c)
 	if (!c)
 		return;
 	free(c->loads);
+	free(c->confirm_cfg);
 	json_decref(c->verdicts);
 	json_decref(c->answer);
 	free(c);
@@ -300,6 +317,9 @@ int certify_begin(struct daemon *d, bool resume)
 	const struct certify_config *cc = &d->cfg->certify;
 	struct certify *c;
 
+	/* A new run after an old one: its workloads on their own definitions. */
+	if (d->certify)
+		certify_confirm_release(d, d->certify);
 	certify_free(d->certify);
 	d->certify = NULL;
 	if (!cc->enabled)
@@ -312,6 +332,7 @@ int certify_begin(struct daemon *d, bool resume)
 	/* Each holds two steps' histograms per op: only the certified. */
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->loads = calloc(n, sizeof(*c->loads))) ||
+	    !(c->confirm_cfg = calloc(n, sizeof(*c->confirm_cfg))) ||
 	    !(c->verdicts = json_array())) {
 		certify_free(c);
 		return log_error_errno(-ENOMEM, "cannot set up the certification");
@@ -328,8 +349,8 @@ int certify_begin(struct daemon *d, bool resume)
 		l->cfg = w->cfg;
 		l->n_ops = w->n_ops < STATS_MAX_OPS ? w->n_ops : STATS_MAX_OPS;
 		memcpy(l->op_names, w->op_names, sizeof(l->op_names));
-		part_reset(&l->part[0]);
-		part_reset(&l->part[1]);
+		certify_part_reset(&l->part[0]);
+		certify_part_reset(&l->part[1]);
 	}
 	if (resume && d->rundir) {
 		int r = certify_read_back(c, rundir_log_path(d->rundir));
@@ -337,6 +358,7 @@ int certify_begin(struct daemon *d, bool resume)
 			certify_free(c);
 			return log_error_errno(r, "cannot read the certification back from the run's log");
 		}
+		certify_confirm_resume(d, c);
 	}
 	d->certify = c;
 	d->results->interval_seen = certify_interval_seen;

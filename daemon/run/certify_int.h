@@ -70,6 +70,13 @@ struct certify {
 	size_t step;                     /* the step being held (0-based) */
 	json_t *verdicts;                /* the steps' records, in order */
 	json_t *answer;                  /* the answer's record; NULL: not over */
+	/* "confirm": once the steps are over, the highest that passed (best)
+	 * runs again for confirm_ns, each workload on a copy of its
+	 * definition with that one step (confirm_cfg[n_loads]). */
+	bool confirming, confirm_started;
+	size_t best;
+	uint64_t confirm_run_ns;         /* the run time it started */
+	struct workload_config *confirm_cfg;
 };
 
 /* certify.c */
@@ -78,12 +85,32 @@ void certify_add_interval(struct certify_part *p, bool generator_late,
 /* results' interval_seen: an interval of workload slot was recorded. */
 void certify_interval_seen(void *userdata, size_t slot, bool generator_late,
 			   const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
-/* Whether an interval ending at sched_ns ends step's hold or later. */
-bool certify_step_reached(const struct certify *c, uint64_t sched_ns, size_t step);
+/* Whether an interval ending at sched_ns ends the hold of the step held
+ * (or of the confirmation), or later. */
+bool certify_step_reached(const struct certify *c, uint64_t sched_ns);
 /* Which step a schedule position at an interval's end lies in. */
 size_t certify_step_of(const struct certify *c, uint64_t sched_ns);
 /* The step's rate over every certified workload, ops/s. */
 double certify_step_rate(const struct certify *c, size_t step);
+
+/* certify_confirm.c */
+/* The steps are over: the confirmation begins (true), or there is none. */
+bool certify_confirm_begin(struct daemon *d, struct certify *c, bool stop);
+/* While confirming: starts it once the steps' workloads have stopped,
+ * judges it when its hold ends. */
+void certify_confirm_tick(struct daemon *d, struct certify *c);
+/* A resumed run in its confirmation: the workloads on its definitions. */
+void certify_confirm_resume(struct daemon *d, struct certify *c);
+/* The workloads back on their own definitions (a new run). */
+void certify_confirm_release(struct daemon *d, struct certify *c);
+/* The index of the last step that passed; false when none did. */
+bool certify_best(const struct certify *c, size_t *ret);
+/* The verdict's record of the step held (or the confirmation). */
+json_t *certify_judge(struct daemon *d, struct certify *c);
+/* Every certified workload is past the hold, or will never be. */
+bool certify_step_over(const struct daemon *d, const struct certify *c);
+void certify_end(struct daemon *d, struct certify *c, bool stop);
+void certify_part_reset(struct certify_part *p);
 
 /* certify_out.c */
 /* The answer's record from the verdicts: the highest load that passed. */
@@ -142,6 +169,13 @@ struct certify {
 	size_t step;                     /* the step being held (0-based) */
 	json_t *verdicts;                /* the steps' records, in order */
 	json_t *answer;                  /* the answer's record; NULL: not over */
+	/* "confirm": once the steps are over, the highest that passed (best)
+	 * runs again for confirm_ns, each workload on a copy of its
+	 * definition with that one step (confirm_cfg[n_loads]). */
+	bool confirming, confirm_started;
+	size_t best;
+	uint64_t confirm_run_ns;         /* the run time it started */
+	struct workload_config *confirm_cfg;
 };
 
 /* certify.c */
@@ -150,12 +184,32 @@ void certify_add_interval(struct certify_part *p, bool generator_late,
 /* results' interval_seen: an interval of workload slot was recorded. */
 void certify_interval_seen(void *userdata, size_t slot, bool generator_late,
 			   const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
-/* Whether an interval ending at sched_ns ends step's hold or later. */
-bool certify_step_reached(const struct certify *c, uint64_t sched_ns, size_t step);
+/* Whether an interval ending at sched_ns ends the hold of the step held
+ * (or of the confirmation), or later. */
+bool certify_step_reached(const struct certify *c, uint64_t sched_ns);
 /* Which step a schedule position at an interval's end lies in. */
 size_t certify_step_of(const struct certify *c, uint64_t sched_ns);
 /* The step's rate over every certified workload, ops/s. */
 double certify_step_rate(const struct certify *c, size_t step);
+
+/* certify_confirm.c */
+/* The steps are over: the confirmation begins (true), or there is none. */
+bool certify_confirm_begin(struct daemon *d, struct certify *c, bool stop);
+/* While confirming: starts it once the steps' workloads have stopped,
+ * judges it when its hold ends. */
+void certify_confirm_tick(struct daemon *d, struct certify *c);
+/* A resumed run in its confirmation: the workloads on its definitions. */
+void certify_confirm_resume(struct daemon *d, struct certify *c);
+/* The workloads back on their own definitions (a new run). */
+void certify_confirm_release(struct daemon *d, struct certify *c);
+/* The index of the last step that passed; false when none did. */
+bool certify_best(const struct certify *c, size_t *ret);
+/* The verdict's record of the step held (or the confirmation). */
+json_t *certify_judge(struct daemon *d, struct certify *c);
+/* Every certified workload is past the hold, or will never be. */
+bool certify_step_over(const struct daemon *d, const struct certify *c);
+void certify_end(struct daemon *d, struct certify *c, bool stop);
+void certify_part_reset(struct certify_part *p);
 
 /* certify_out.c */
 /* The answer's record from the verdicts: the highest load that passed. */

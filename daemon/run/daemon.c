@@ -403,7 +403,6 @@ static void free_daemon(struct daemon *d)
 	rundir_close(d->rundir);
 	free(d->plan);
 	ctl_server_free(d->ctl);
-	certify_free(d->certify);
 	results_free(d->results);
 	probes_free(d->probes);
 	exports_free(d->exports);
@@ -414,6 +413,9 @@ static void free_daemon(struct daemon *d)
 		config_free(d->reloaded[j]);
 	free(d->reloaded);
 	free(d->workloads);
+	/* After the workloads: a confirmation's or a search's workload runs
+	 * on a definition they hold. */
+	certify_free(d->certify);
 	search_free(d->search);
 	search_free(d->retired_search);
 	free(d->pending_start_ns);
