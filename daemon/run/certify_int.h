@@ -20,8 +20,10 @@
  * "load", "rate", "start_ns", "end_ns", "verdict", "why", "workloads"},
  * and a journal entry; the last record says the answer, {"type":
  * "certify", "answer": the highest load that passed or null, "table"}.
- * A resumed run reads them back and goes on with the step its schedule
- * is in, with the intervals of it already recorded.
+ * With "confirm", the highest step that passed then runs again and is
+ * judged the same way (certify_confirm.c) before the answer.  A resumed
+ * run reads them back and goes on with the step its schedule is in (or
+ * the confirmation), with the intervals of it already recorded.
  */
 #ifndef SOAK_CERTIFY_INT_H
 #define SOAK_CERTIFY_INT_H
