@@ -20,6 +20,8 @@
 
 #include "base/regfile.h"
 #include "config_act.h"
+#include "config_certify.h"
+#include "config_search.h"
 #include "config_export.h"
 #include "config_json.h"
 #include "config_limits.h"
@@ -361,7 +363,8 @@ static void parse_ctl(struct cfg_ctx *c, json_t *v, struct ctl_config *ctl)
 static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 {
 	static const char *const keys[] = { "name", "duration", "interval", "slice", "on_finish",
-					    "socket", "trace", "exports", "start_at", "ctl", NULL };
+					    "socket", "trace", "exports", "start_at", "ctl", "certify",
+					    "search", NULL };
 	const char *s;
 
 	cfg_push_key(c, "run");
@@ -505,6 +508,11 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 		}
 	}
 	cfg_pop(c);
+	/* After the workloads: its steps become their schedules. */
+	if (run->n_workloads && json_is_object(r) && json_object_get(r, "certify"))
+		certify_config_parse(c, json_object_get(r, "certify"), arr, run);
+	if (run->n_workloads && json_is_object(r) && json_object_get(r, "search"))
+		search_config_parse(c, json_object_get(r, "search"), arr, run);
 	if (!c->errors && run->n_workloads)
 		config_check_run_limits(c, run);
 out:

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 
 #include "config_act.h"
+#include "config_certify.h"
+#include "config_search.h"
 #include "config_export.h"
 #include "config_trace.h"
 #include "obj_config.h"
@@ -111,6 +113,8 @@ void config_print_plan(const struct run_config *c, FILE *out)
 		fputs(",\n   ", out);
 		export_config_print(&c->exports, out);
 	}
+	certify_config_print(&c->certify, out);
+	search_config_print(&c->search, out);
 	fprintf(out, "},\n  \"workloads\": [\n");
 	for (size_t i = 0; i < c->n_workloads; i++) {
 		print_workload(&c->workloads[i], out);

@@ -217,6 +217,17 @@ char *handle_reload(struct daemon *d)
 		free(p);
 		return proto_error_line("soakd is shutting down");
 	}
+	/* Its steps or probes are the workload's schedule, judged as they
+	 * end: a definition changed under them would judge something else. */
+	if (d->certify || d->search) {
+		free(p);
+		log_error("reload refused: the run %s; restart soakd with --new-run to change it",
+			  d->certify ? "certifies" : "searches");
+		return proto_error_line("a run that %s cannot be reloaded: its %s are its workload's "
+					"schedule; restart soakd with --new-run to change it",
+					d->certify ? "certifies" : "searches",
+					d->certify ? "steps" : "probes");
+	}
 	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
 	r = plan_reload(d, p, &err);
 	if (r < 0) {

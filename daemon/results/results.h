@@ -111,6 +111,12 @@ struct results {
 			     uint64_t end_ns, json_t *record);
 	void *record_extra_userdata;
 	struct probes *probes;              /* kernel series: journal, status, dump; may be NULL */
+	/* Sees each interval of workload slot as it is recorded, before its
+	 * stats are reset (certification): ops[n_ops], sched_ns its position
+	 * in the workload's schedule at its end.  NULL: none. */
+	void (*interval_seen)(void *userdata, size_t slot, bool generator_late,
+			      const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
+	void *interval_seen_userdata;
 	bool live_table;
 	unsigned table_lines;
 	struct workload_results *w;

@@ -228,6 +228,11 @@ int begin_run(struct daemon *d)
 	if (resume)
 		checkpoint(d, now, true);
 
+	r = certify_begin(d, resume);
+	if (r == 0)
+		r = search_begin(d, resume);
+	if (r < 0)
+		return r;
 	if (elapsed == 0 && d->cfg->start_at_ns)
 		apply_start_at(d, now);
 	d->run_end_ns = d->run_start_ns + (int64_t)d->cfg->duration_ns;

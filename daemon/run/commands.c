@@ -202,6 +202,16 @@ static char *reply_off_loop(struct daemon *d, json_t *v)
 	return CTL_REPLY_DEFERRED;
 }
 
+/* A dump or report, with the certification's verdicts if the run has one. */
+static json_t *with_certify(struct daemon *d, json_t *v)
+{
+	if (v && d->certify)
+		json_object_set_new(v, "certify", certify_report_json(d->certify));
+	if (v && d->search)
+		json_object_set_new(v, "search", search_report_json(d->search));
+	return v;
+}
+
 /* The results' status, and what only the run knows: start_at, exports. */
 static json_t *status_json(struct daemon *d)
 {
@@ -226,6 +236,10 @@ static json_t *status_json(struct daemon *d)
 	/* Where the run's files are, for soakctl report --html on this host. */
 	if (v && d->rundir)
 		json_object_set_new(v, "run_dir", json_string(rundir_path(d->rundir)));
+	if (v && d->certify)
+		json_object_set_new(v, "certify", certify_status_json(d->certify));
+	if (v && d->search)
+		json_object_set_new(v, "search", search_status_json(d->search));
 	return v;
 }
 
@@ -260,12 +274,12 @@ char *ctl_handle(void *userdata, const struct proto_request *req)
 		return handle_start_stop(d, req);
 	case PROTO_DUMP:
 		if (req->format == PROTO_FORMAT_JSON && !req->has_filters)
-			return reply_off_loop(d, results_dump_json(d->results));
+			return reply_off_loop(d, with_certify(d, results_dump_json(d->results)));
 		return handle_dump_from_log(d, req);
 	case PROTO_TRACE:
 		return handle_trace(d, req);
 	case PROTO_REPORT:
-		return reply_off_loop(d, results_report_json(d->results));
+		return reply_off_loop(d, with_certify(d, results_report_json(d->results)));
 	case PROTO_RELOAD:
 		return handle_reload(d);
 	case PROTO_DEBUG:

@@ -141,6 +141,8 @@ static void tick(struct daemon *d, uint64_t now)
 		probes_workload_active(d->probes, i, workload_is_active(w));
 	}
 	results_tick(d->results, now);
+	certify_tick(d, now);
+	search_tick(d, now);
 	exports_publish(d->exports, d->results, now);
 	if (mono_since(d->run_start_ns, now) >= d->checkpointer.last_run_ns + CHECKPOINT_EVERY_NS)
 		checkpoint(d, now, false);
@@ -416,6 +418,11 @@ static void free_daemon(struct daemon *d)
 		config_free(d->reloaded[j]);
 	free(d->reloaded);
 	free(d->workloads);
+	/* After the workloads: a confirmation's or a search's workload runs
+	 * on a definition they hold. */
+	certify_free(d->certify);
+	search_free(d->search);
+	search_free(d->retired_search);
 	free(d->pending_start_ns);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
