@@ -180,6 +180,7 @@ void results_free(struct results *r)
 		return;
 	for (size_t i = 0; r->w && i < r->n; i++)
 		free_slot(&r->w[i]);
+	json_decref(r->host_last);
 	free(r->w);
 	free(r);
 }

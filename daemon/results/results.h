@@ -110,6 +110,7 @@ struct results {
 			     uint64_t end_ns, json_t *record);
 	void *record_extra_userdata;
 	struct probes *probes;              /* kernel series: journal, status, dump; may be NULL */
+	json_t *host_last;                  /* the host's last record (daemon/host), or NULL */
 	bool live_table;
 	unsigned table_lines;
 	struct workload_results *w;
