@@ -371,6 +371,8 @@ int rundump_add(struct rundump *d, json_t *rec)
 		r = -EINVAL;
 	else if (strcmp(type, "interval") == 0)
 		r = add_interval(d, rec);
+	else if (strcmp(type, "host") == 0)
+		r = rd_host_add(d, rec);
 	else if (strcmp(type, "start") == 0) {
 		const char *run = json_string_value(json_object_get(rec, "run"));
 		if (run && !d->run[0])
@@ -511,6 +513,7 @@ void rundump_free(struct rundump *d)
 		free(w);
 	}
 	op_free(&d->scratch);
+	json_decref(d->host);
 	if (d->text)
 		fclose(d->text);
 	free(d->text_buf);

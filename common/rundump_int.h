@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What rundump.c (reading the log, merging intervals into slices) and
+ * What rundump.c (reading the log, merging intervals into slices),
  * rundump_out.c (the CSV rows, HdrHistogram log lines and final report it
- * writes) share.  Only these two files include this.
+ * writes) and rundump_host.c (the host records) share.  Only these files
+ * include this.
  */
 #ifndef SOAK_RUNDUMP_INT_H
 #define SOAK_RUNDUMP_INT_H
@@ -68,11 +69,16 @@ struct rundump {
 	uint64_t skipped;
 	unsigned sources;                  /* logs added */
 	struct rd_op scratch;              /* one interval's op, for its row */
+	json_t *host;                      /* the host records folded (rundump_host.c) */
 };
 
 /* rundump.c */
 
 void rd_flush_slice(struct rundump *d, struct rd_workload *w);
+
+/* rundump_host.c: "host" records (rundump_host() gives the result). */
+
+int rd_host_add(struct rundump *d, json_t *rec);
 
 /* rundump_out.c */
 

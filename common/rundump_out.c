@@ -249,6 +249,9 @@ json_t *rundump_finish(struct rundump *d)
 		json_object_set_new(out, "slice_s", json_real(d->f.slice_ns / 1e9));
 	if (d->format == RUNDUMP_JSON)
 		json_object_set_new(out, "kernel", json_pack("{s:{},s:{}}", "blk", "tcp"));
+	json_t *host = rundump_host(d);
+	if (host)
+		json_object_set_new(out, "host", host);
 	if (d->text) {
 		fflush(d->text);
 		json_object_set_new(out, d->format == RUNDUMP_CSV ? "csv" : "hdr",

@@ -29,6 +29,7 @@
 #include <linux/nvme_ioctl.h>
 
 #include "device/dev_facts.h"
+#include "rundump.h"
 #include "device/dev_sys.h"
 #include "workload/workload.h"
 
@@ -72,6 +73,8 @@ struct host {
 	struct host_reading prev;
 	bool have_prev;
 	long clk_tck;
+	struct rundump *summary, *slices;  /* host_fold */
+	uint64_t slice_ns;
 	char buf[HOST_READ_MAX];
 };
 
@@ -137,6 +140,8 @@ void host_free(struct host *h)
 		close_fd(h->devs[i].stat_fd);
 		close_fd(h->devs[i].nvme_fd);
 	}
+	rundump_free(h->summary);
+	rundump_free(h->slices);
 	free(h);
 }
 
@@ -403,5 +408,41 @@ json_t *host_sample(struct host *h, uint64_t now_ns, int64_t run_start_ns, int64
 	}
 	h->prev = now;
 	h->have_prev = true;
+	if (rec)
+		host_fold(h, rec);
 	return rec;
+}
+
+void host_begin_run(struct host *h, uint64_t slice_ns)
+{
+	if (!h)
+		return;
+	rundump_free(h->summary);
+	rundump_free(h->slices);
+	h->summary = h->slices = NULL;
+	h->slice_ns = slice_ns;
+}
+
+void host_fold(struct host *h, json_t *rec)
+{
+	if (!h)
+		return;
+	if (!h->summary)
+		h->summary = rundump_new(RUNDUMP_JSON, NULL);
+	if (!h->slices && h->slice_ns)
+		h->slices = rundump_new(RUNDUMP_REPORT,
+					&(struct rundump_filter){ .slice_ns = h->slice_ns });
+	if (h->summary)
+		rundump_add(h->summary, rec);
+	if (h->slices)
+		rundump_add(h->slices, rec);
+}
+
+void host_add_to_reply(const struct host *h, json_t *reply, bool report)
+{
+	const struct rundump *d = h ? (report ? h->slices : h->summary) : NULL;
+	json_t *host = d && json_is_object(reply) ? rundump_host(d) : NULL;
+
+	if (host)
+		json_object_set_new(reply, "host", host);
 }

@@ -2,6 +2,7 @@
 #ifndef SOAK_HOST_H
 #define SOAK_HOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -46,5 +47,18 @@ int host_watch_device(struct host *h, dev_t devno, const char *name);
  * sample, or out of memory.
  */
 json_t *host_sample(struct host *h, uint64_t now_ns, int64_t run_start_ns, int64_t wall_offset_ns);
+
+/*
+ * What the dumps and the report of a live run say of the host: the
+ * records sampled (host_sample folds its own) and those a resumed run's
+ * log holds (host_fold), summed as rundump does for a finished run
+ * (rundump_host): into reply, under "host".  report: per slice of
+ * slice_ns, else the JSON dump's means and maxima.
+ */
+void host_fold(struct host *h, json_t *rec);
+/* A run begins (or is resumed): nothing folded yet; report slices of
+ * slice_ns. */
+void host_begin_run(struct host *h, uint64_t slice_ns);
+void host_add_to_reply(const struct host *h, json_t *reply, bool report);
 
 #endif

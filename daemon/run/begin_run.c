@@ -22,6 +22,7 @@
 #include "base/loop.h"
 #include "ctl/dumper.h"
 #include "device/dev_facts.h"
+#include "host/host.h"
 #include "export/export.h"
 #include "parse.h"
 #include "probes/probes.h"
@@ -73,6 +74,10 @@ static void replay(struct daemon *d)
 				d->last_watchdog_ns = now;
 			}
 		}
+		/* The host's records are not in checkpoints. */
+		const char *type = json_string_value(json_object_get(rec, "type"));
+		if (type && strcmp(type, "host") == 0)
+			host_fold(d->host, rec);
 		/* What the checkpoint holds already. */
 		if (restored && checkpoint_record_run_ns(rec) <= covered) {
 			json_decref(rec);
@@ -183,6 +188,7 @@ int begin_run(struct daemon *d)
 	int r;
 
 	record_devices(d);
+	host_begin_run(d->host, d->cfg->slice_ns);
 	uint64_t now = mono_ns();
 	d->checkpointer.last_run_ns = 0;  /* a new run, or set by the resume's own */
 	d->run_start_ns = (int64_t)now;

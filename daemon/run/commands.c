@@ -22,6 +22,7 @@
 #include "ctl/ctl_server.h"
 #include "ctl/dumper.h"
 #include "export/export.h"
+#include "host/host.h"
 #include "parse.h"
 #include "probes/probes.h"
 #include "results/results.h"
@@ -142,6 +143,13 @@ static json_t *workload_states(struct daemon *d)
  * reply written on a dumper thread (dumper.h): the loop only hands the
  * request over.
  */
+/* The host's summary (dump) or slices (report) beside the results. */
+static json_t *with_host(struct daemon *d, json_t *reply, bool report)
+{
+	host_add_to_reply(d->host, reply, report);
+	return reply;
+}
+
 static char *handle_dump_from_log(struct daemon *d, const struct proto_request *req)
 {
 	if (!d->rundir)
@@ -257,12 +265,12 @@ char *ctl_handle(void *userdata, const struct proto_request *req)
 		return handle_start_stop(d, req);
 	case PROTO_DUMP:
 		if (req->format == PROTO_FORMAT_JSON && !req->has_filters)
-			return reply_off_loop(d, results_dump_json(d->results));
+			return reply_off_loop(d, with_host(d, results_dump_json(d->results), false));
 		return handle_dump_from_log(d, req);
 	case PROTO_TRACE:
 		return handle_trace(d, req);
 	case PROTO_REPORT:
-		return reply_off_loop(d, results_report_json(d->results));
+		return reply_off_loop(d, with_host(d, results_report_json(d->results), true));
 	case PROTO_RELOAD:
 		return handle_reload(d);
 	case PROTO_DEBUG:
