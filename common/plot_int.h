@@ -12,7 +12,9 @@
 /* Colours: an op's series take the colour of its place in its section. */
 #define PALETTE_N ((size_t)10)
 
-enum panel { PANEL_LATENCY, PANEL_RATE };
+/* PANEL_HOST: the host's shares in percent (host_*_pct columns), one
+ * series per workload whatever its ops (op "host"). */
+enum panel { PANEL_LATENCY, PANEL_RATE, PANEL_HOST };
 
 struct series {
 	char *section, *op, *id, *label;

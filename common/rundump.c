@@ -141,7 +141,7 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 				 "rate_achieved,latency_p50_us,latency_p90_us,latency_p99_us,"
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
 				 "lag_max_ms,corrupt,missed,pending,issue_delay_p50_us,issue_delay_p99_us,"
-				 "issue_delay_max_us,generator_late_ms\n");
+				 "issue_delay_max_us,generator_late_ms" RD_HOST_CSV_COLUMNS "\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rundump_int.h"
@@ -104,14 +105,47 @@ static void add_report(struct rundump *d, json_t *rec, uint64_t start_ns)
 			json_object_set_new(s, m[i].out, json_real(m[i].v));
 }
 
+/* The columns of RD_HOST_CSV_COLUMNS from a record: the busiest target
+ * device stands for the devices. */
+static void csv_keep(struct rundump *d, json_t *rec)
+{
+	json_t *cpu = json_object_get(rec, "cpu"), *disks = json_object_get(rec, "disks");
+	const double v[RD_HOST_CSV_N] = {
+		json_number_value(json_object_get(cpu, "user")),
+		json_number_value(json_object_get(cpu, "system")),
+		json_number_value(json_object_get(cpu, "iowait")),
+		json_number_value(json_object_get(cpu, "steal")),
+		json_number_value(json_object_get(cpu, "soakd")),
+		json_number_value(json_object_get(json_object_get(rec, "psi"), "io_some")),
+		max_of(disks, "util_pct"),
+		max_of(disks, "queue_depth"),
+	};
+
+	memcpy(d->host_csv, v, sizeof(v));
+	d->have_host_csv = true;
+}
+
+void rd_host_csv(struct rundump *d)
+{
+	for (size_t i = 0; i < RD_HOST_CSV_N; i++)
+		if (d->have_host_csv)
+			fprintf(d->text, ",%.2f", d->host_csv[i]);
+		else
+			fputc(',', d->text);
+}
+
 int rd_host_add(struct rundump *d, json_t *rec)
 {
 	uint64_t start = u64(rec, "start_ns"), end = u64(rec, "end_ns");
 
-	if (d->format != RUNDUMP_JSON && d->format != RUNDUMP_REPORT)
-		return 0;
 	if (end <= start)
 		return -EINVAL;
+	if (d->format == RUNDUMP_CSV) {
+		csv_keep(d, rec);
+		return 0;
+	}
+	if (d->format != RUNDUMP_JSON && d->format != RUNDUMP_REPORT)
+		return 0;
 	if (end <= d->f.since_ns || (d->f.until_ns && start >= d->f.until_ns))
 		return 0;
 	if (d->f.wall_to_ns && (u64(rec, "wall_end_ns") < d->f.wall_from_ns ||

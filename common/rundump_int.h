@@ -20,6 +20,11 @@
 #define RD_MAX_OPS 16
 #define RD_MAX_WORKLOADS 256
 #define RD_MAX_TARGETS 64
+/* CSV: the host's last interval beside each row (rundump_host.c). */
+#define RD_HOST_CSV_COLUMNS ",host_cpu_user_pct,host_cpu_system_pct,host_cpu_iowait_pct," \
+	"host_cpu_steal_pct,host_cpu_soakd_pct,host_psi_io_some_pct,host_disk_util_pct," \
+	"host_disk_queue_depth"
+#define RD_HOST_CSV_N 8
 
 struct rd_op {
 	char name[64];
@@ -70,6 +75,8 @@ struct rundump {
 	unsigned sources;                  /* logs added */
 	struct rd_op scratch;              /* one interval's op, for its row */
 	json_t *host;                      /* the host records folded (rundump_host.c) */
+	double host_csv[RD_HOST_CSV_N];    /* CSV: the last host record's columns */
+	bool have_host_csv;
 };
 
 /* rundump.c */
@@ -79,6 +86,9 @@ void rd_flush_slice(struct rundump *d, struct rd_workload *w);
 /* rundump_host.c: "host" records (rundump_host() gives the result). */
 
 int rd_host_add(struct rundump *d, json_t *rec);
+/* The CSV columns RD_HOST_CSV_COLUMNS names, each with its leading comma
+ * (empty before the first host record). */
+void rd_host_csv(struct rundump *d);
 
 /* rundump_out.c */
 

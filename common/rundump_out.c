@@ -24,7 +24,7 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 	double secs = end_ns > start_ns ? (end_ns - start_ns) / 1e9 : 0;
 	fprintf(d->text, "%s,%s,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,"
 			 "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			 ",%.3f,%.3f,%.3f,%.3f\n",
+			 ",%.3f,%.3f,%.3f,%.3f",
 		workload, o->name, start_ns / 1e9, end_ns / 1e9, o->count, o->errors, o->bytes,
 		secs > 0 ? o->target_ops / secs : 0, secs > 0 ? o->count / secs : 0,
 		hist_percentile(o->lat, 50) / 1e3, hist_percentile(o->lat, 90) / 1e3,
@@ -33,6 +33,8 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt, o->missed, o->pending,
 		hist_percentile(o->iss, 50) / 1e3, hist_percentile(o->iss, 99) / 1e3,
 		hist_max(o->iss) / 1e3, late_ns / 1e6);
+	rd_host_csv(d);
+	fputc('\n', d->text);
 }
 
 /* --- HdrHistogram log ------------------------------------------------- */

@@ -156,8 +156,10 @@ static void tick(struct daemon *d, uint64_t now)
 		}
 		probes_workload_active(d->probes, i, workload_is_active(w));
 	}
-	results_tick(d->results, now);
+	/* The host's interval before the workloads' it covers, so a dump's
+	 * CSV rows can carry it. */
 	sample_host(d, now);
+	results_tick(d->results, now);
 	exports_publish(d->exports, d->results, now);
 	if (mono_since(d->run_start_ns, now) >= d->checkpointer.last_run_ns + CHECKPOINT_EVERY_NS)
 		checkpoint(d, now, false);

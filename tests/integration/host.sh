@@ -107,6 +107,24 @@ if problems:
     sys.exit("\n".join(problems))
 EOF
 
+# CSV rows carry the host's columns, and the plot draws them.
+"$SOAKCTL" dump --format csv --run-dir "$(dirname "$LOG")" >"$WORK/dump.csv" ||
+	fail "soakctl dump --format csv --run-dir failed"
+python3 - "$WORK/dump.csv" <<'EOF' || fail "CSV: see above"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+with_host = [r for r in rows if r.get("host_disk_util_pct")]
+if len(with_host) < 3:
+    sys.exit(f"{len(with_host)} of {len(rows)} CSV rows carry the host: {rows[:2]}")
+if not any(float(r["host_disk_util_pct"]) > 0 for r in with_host):
+    sys.exit("no CSV row shows the loop device busy")
+EOF
+"$SOAKCTL" plot --run-dir "$(dirname "$LOG")" --output "$WORK/plot.svg" ||
+	fail "soakctl plot failed"
+grep -q 'data-panel="host"' "$WORK/plot.svg" || fail "no host panel in the plot"
+grep -q 'data-series="load/host/disk_util"' "$WORK/plot.svg" ||
+	fail "no disk utilisation line in the plot's host panel"
+
 grep -q "^soakd_host_cpu_percent{run=\"host\",mode=\"iowait\"} " "$WORK/last.prom" ||
 	fail "no host cpu gauge in $(cat "$WORK/last.prom")"
 grep -q "^soakd_host_disk_utilisation_percent{run=\"host\",device=\"$NAME\"} " "$WORK/last.prom" ||
