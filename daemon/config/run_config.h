@@ -89,6 +89,17 @@ struct block_size_weight {
 	uint32_t weight;
 };
 
+/* "drift": change alarms; see config_drift.h. */
+enum drift_metric { DRIFT_P99, DRIFT_P999, DRIFT_THROUGHPUT, DRIFT_ERRORS, DRIFT_METRICS };
+enum drift_sensitivity { DRIFT_LOW, DRIFT_NORMAL, DRIFT_HIGH };
+struct drift_config {
+	bool enabled;
+	uint64_t window_ns;
+	enum drift_sensitivity sensitivity;
+	unsigned metrics;            /* 1 << enum drift_metric */
+	bool stop;                   /* "on_drift": "stop" */
+};
+
 struct workload_config {
 	char name[CONFIG_MAX_NAME];
 	enum workload_type type;
@@ -120,6 +131,7 @@ struct workload_config {
 	uint64_t start_offset_ns;    /* offset of this workload's schedule in the run */
 	uint64_t max_lag_ns;         /* 0 = never stop for lag */
 	uint64_t seed;
+	struct drift_config drift;   /* the run's unless the workload has its own */
 };
 
 /* "run": {"trace": ...}; see config_trace.h. */
@@ -159,6 +171,7 @@ struct run_config {
 	struct export_config exports;
 	struct ctl_config ctl;
 	int64_t start_at_ns;         /* "start_at": CLOCK_REALTIME ns since the epoch; 0: at once */
+	struct drift_config drift;   /* every workload's default */
 	struct workload_config *workloads;
 	size_t n_workloads;
 };

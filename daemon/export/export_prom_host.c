@@ -6,7 +6,9 @@
  * soakd_host_network_bytes_per_second{interface,direction},
  * soakd_host_tcp_retransmits (segments in the interval) and
  * soakd_host_nvme_*{device}.  Percentages stay percentages, as the run log
- * and the report give them, and say so in their names.
+ * and the report give them, and say so in their names.  Drift alarms'
+ * soakd_drift{workload,op,metric} (daemon/drift) are here too: like the
+ * host's, a gauge of a JSON object the run keeps.
  */
 #include "export.h"
 
@@ -133,5 +135,32 @@ int export_prom_host(FILE *out, const char *run, json_t *host)
 		 NULL);
 	per_name(out, run, nvme, "pct_used", "soakd_host_nvme_used_percent",
 		 "An NVMe drive's estimate of its life used (SMART log).", "device", NULL, NULL);
+	return ferror(out) ? -EIO : 0;
+}
+
+int export_prom_drift(FILE *out, const char *run, json_t *drift)
+{
+	const char *wname, *oname, *mname;
+	json_t *ops, *metrics, *v;
+	bool any = false;
+
+	json_object_foreach(drift, wname, ops)
+		json_object_foreach(ops, oname, metrics)
+			json_object_foreach(metrics, mname, v) {
+				if (!any)
+					gauge_header(out, "soakd_drift",
+						     "1 while a drift alarm is on: the metric of the "
+						     "op changed from its reference window.");
+				any = true;
+				fputs("soakd_drift{run=\"", out);
+				put_escaped(out, run);
+				fputs("\",workload=\"", out);
+				put_escaped(out, wname);
+				fputs("\",op=\"", out);
+				put_escaped(out, oname);
+				fputs("\",metric=\"", out);
+				put_escaped(out, mname);
+				fprintf(out, "\"} %d\n", json_integer_value(v) ? 1 : 0);
+			}
 	return ferror(out) ? -EIO : 0;
 }

@@ -22,6 +22,7 @@
 #include "base/loop.h"
 #include "ctl/dumper.h"
 #include "device/dev_facts.h"
+#include "drift/drift.h"
 #include "host/host.h"
 #include "export/export.h"
 #include "parse.h"
@@ -201,6 +202,7 @@ int begin_run(struct daemon *d)
 	d->results->probes = d->probes;
 	d->results->record_extra = probes_record_extra;
 	d->results->record_extra_userdata = d->probes;
+	drift_attach(d->drift, d->results);
 
 	uint64_t elapsed = 0;
 	if (resume) {

@@ -21,6 +21,7 @@
 #include "base/loop.h"
 #include "ctl/ctl_server.h"
 #include "ctl/dumper.h"
+#include "drift/drift.h"
 #include "export/export.h"
 #include "host/host.h"
 #include "parse.h"
@@ -231,6 +232,14 @@ static json_t *status_json(struct daemon *d)
 				    json_real(mono_since(d->run_start_ns, d->finished_ns) / 1e9));
 	if (v && d->exports)
 		json_object_set_new(v, "exports", exports_status_json(d->exports));
+	/* Drift alarms: every test's state, the line STATUS= shows. */
+	if (v && drift_state(d->drift) && json_object_size(drift_state(d->drift))) {
+		char line[512];
+		drift_status(d->drift, line, sizeof(line));
+		json_object_set_new(v, "drift", json_pack("{s:O,s:s,s:I}", "tests",
+			drift_state(d->drift), "alarms_on", line,
+			"alarms", (json_int_t)drift_alarms(d->drift)));
+	}
 	return v;
 }
 

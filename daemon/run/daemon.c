@@ -25,6 +25,7 @@
 #include "base/loop.h"
 #include "ctl/ctl_server.h"
 #include "ctl/dumper.h"
+#include "drift/drift.h"
 #include "export/export.h"
 #include "host/host.h"
 #include "probes/probes.h"
@@ -186,7 +187,9 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 
 	results_status_line(d->results, status, sizeof(status));
-	sd_notifyf(0, "STATUS=%s", status);
+	char drift[256];
+	drift_status(d->drift, drift, sizeof(drift));
+	sd_notifyf(0, "STATUS=%s%s%s", status, drift[0] ? "; " : "", drift);
 	ctl_server_expire(d->ctl, now);
 	d->ticks++;
 }
@@ -422,6 +425,7 @@ static void free_daemon(struct daemon *d)
 	ctl_server_free(d->ctl);
 	results_free(d->results);
 	host_free(d->host);
+	drift_free(d->drift);
 	probes_free(d->probes);
 	exports_free(d->exports);
 	for (size_t i = 0; d->workloads && i < d->n_workloads; i++)
@@ -479,6 +483,8 @@ static int set_up(struct daemon *d)
 	/* Never fatal either: a record without the host is still a result. */
 	if (host_new("/proc", "/sys", &d->host) < 0)
 		log_warning("the host's counters are unavailable: out of memory");
+	if (drift_new(&d->drift) < 0)
+		return log_error_errno(-ENOMEM, "cannot set up drift alarms");
 
 	/* Before begin_run: resuming a long run pings the watchdog. */
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
