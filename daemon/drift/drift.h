@@ -27,8 +27,11 @@
  *   - with "on_drift": "stop", the workload's stop, with the alarm as the
  *     reason.
  *
- * Intervals where soakd itself was late (generator_late) or frozen are not
- * fed: they measure soakd, not the target.
+ * Intervals soakd did not measure (frozen: "stalled" in the log) are not
+ * fed.  Those where it was late (generator_late) are: on a loaded host
+ * most intervals can be, and a reference made of the rest would be no
+ * window at all; a short lateness fails too few of a window's intervals to
+ * alarm, and a long one shows in the report beside the alarm.
  */
 
 struct drift;

@@ -80,6 +80,10 @@ static bool test(const struct drift_op *o, enum drift_metric m, const struct dri
 	case DRIFT_P99:
 	case DRIFT_P999: {
 		double base = m == DRIFT_P99 ? 0.01 : 0.001;
+		/* A percentile read from fewer than DRIFT_MIN_TAIL ops above
+		 * it is too uncertain to test against. */
+		if ((double)o->ref.count * base < DRIFT_MIN_TAIL)
+			return false;
 		uint64_t above = m == DRIFT_P99 ? sum->above99 : sum->above999;
 		f->ref_ns = m == DRIFT_P99 ? o->thr99 : o->thr999;
 		f->expected = base;
@@ -129,16 +133,29 @@ size_t drift_op_feed(struct drift_op *o, const struct hist *lat, uint64_t comple
 	uint64_t lo, hi99, hi999;
 	hist_bucket_range(hist_bucket_of(o->thr99), &lo, &hi99);
 	hist_bucket_range(hist_bucket_of(o->thr999), &lo, &hi999);
-	o->ring[o->ring_pos] = (struct drift_sample){
+	struct drift_sample *now = &o->ring[o->ring_pos];
+	*now = (struct drift_sample){
 		.n = lat->count, .above99 = hist_count_above(lat, hi99),
 		.above999 = hist_count_above(lat, hi999), .completed = completed,
 		.errors = errors, .secs = secs,
 	};
+	double ref_rate = o->ref_secs > 0 ? (double)o->ref_completed / o->ref_secs : 0;
+	if (now->n && (double)now->above99 >= o->p.effect * 0.01 * (double)now->n)
+		now->failing |= 1u << DRIFT_P99;
+	if (now->n && (double)now->above999 >= o->p.effect * 0.001 * (double)now->n)
+		now->failing |= 1u << DRIFT_P999;
+	if (secs > 0 && (double)completed / secs < (1 - o->p.drop) * ref_rate)
+		now->failing |= 1u << DRIFT_THROUGHPUT;
+	if (errors)
+		now->failing |= 1u << DRIFT_ERRORS;
 	o->ring_pos = (o->ring_pos + 1) % o->p.window;
 	if (o->ring_n < o->p.window && ++o->ring_n < o->p.window)
 		return 0;
 	struct drift_sample sum = { 0 };
+	unsigned failing[DRIFT_METRICS] = { 0 };
 	for (unsigned i = 0; i < o->p.window; i++) {
+		for (int m = 0; m < DRIFT_METRICS; m++)
+			failing[m] += (o->ring[i].failing >> m) & 1;
 		sum.n += o->ring[i].n;
 		sum.above99 += o->ring[i].above99;
 		sum.above999 += o->ring[i].above999;
@@ -150,10 +167,15 @@ size_t drift_op_feed(struct drift_op *o, const struct hist *lat, uint64_t comple
 		struct drift_finding f;
 		if (!(o->p.metrics & (1u << m)))
 			continue;
-		bool failing = test(o, (enum drift_metric)m, &sum, &f);
-		if (failing && !o->active[m])
+		bool fails = test(o, (enum drift_metric)m, &sum, &f) && 2 * failing[m] > o->p.window;
+		if (fails && !o->active[m])
 			ret[found++] = f;
-		o->active[m] = failing;
+		/* On until few of the window's intervals still fail, so a
+		 * metric on the edge does not alarm again and again. */
+		if (fails)
+			o->active[m] = true;
+		else if (4 * failing[m] <= o->p.window)
+			o->active[m] = false;
 	}
 	return found;
 }

@@ -23,6 +23,9 @@
  *               significance (a binomial z-score of at least `z`): the
  *               first keeps huge windows from alarming on a trifle, the
  *               second small ones on chance.
+ *               Only when the reference had DRIFT_MIN_TAIL ops above its
+ *               percentile (2 000 ops for p99, 20 000 for p99.9): a
+ *               percentile of fewer is too uncertain to test against.
  *   throughput  ops completed per second fell below (1 - drop) times the
  *               reference's, at the same scheduled rate.
  *   errors      the error rate rose to at least `effect` times the
@@ -30,9 +33,16 @@
  *               reference is not zero), with z at least `z` and at least 5
  *               errors.
  *
+ * A test fails only when, besides the window as a whole, most of its
+ * intervals (more than half) fail on their own (p99, p999: the share above
+ * the reference at least `effect` times the expected; throughput: under
+ * (1 - drop) of the reference's rate; errors: any): a stall shorter than
+ * half the window, which the whole window's sums would show, is no drift.
  * A metric alarms once, when its test starts failing, and is re-armed
- * when it passes again.
+ * when no more than a quarter of the window's intervals fail alone.
  */
+
+#define DRIFT_MIN_TAIL 20
 
 struct drift_params {
 	unsigned window;            /* intervals per window */
@@ -49,6 +59,7 @@ struct drift_sample {
 	uint64_t above99, above999; /* of them, above the reference's p99, p99.9 */
 	uint64_t completed, errors;
 	double secs;
+	unsigned failing;           /* 1 << metric: the interval fails alone */
 };
 
 struct drift_op {

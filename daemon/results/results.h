@@ -111,9 +111,9 @@ struct results {
 	void *record_extra_userdata;
 	struct probes *probes;              /* kernel series: journal, status, dump; may be NULL */
 	json_t *host_last;                  /* the host's last record (daemon/host), or NULL */
-	/* Called with each closed interval that soakd measured in time (not
-	 * stalled, not generator_late), before its record is written, the
-	 * interval's op_stats still in wr->interval (daemon/drift). */
+	/* Called with each closed interval soakd measured (not stalled),
+	 * before its record is written, the interval's op_stats still in
+	 * wr->interval (daemon/drift). */
 	void (*on_interval)(void *userdata, struct results *r, size_t index,
 			    const struct interval_row *row, double target_ops);
 	void *on_interval_userdata;
