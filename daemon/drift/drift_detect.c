@@ -140,9 +140,13 @@ size_t drift_op_feed(struct drift_op *o, const struct hist *lat, uint64_t comple
 		.errors = errors, .secs = secs,
 	};
 	double ref_rate = o->ref_secs > 0 ? (double)o->ref_completed / o->ref_secs : 0;
-	if (now->n && (double)now->above99 >= o->p.effect * 0.01 * (double)now->n)
+	/* An interval fails alone on a share that is both large and, for
+	 * its number of ops, no chance (z >= 3: one in about 700). */
+	if (now->n && (double)now->above99 >= o->p.effect * 0.01 * (double)now->n &&
+	    zscore(now->above99, now->n, 0.01) >= 3)
 		now->failing |= 1u << DRIFT_P99;
-	if (now->n && (double)now->above999 >= o->p.effect * 0.001 * (double)now->n)
+	if (now->n && (double)now->above999 >= o->p.effect * 0.001 * (double)now->n &&
+	    zscore(now->above999, now->n, 0.001) >= 3)
 		now->failing |= 1u << DRIFT_P999;
 	if (secs > 0 && (double)completed / secs < (1 - o->p.drop) * ref_rate)
 		now->failing |= 1u << DRIFT_THROUGHPUT;

@@ -35,7 +35,8 @@
  *
  * A test fails only when, besides the window as a whole, most of its
  * intervals (more than half) fail on their own (p99, p999: the share above
- * the reference at least `effect` times the expected; throughput: under
+ * the reference at least `effect` times the expected, with a z-score of 3
+ * or more for the interval's ops; throughput: under
  * (1 - drop) of the reference's rate; errors: any): a stall shorter than
  * half the window, which the whole window's sums would show, is no drift.
  * A metric alarms once, when its test starts failing, and is re-armed
