@@ -262,7 +262,7 @@ int plot_add_csv(struct plot *p, const char *csv, const struct plot_filter *filt
 	struct metric metrics[32];
 	struct group *groups = NULL;
 	size_t n_names, n_metrics, n_groups = 0, lineno = 1;
-	ssize_t c_workload, c_op, c_start, c_end, c_target;
+	ssize_t c_workload, c_op, c_start, c_end, c_target, c_drift;
 	int r = -EINVAL;
 
 	if (!text) {
@@ -280,6 +280,7 @@ int plot_add_csv(struct plot *p, const char *csv, const struct plot_filter *filt
 	c_start = column_of(names, n_names, "start_s");
 	c_end = column_of(names, n_names, "end_s");
 	c_target = column_of(names, n_names, "target");
+	c_drift = column_of(names, n_names, "drift");
 	if (c_workload < 0 || c_op < 0 || c_start < 0 || c_end < 0) {
 		snprintf(err, errlen, "the CSV header has no workload, op, start_s and end_s "
 				      "columns; is it soakctl dump --format csv?");
@@ -373,6 +374,12 @@ int plot_add_csv(struct plot *p, const char *csv, const struct plot_filter *filt
 				v = NAN;
 			if (add_point(&p->s[g->series[k]], t0, t1, v) < 0)
 				goto nomem;
+		}
+		if (c_drift >= 0 && fields[c_drift][0] && p->n_marks < PLOT_MAX_MARKS) {
+			struct plot_mark *m = &p->marks[p->n_marks++];
+			snprintf(m->section, sizeof(m->section), "%s", section);
+			snprintf(m->text, sizeof(m->text), "drift: %.60s %.60s", op, fields[c_drift]);
+			m->t = t1;
 		}
 		if (!p->any_point || t0 < p->t_min)
 			p->t_min = t0;

@@ -248,6 +248,18 @@ static void draw_panel(FILE *out, const struct plot *p, const char *section, str
 		put_escaped(out, s->label);
 		fputs("</title></path>\n", out);
 	}
+	/* Drift alarms: a red line across the latency panel. */
+	for (size_t i = 0; f->panel == PANEL_LATENCY && i < p->n_marks; i++) {
+		const struct plot_mark *m = &p->marks[i];
+		if (strcmp(m->section, section) != 0)
+			continue;
+		double x = frame_x(f, m->t);
+		fprintf(out, "<line class=\"drift\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			     "stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"4 2\"><title>",
+			x, f->top, x, f->top + f->height);
+		put_escaped(out, m->text);
+		fputs("</title></line>\n", out);
+	}
 	fputs("</g>\n</g>\n", out);
 }
 

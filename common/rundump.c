@@ -373,6 +373,8 @@ int rundump_add(struct rundump *d, json_t *rec)
 		r = add_interval(d, rec);
 	else if (strcmp(type, "host") == 0)
 		r = rd_host_add(d, rec);
+	else if (strcmp(type, "event") == 0)
+		r = rd_event_add(d, rec);
 	else if (strcmp(type, "start") == 0) {
 		const char *run = json_string_value(json_object_get(rec, "run"));
 		if (run && !d->run[0])

@@ -6,11 +6,13 @@
  * {"util_pct": {...}}}, ...}); for a report, per slice, the most steal and
  * iowait and the busiest target device, what report_print() needs to say
  * whether the host may explain a spike.  Other formats ignore them.
+ * Drift alarms ("event" records) become the CSV's "drift" column.
  */
 #include "rundump.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -125,13 +127,60 @@ static void csv_keep(struct rundump *d, json_t *rec)
 	d->have_host_csv = true;
 }
 
-void rd_host_csv(struct rundump *d)
+void rd_host_csv(struct rundump *d, const char *workload, const char *op)
 {
 	for (size_t i = 0; i < RD_HOST_CSV_N; i++)
 		if (d->have_host_csv)
 			fprintf(d->text, ",%.2f", d->host_csv[i]);
 		else
 			fputc(',', d->text);
+	fputc(',', d->text);
+	for (size_t i = 0; i < d->n_drift_marks; i++) {
+		struct rd_drift_mark *m = &d->drift_marks[i];
+		if (strcmp(m->workload, workload) != 0 || strcmp(m->op, op) != 0)
+			continue;
+		fputs(m->metrics, d->text);
+		d->drift_marks[i] = d->drift_marks[--d->n_drift_marks];
+		break;
+	}
+}
+
+/* A metric name as it may go into a CSV field: no comma, quote or line. */
+static bool csv_safe(const char *s)
+{
+	return s && *s && strlen(s) < 20 && !s[strcspn(s, ",\"\r\n ")];
+}
+
+int rd_event_add(struct rundump *d, json_t *rec)
+{
+	const char *event = json_string_value(json_object_get(rec, "event"));
+	const char *workload = json_string_value(json_object_get(rec, "workload"));
+	const char *op = json_string_value(json_object_get(rec, "op"));
+	const char *metric = json_string_value(json_object_get(rec, "metric"));
+	uint64_t at = u64(rec, "end_ns");
+
+	/* Only what a CSV shows; other events are for other readers. */
+	if (d->format != RUNDUMP_CSV || !event || strcmp(event, "drift") != 0)
+		return 0;
+	if (!workload || !op || !csv_safe(metric))
+		return -EINVAL;
+	if (at <= d->f.since_ns || (d->f.until_ns && at > d->f.until_ns))
+		return 0;
+	for (size_t i = 0; i < d->n_drift_marks; i++) {
+		struct rd_drift_mark *m = &d->drift_marks[i];
+		if (strcmp(m->workload, workload) == 0 && strcmp(m->op, op) == 0) {
+			size_t len = strlen(m->metrics);
+			snprintf(m->metrics + len, sizeof(m->metrics) - len, "+%s", metric);
+			return 0;
+		}
+	}
+	if (d->n_drift_marks == RD_MAX_DRIFT_MARKS)
+		return 0;
+	struct rd_drift_mark *m = &d->drift_marks[d->n_drift_marks++];
+	snprintf(m->workload, sizeof(m->workload), "%s", workload);
+	snprintf(m->op, sizeof(m->op), "%s", op);
+	snprintf(m->metrics, sizeof(m->metrics), "%s", metric);
+	return 0;
 }
 
 int rd_host_add(struct rundump *d, json_t *rec)

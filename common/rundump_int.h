@@ -23,8 +23,9 @@
 /* CSV: the host's last interval beside each row (rundump_host.c). */
 #define RD_HOST_CSV_COLUMNS ",host_cpu_user_pct,host_cpu_system_pct,host_cpu_iowait_pct," \
 	"host_cpu_steal_pct,host_cpu_soakd_pct,host_psi_io_some_pct,host_disk_util_pct," \
-	"host_disk_queue_depth"
+	"host_disk_queue_depth,drift"
 #define RD_HOST_CSV_N 8
+#define RD_MAX_DRIFT_MARKS 64
 
 struct rd_op {
 	char name[64];
@@ -77,6 +78,11 @@ struct rundump {
 	json_t *host;                      /* the host records folded (rundump_host.c) */
 	double host_csv[RD_HOST_CSV_N];    /* CSV: the last host record's columns */
 	bool have_host_csv;
+	/* CSV: drift alarms waiting for their op's next row ("drift" column). */
+	struct rd_drift_mark {
+		char workload[64], op[64], metrics[64];
+	} drift_marks[RD_MAX_DRIFT_MARKS];
+	size_t n_drift_marks;
 };
 
 /* rundump.c */
@@ -87,8 +93,11 @@ void rd_flush_slice(struct rundump *d, struct rd_workload *w);
 
 int rd_host_add(struct rundump *d, json_t *rec);
 /* The CSV columns RD_HOST_CSV_COLUMNS names, each with its leading comma
- * (empty before the first host record). */
-void rd_host_csv(struct rundump *d);
+ * (empty before the first host record), and the "drift" column of
+ * workload's op: the metrics whose alarms came since its last row. */
+void rd_host_csv(struct rundump *d, const char *workload, const char *op);
+/* An "event" record: drift alarms are kept for the CSV's next row. */
+int rd_event_add(struct rundump *d, json_t *rec);
 
 /* rundump_out.c */
 

@@ -33,7 +33,7 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt, o->missed, o->pending,
 		hist_percentile(o->iss, 50) / 1e3, hist_percentile(o->iss, 99) / 1e3,
 		hist_max(o->iss) / 1e3, late_ns / 1e6);
-	rd_host_csv(d);
+	rd_host_csv(d, workload, o->name);
 	fputc('\n', d->text);
 }
 

@@ -330,6 +330,24 @@ static void test_host_panel(void **state)
 	plot_free(p);
 }
 
+/* A drift alarm (the CSV's "drift" column) is a mark on its workload's
+ * latency panel, named in its title. */
+static void test_drift_marks(void **state)
+{
+	(void)state;
+	const char *csv = HEADER ",drift\n"
+		"w,read,0,1,10,0,0,10,10,100,0,200,300,400,0,0,0,0,\n"
+		"w,read,1,2,10,0,0,10,10,100,0,200,300,400,0,0,0,0,p99+throughput\n"
+		"v,read,1,2,10,0,0,10,10,100,0,200,300,400,0,0,0,0,\n";
+	struct plot *p = plot_new("drift");
+	add(p, csv, NULL);
+	char *svg = render(p);
+	assert_int_equal(count(svg, "class=\"drift\""), 1);
+	assert_non_null(strstr(svg, "<title>drift: read p99+throughput</title>"));
+	free(svg);
+	plot_free(p);
+}
+
 /* A long run is drawn with at most one point per pixel column. */
 static void test_long_run_is_reduced(void **state)
 {
@@ -448,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_series_and_legend),
 		cmocka_unit_test(test_gaps_break_lines),
 		cmocka_unit_test(test_host_panel),
+		cmocka_unit_test(test_drift_marks),
 		cmocka_unit_test(test_long_run_is_reduced),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_bad_csv),

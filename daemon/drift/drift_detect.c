@@ -111,9 +111,16 @@ size_t drift_op_feed(struct drift_op *o, const struct hist *lat, uint64_t comple
 {
 	size_t found = 0;
 
-	/* A new scheduled rate is a new load: its latencies are not drift. */
-	if (o->ref_intervals && !same_rate(rate, o->ref_rate))
+	/* A new scheduled rate is a new load: its latencies are not drift.
+	 * An alarm on stays on until the new load's own test passes (the
+	 * short last interval of a schedule is a "new rate" too, and a
+	 * run's last gauges should still show the alarm). */
+	if (o->ref_intervals && !same_rate(rate, o->ref_rate)) {
+		bool active[DRIFT_METRICS];
+		memcpy(active, o->active, sizeof(active));
 		drift_op_reset(o);
+		memcpy(o->active, active, sizeof(active));
+	}
 	if (!o->ref_done) {
 		if (o->ref_intervals == 0)
 			o->ref_rate = rate;
