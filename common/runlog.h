@@ -41,6 +41,10 @@
  *             queue_depth, read_Bps, write_Bps}}, net {IFACE: {rx_Bps,
  *             tx_Bps}}, tcp {retrans}, nvme {NAME: {temp_c, media_errors,
  *             pct_used}}; a field the kernel does not offer is absent.
+ *   event     something happened to a workload's op: event "drift" (a
+ *             drift alarm, daemon/drift), workload, op, metric, start_ns
+ *             and end_ns (run time: the window tested), message; written
+ *             before the interval record it was raised with.
  *             Readers that do not know a type skip it.
  */
 

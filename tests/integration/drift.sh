@@ -54,7 +54,8 @@ config_for() {
 	python3 - "$SRCDIR/config/drift.json" "$LOOP" "$1" "$WORK/$1.prom" >"$WORK/$1.json" <<'EOF'
 import json, sys
 cfg = json.load(open(sys.argv[1]))
-cfg["run"].update(name=sys.argv[3], duration="20s", on_finish="exit",
+cfg["run"].update(name=sys.argv[3], duration="20s",
+                  on_finish="idle" if sys.argv[3] == "slowed" else "exit",
                   exports={"prometheus": {"textfile": sys.argv[4]}})
 cfg["run"]["drift"]["window"] = "5s"
 w = cfg["workloads"][0]
@@ -105,6 +106,15 @@ for ((i = 0; i < 200; i++)); do
 	sleep 0.1
 done
 bash -c "$LIMIT_CMD"
+# The run finished (idle): status says what alarmed; then SIGTERM.
+for ((i = 0; i < 400; i++)); do
+	"$SOAKCTL" --socket "$WORK/slowed.sock" status --json 2>/dev/null |
+		grep -q '"state": *"finished"' && break
+	sleep 0.1
+done
+"$SOAKCTL" --socket "$WORK/slowed.sock" status >"$WORK/status.txt" 2>&1 || true
+"$SOAKCTL" --socket "$WORK/slowed.sock" status --json >"$WORK/status.json" 2>&1 || true
+kill -TERM $soakd
 rc=0
 wait $soakd || rc=$?
 kill -TERM $listener
@@ -123,7 +133,7 @@ wait $journald || true
 trap - EXIT
 INNER
 LIMIT_CMD="echo '$MAJMIN $([[ $LIMIT_FILE == io.max ]] && echo riops=300 || echo 300)' >'$CG/$LIMIT_FILE'"
-export WORK JOURNAL_DIR JOURNALD SOAKD SRCDIR CG LIMIT_CMD
+export WORK JOURNAL_DIR JOURNALD SOAKD SOAKCTL SRCDIR CG LIMIT_CMD
 timeout 90 unshare --mount --propagation private bash "$WORK/inner.sh" ||
 	fail "the slowed run failed (exit $?): $(tail -5 "$WORK/slowed.log")"
 limit 0
@@ -195,6 +205,13 @@ if gauge("slowed", "p99") != 1:
     problems.append(f"soakd_drift p99 of the slowed run: {gauge('slowed', 'p99')}")
 if gauge("steady", "p99") != 0:
     problems.append(f"soakd_drift p99 of the steady run: {gauge('steady', 'p99')}")
+
+status = json.load(open(f"{work}/status.json")).get("drift", {})
+if status.get("tests", {}).get("rand4k", {}).get("read", {}).get("p99") != 1 or \
+        status.get("alarms", 0) < 2:
+    problems.append(f"soakctl status --json: drift {status}")
+if "drift: rand4k/read p99" not in open(f"{work}/status.txt").read():
+    problems.append("soakctl status does not show the alarm: " + open(f"{work}/status.txt").read())
 
 rows = list(csv.DictReader(open(f"{work}/slowed.csv")))
 marked = [r for r in rows if r.get("drift")]
