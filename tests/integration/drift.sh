@@ -9,8 +9,9 @@
 # through: it must raise p99 and throughput alarms, as a journal entry
 # (SOAK_EVENT=drift with its MESSAGE_ID, read back from a private
 # journald), an event record in the run's log, systemd's STATUS= line, the
-# soakd_drift gauge, and a mark in the dump's CSV and the plot.  Run 2 is
-# the same, unslowed: no alarm.
+# soakd_drift gauge, soakctl status, and a mark in the dump's CSV and the
+# plot.  Run 2 is the same, unslowed: no alarm.  Run 3 is run 1 with
+# "on_drift": "stop": the workload stops itself at the alarm.
 #
 # The limit is cgroup v1's blkio.throttle.read_iops_device: on this
 # machine's hybrid hierarchy cgroup v2 has no io controller; where v2's
@@ -70,6 +71,13 @@ EOF
 }
 config_for slowed
 config_for steady
+config_for stopper
+python3 - "$WORK/stopper.json" <<'EOF'
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+cfg["workloads"][0]["drift"]["on_drift"] = "stop"
+json.dump(cfg, open(sys.argv[1], "w"))
+EOF
 
 # Run 1 inside a private journald: soakd in the cgroup, the limit set
 # after 10 s of run time.
@@ -144,6 +152,14 @@ echo "$SOAKD_PID" >"$CG/cgroup.procs"
 wait_soakd_exit 60
 ((SOAKD_RC == 0)) || fail "the steady run exited $SOAKD_RC"
 
+# Run 3: "on_drift": "stop", slowed halfway: the workload stops itself.
+start_soakd --config "$WORK/stopper.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+echo "$SOAKD_PID" >"$CG/cgroup.procs"
+wait_until 20 "10 s of the stopper run" grep -q '"end_ns":1[0-9]\{10\}' "$WORK/state/stopper/intervals.log"
+limit 300
+wait_soakd_exit 60
+limit 0
+
 journalctl -D "$JOURNAL_DIR/journal" -o json SOAK_EVENT=drift >"$WORK/journal.json" \
 	2>"$WORK/journalctl.log" || fail "journalctl failed: $(cat "$WORK/journalctl.log")"
 "$SOAKCTL" dump --format csv --run-dir "$WORK/state/slowed" >"$WORK/slowed.csv" ||
@@ -205,6 +221,15 @@ if gauge("slowed", "p99") != 1:
     problems.append(f"soakd_drift p99 of the slowed run: {gauge('slowed', 'p99')}")
 if gauge("steady", "p99") != 0:
     problems.append(f"soakd_drift p99 of the steady run: {gauge('steady', 'p99')}")
+
+states = [json.loads(l.split(" ", 1)[1]) for l in open(f"{work}/state/stopper/intervals.log")
+          if not l.startswith("soakd-intervals")]
+states = [r for r in states if r.get("type") == "state"]
+last = states[-1] if states else {}
+if last.get("state") != "stopped" or not last.get("reason", "").startswith("on_drift: read "):
+    problems.append(f"on_drift stop: the workload ended {last}")
+elif last.get("run_ns", 0) > 19e9:
+    problems.append(f"on_drift stop: stopped only at {last['run_ns'] / 1e9} s")
 
 status = json.load(open(f"{work}/status.json")).get("drift", {})
 if status.get("tests", {}).get("rand4k", {}).get("read", {}).get("p99") != 1 or \
