@@ -240,6 +240,9 @@ static json_t *status_json(struct daemon *d)
 			drift_state(d->drift), "alarms_on", line,
 			"alarms", (json_int_t)drift_alarms(d->drift)));
 	}
+	/* Where the run's files are, for soakctl report --html on this host. */
+	if (v && d->rundir)
+		json_object_set_new(v, "run_dir", json_string(rundir_path(d->rundir)));
 	return v;
 }
 
