@@ -136,8 +136,8 @@ static void describe(const struct drift_finding *f, const char *op, unsigned win
 	case DRIFT_P99:
 	case DRIFT_P999:
 		snprintf(buf, len, "%s %s drift: %.2f%% of the last %us's %" PRIu64 " ops were slower "
-			 "than the reference's %s of %.3f ms (%.1f%% expected)", op,
-			 drift_metric_name(f->metric), f->observed * 100, window_s, f->n,
+			 "than %gx the reference's %s of %.3f ms (%.1f%% were slower than it)", op,
+			 drift_metric_name(f->metric), f->observed * 100, window_s, f->n, f->ratio,
 			 f->metric == DRIFT_P99 ? "p99" : "p99.9", f->ref_ns / 1e6,
 			 f->expected * 100);
 		break;

@@ -16,13 +16,18 @@
 void drift_params_from_config(const struct drift_config *cfg, uint64_t interval_ns,
 			      struct drift_params *ret)
 {
-	/* z-score, effect size and throughput drop per sensitivity. */
-	static const double z[] = { 8, 6, 4 }, effect[] = { 4, 3, 2 }, drop[] = { 0.5, 0.3, 0.2 };
+	/* Per sensitivity (low, normal, high): the z-score; how much slower
+	 * than the reference's percentile an op must be to count, and how
+	 * many times the percentile's share must; the error rate's factor;
+	 * the throughput's drop. */
+	static const double z[] = { 8, 6, 4 }, ratio[] = { 3, 2, 1.5 }, share[] = { 2, 1.5, 1.5 },
+			    effect[] = { 4, 3, 2 }, drop[] = { 0.5, 0.3, 0.2 };
 	unsigned k = cfg->sensitivity <= DRIFT_HIGH ? cfg->sensitivity : DRIFT_NORMAL;
 
 	*ret = (struct drift_params){
 		.window = interval_ns ? (unsigned)(cfg->window_ns / interval_ns) : 2,
-		.metrics = cfg->metrics, .z = z[k], .effect = effect[k], .drop = drop[k],
+		.metrics = cfg->metrics, .z = z[k], .ratio = ratio[k], .share = share[k],
+		.effect = effect[k], .drop = drop[k],
 	};
 	if (ret->window < 2)
 		ret->window = 2;
@@ -86,9 +91,10 @@ static bool test(const struct drift_op *o, enum drift_metric m, const struct dri
 			return false;
 		uint64_t above = m == DRIFT_P99 ? sum->above99 : sum->above999;
 		f->ref_ns = m == DRIFT_P99 ? o->thr99 : o->thr999;
+		f->ratio = p->ratio;
 		f->expected = base;
 		f->observed = sum->n ? (double)above / (double)sum->n : 0;
-		return sum->n && f->observed >= p->effect * base && zscore(above, sum->n, base) >= p->z;
+		return sum->n && f->observed >= p->share * base && zscore(above, sum->n, base) >= p->z;
 	}
 	case DRIFT_THROUGHPUT:
 		f->expected = o->ref_secs > 0 ? (double)o->ref_completed / o->ref_secs : 0;
@@ -135,11 +141,12 @@ size_t drift_op_feed(struct drift_op *o, const struct hist *lat, uint64_t comple
 		}
 		return 0;
 	}
-	/* hist_count_above is exact at a bucket's upper bound: the bucket
-	 * that holds the reference's percentile counts as not above. */
+	/* Ops slower than `ratio` times the reference's percentiles.
+	 * hist_count_above is exact at a bucket's upper bound: the bucket
+	 * that holds the threshold counts as not above. */
 	uint64_t lo, hi99, hi999;
-	hist_bucket_range(hist_bucket_of(o->thr99), &lo, &hi99);
-	hist_bucket_range(hist_bucket_of(o->thr999), &lo, &hi999);
+	hist_bucket_range(hist_bucket_of((uint64_t)(o->p.ratio * (double)o->thr99)), &lo, &hi99);
+	hist_bucket_range(hist_bucket_of((uint64_t)(o->p.ratio * (double)o->thr999)), &lo, &hi999);
 	struct drift_sample *now = &o->ring[o->ring_pos];
 	*now = (struct drift_sample){
 		.n = lat->count, .above99 = hist_count_above(lat, hi99),
@@ -149,10 +156,10 @@ size_t drift_op_feed(struct drift_op *o, const struct hist *lat, uint64_t comple
 	double ref_rate = o->ref_secs > 0 ? (double)o->ref_completed / o->ref_secs : 0;
 	/* An interval fails alone on a share that is both large and, for
 	 * its number of ops, no chance (z >= 3: one in about 700). */
-	if (now->n && (double)now->above99 >= o->p.effect * 0.01 * (double)now->n &&
+	if (now->n && (double)now->above99 >= o->p.share * 0.01 * (double)now->n &&
 	    zscore(now->above99, now->n, 0.01) >= 3)
 		now->failing |= 1u << DRIFT_P99;
-	if (now->n && (double)now->above999 >= o->p.effect * 0.001 * (double)now->n &&
+	if (now->n && (double)now->above999 >= o->p.share * 0.001 * (double)now->n &&
 	    zscore(now->above999, now->n, 0.001) >= 3)
 		now->failing |= 1u << DRIFT_P999;
 	if (secs > 0 && (double)completed / secs < (1 - o->p.drop) * ref_rate)

@@ -18,11 +18,13 @@
  *
  *   p99, p999   the reference's merged latency histogram gives its p99
  *               (p99.9); in the test window the share of ops slower than
- *               it should stay near 1% (0.1%).  The alarm needs both an
- *               effect (the share at least `effect` times that) and
- *               significance (a binomial z-score of at least `z`): the
- *               first keeps huge windows from alarming on a trifle, the
- *               second small ones on chance.
+ *               `ratio` times it is below 1% (0.1%) while nothing
+ *               changed.  The alarm needs both an effect (that share at
+ *               least `share` times 1% (0.1%): the window's p98.5 or so
+ *               `ratio` times the reference's p99) and significance (a
+ *               binomial z-score of at least `z` against 1%): the first
+ *               keeps huge windows from alarming on a trifle or on the
+ *               jitter of a busy host, the second small ones on chance.
  *               Only when the reference had DRIFT_MIN_TAIL ops above its
  *               percentile (2 000 ops for p99, 20 000 for p99.9): a
  *               percentile of fewer is too uncertain to test against.
@@ -35,7 +37,7 @@
  *
  * A test fails only when, besides the window as a whole, most of its
  * intervals (more than half) fail on their own (p99, p999: the share above
- * the reference at least `effect` times the expected, with a z-score of 3
+ * `ratio` times the reference at least `share` times 1%, with a z-score of 3
  * or more for the interval's ops; throughput: under
  * (1 - drop) of the reference's rate; errors: any): a stall shorter than
  * half the window, which the whole window's sums would show, is no drift.
@@ -48,7 +50,10 @@
 struct drift_params {
 	unsigned window;            /* intervals per window */
 	unsigned metrics;           /* 1 << enum drift_metric */
-	double z, effect, drop;
+	double z;
+	double ratio, share;        /* p99, p999: how much slower, how many more */
+	double effect;              /* errors: how many times the rate */
+	double drop;                /* throughput */
 };
 
 void drift_params_from_config(const struct drift_config *cfg, uint64_t interval_ns,
@@ -82,6 +87,7 @@ struct drift_finding {
 	enum drift_metric metric;
 	double observed, expected;  /* share above (p99/p999), ops/s, error rate */
 	uint64_t ref_ns;            /* p99/p999: the reference's latency */
+	double ratio;               /* p99/p999: ops slower than ratio * ref_ns counted */
 	uint64_t n;                 /* ops in the test window */
 };
 
