@@ -160,7 +160,7 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
 				 "lag_max_ms,corrupt,missed,pending,issue_delay_p50_us,issue_delay_p99_us,"
 				 "issue_delay_max_us,generator_late_ms,checked,lost,resurrected,stale,"
-				 "list_missing,list_extra,uncertain\n");
+				 "list_missing,list_extra,uncertain" RD_HOST_CSV_COLUMNS "\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;
@@ -395,6 +395,10 @@ int rundump_add(struct rundump *d, json_t *rec)
 		r = -EINVAL;
 	else if (strcmp(type, "interval") == 0)
 		r = add_interval(d, rec);
+	else if (strcmp(type, "host") == 0)
+		r = rd_host_add(d, rec);
+	else if (strcmp(type, "event") == 0)
+		r = rd_event_add(d, rec);
 	else if (strcmp(type, "start") == 0) {
 		const char *run = json_string_value(json_object_get(rec, "run"));
 		if (run && !d->run[0])
@@ -535,6 +539,7 @@ void rundump_free(struct rundump *d)
 		free(w);
 	}
 	op_free(&d->scratch);
+	json_decref(d->host);
 	if (d->text)
 		fclose(d->text);
 	free(d->text_buf);

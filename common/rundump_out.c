@@ -35,6 +35,7 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 		hist_max(o->iss) / 1e3, late_ns / 1e6);
 	for (size_t i = 0; i < RD_VERIFY_CLASSES; i++)
 		fprintf(d->text, ",%" PRIu64, o->verify[i]);
+	rd_host_csv(d, workload, o->name);
 	fputc('\n', d->text);
 }
 
@@ -262,6 +263,9 @@ json_t *rundump_finish(struct rundump *d)
 		json_object_set_new(out, "slice_s", json_real(d->f.slice_ns / 1e9));
 	if (d->format == RUNDUMP_JSON)
 		json_object_set_new(out, "kernel", json_pack("{s:{},s:{}}", "blk", "tcp"));
+	json_t *host = rundump_host(d);
+	if (host)
+		json_object_set_new(out, "host", host);
 	if (d->text) {
 		fflush(d->text);
 		json_object_set_new(out, d->format == RUNDUMP_CSV ? "csv" : "hdr",

@@ -157,6 +157,10 @@ void print_status(json_t *reply)
 	}
 	certify_print_status(json_object_get(reply, "certify"), stdout);
 	search_print(json_object_get(reply, "search"), stdout);
+	/* Drift alarms on now (soakd.json(5), "drift"). */
+	const char *drift = field_str(json_object_get(reply, "drift"), "alarms_on", NULL);
+	if (drift && *drift)
+		printf("%s\n", drift);
 }
 
 /* Print the string field key of reply as it is; 0 or an exit code. */

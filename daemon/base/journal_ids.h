@@ -15,5 +15,6 @@
 #define SOAK_MESSAGE_KERNEL_TCP "0f8b9aa80a0e4ef09bb21fbe1e059860" /* SOAK_KERNEL=tcp */
 #define SOAK_MESSAGE_CERTIFY_STEP   "d813c5db2d34455fb475f43ab21655e2" /* SOAK_EVENT=certify_step */
 #define SOAK_MESSAGE_CERTIFY_ANSWER "eacf31a9a4f1421782914bec1fc6703c" /* SOAK_EVENT=certify_answer */
+#define SOAK_MESSAGE_DRIFT      "e95e9216b1bd4cf28e9c4062752156d9" /* SOAK_EVENT=drift */
 
 #endif

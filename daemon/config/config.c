@@ -25,6 +25,7 @@
 #include "config_export.h"
 #include "config_json.h"
 #include "config_limits.h"
+#include "config_drift.h"
 #include "config_trace.h"
 #include "obj_config.h"
 #include "rfc3339.h"
@@ -324,6 +325,9 @@ static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_confi
 	cfg_get_duration(c, obj, "max_lag", &w->max_lag_ns);
 	cfg_get_duration(c, obj, "start", &w->start_offset_ns);
 	cfg_get_uint(c, obj, "seed", 0, UINT64_MAX >> 1, &w->seed);
+	w->drift = run->drift;
+	if (json_object_get(obj, "drift"))
+		drift_config_parse(c, json_object_get(obj, "drift"), run, &w->drift);
 	parse_schedule(c, obj, w, run->duration_ns);
 
 	if (!typed)
@@ -364,7 +368,7 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 {
 	static const char *const keys[] = { "name", "duration", "interval", "slice", "on_finish",
 					    "socket", "trace", "exports", "start_at", "ctl", "certify",
-					    "search", NULL };
+					    "search", "drift", NULL };
 	const char *s;
 
 	cfg_push_key(c, "run");
@@ -428,6 +432,9 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 		export_config_parse(c, json_object_get(obj, "exports"), &run->exports);
 	if (json_object_get(obj, "ctl"))
 		parse_ctl(c, json_object_get(obj, "ctl"), &run->ctl);
+	/* After "interval": a window is a whole number of them. */
+	if (json_object_get(obj, "drift"))
+		drift_config_parse(c, json_object_get(obj, "drift"), run, &run->drift);
 	if (cfg_get_string(c, obj, "start_at", &s)) {
 		const char *why = "";
 		cfg_push_key(c, "start_at");

@@ -14,6 +14,7 @@
 #include "config_certify.h"
 #include "config_search.h"
 #include "config_export.h"
+#include "config_drift.h"
 #include "config_trace.h"
 #include "obj_config.h"
 #include "parse.h"
@@ -65,6 +66,10 @@ static void print_workload(const struct workload_config *w, FILE *out)
 	else
 		fprintf(out, "     \"rate\": \"closed-loop\", ");
 	print_duration(out, "max_lag", w->max_lag_ns, ", ");
+	if (w->drift.enabled) {
+		drift_config_print(&w->drift, out);
+		fputs(", ", out);
+	}
 	fprintf(out, "\"seed\": %" PRIu64 ",\n     \"schedule\": [\n", w->seed);
 	uint64_t at = w->start_offset_ns;
 	for (size_t s = 0; s < w->n_steps; s++) {

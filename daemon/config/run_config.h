@@ -89,6 +89,17 @@ struct block_size_weight {
 	uint32_t weight;
 };
 
+/* "drift": change alarms; see config_drift.h. */
+enum drift_metric { DRIFT_P99, DRIFT_P999, DRIFT_THROUGHPUT, DRIFT_ERRORS, DRIFT_METRICS };
+enum drift_sensitivity { DRIFT_LOW, DRIFT_NORMAL, DRIFT_HIGH };
+struct drift_config {
+	bool enabled;
+	uint64_t window_ns;
+	enum drift_sensitivity sensitivity;
+	unsigned metrics;            /* 1 << enum drift_metric */
+	bool stop;                   /* "on_drift": "stop" */
+};
+
 struct workload_config {
 	char name[CONFIG_MAX_NAME];
 	enum workload_type type;
@@ -125,6 +136,7 @@ struct workload_config {
 	bool certified;
 	double certify_unit;
 	bool searched;               /* its rate is "search"'s probes (config_search.h) */
+	struct drift_config drift;   /* the run's unless the workload has its own */
 };
 
 /* "run": {"trace": ...}; see config_trace.h. */
@@ -195,6 +207,7 @@ struct run_config {
 	int64_t start_at_ns;         /* "start_at": CLOCK_REALTIME ns since the epoch; 0: at once */
 	struct certify_config certify;
 	struct search_config search;
+	struct drift_config drift;   /* every workload's default */
 	struct workload_config *workloads;
 	size_t n_workloads;
 };

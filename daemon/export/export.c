@@ -194,6 +194,8 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 		.workloads = wl, .n_workloads = r->n,
 		.ops = ops, .n_ops = k,
 		.states = state_names, .n_states = WORKLOAD_FAILED + 1,
+		.host = r->host_last,
+		.drift = r->drift_state,
 	};
 	*ret_workloads = wl;
 	*ret_ops = ops;

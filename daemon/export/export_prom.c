@@ -295,6 +295,8 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 		 "Ops that failed on each target since the run started.");
 	counters(out, s, true, BYTES, "soakd_target_bytes_total",
 		 "Bytes moved by successful ops on each target since the run started.");
+	export_prom_host(out, s->run, s->host);
+	export_prom_drift(out, s->run, s->drift);
 	return ferror(out) ? -EIO : 0;
 }
 

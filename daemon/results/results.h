@@ -117,6 +117,14 @@ struct results {
 	void (*interval_seen)(void *userdata, size_t slot, bool generator_late,
 			      const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
 	void *interval_seen_userdata;
+	json_t *host_last;                  /* the host's last record (daemon/host), or NULL */
+	/* Called with each closed interval soakd measured (not stalled),
+	 * before its record is written, the interval's op_stats still in
+	 * wr->interval (daemon/drift). */
+	void (*on_interval)(void *userdata, struct results *r, size_t index,
+			    const struct interval_row *row, double target_ops);
+	void *on_interval_userdata;
+	json_t *drift_state;                /* daemon/drift's gauges (borrowed), or NULL */
 	bool live_table;
 	unsigned table_lines;
 	struct workload_results *w;

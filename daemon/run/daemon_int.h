@@ -22,6 +22,8 @@
 struct daemon_options;
 struct certify;
 struct search;
+struct host;
+struct drift;
 
 #define EXIT_WORKLOAD_FAILED 3
 #define STOP_TIMEOUT_NS (UINT64_C(10) * 1000000000)
@@ -50,6 +52,8 @@ struct daemon {
 	char *plan;                   /* the resolved configuration, as recorded */
 	struct probes *probes;        /* NULL: kernel tracing unavailable */
 	struct exports *exports;      /* NULL: none configured */
+	struct host *host;            /* the host's counters (daemon/host); NULL: none */
+	struct drift *drift;          /* drift alarms (daemon/drift); NULL: none */
 	struct workload **workloads;  /* [CONFIG_MAX_WORKLOADS]: a reload appends */
 	size_t n_workloads;
 	bool removed[CONFIG_MAX_WORKLOADS]; /* a reload took it out of the configuration */
