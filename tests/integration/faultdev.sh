@@ -191,6 +191,20 @@ for bad in "bogus" "lie x" "errors read range 1M" "misdirect 1000 4096" "delay f
 	[[ -n $(faultdev_stat last_error) ]] || fail "no last_error after '$bad'"
 done
 expect_stat ops_while_off 0 "nothing reached the device while it was off"
+faultdev_cmd power off
+holds 0 zero && fail "a read succeeded with the power off"
+expect_stat ops_while_off 1 "one read with the power off"
+faultdev_cmd power on
+
+# faultdev itself killed and started again: the image outlives it.
+faultdev_cmd cache on
+put 70 s conv=fdatasync || fail "flushed write to block 70"
+put 71 t || fail "write to block 71"
+faultdev_restart
+holds 70 s || fail "block 70, flushed, did not survive faultdev's restart"
+holds 71 zero || fail "block 71, never flushed, survived faultdev's SIGKILL"
+holds 50 r || fail "block 50, written with the cache off, did not survive the restart"
+expect_stat drops 0 "a new faultdev"
 
 loop=$FAULTDEV_LOOP
 mnt=$FAULTDEV_MNT

@@ -23,6 +23,9 @@
 #                                     device detached and attached again (same
 #                                     name when free; FAULTDEV_LOOP updated).
 #                                     Kill whatever holds the device first.
+#   faultdev_restart                  the same, but faultdev is SIGKILLed and
+#                                     started again over the same image (its
+#                                     statistics start from zero)
 #   faultdev_stop                     undo everything now (also done at exit);
 #                                     faultdev's exit status in FAULTDEV_RC
 #
@@ -54,6 +57,7 @@ FAULTDEV_LOOP=
 FAULTDEV_RC=
 FAULTDEV_LOG="$WORK/faultdev.log"
 _FAULTDEV_BACKING_DIR=
+_FAULTDEV_ARGS=()
 
 # Leftovers of SIGKILLed runs of this test: their work directory is gone
 # with the run's cleanup never done.  Loop devices over images on those
@@ -101,7 +105,7 @@ _faultdev_mounted() {
 }
 
 faultdev_start() {
-	local size=$1 block=${2:-4096} i
+	local size=$1 block=${2:-4096}
 	[[ -z $FAULTDEV_PID ]] || fail "faultdev_start: faultdev already runs (pid $FAULTDEV_PID)"
 	# The image in RAM when /dev/shm has room (faultdev writes it with
 	# plain pwrite; the shared disk would only add noise), else in WORK.
@@ -116,7 +120,15 @@ faultdev_start() {
 	mkdir -p "$FAULTDEV_MNT"
 	echo $$ >"$WORK/faultdev.owner"
 	on_exit faultdev_stop
-	"$FAULTDEV" --backing "$_FAULTDEV_BACKING_DIR" --size "$size" --block-size "$block" \
+	_FAULTDEV_ARGS=(--size "$size" --block-size "$block")
+	_faultdev_launch
+	note "faultdev (pid $FAULTDEV_PID): $size in $block B blocks on $FAULTDEV_MNT"
+}
+
+# faultdev over _FAULTDEV_BACKING_DIR (an image there is kept), mounted.
+_faultdev_launch() {
+	local i
+	"$FAULTDEV" --backing "$_FAULTDEV_BACKING_DIR" "${_FAULTDEV_ARGS[@]}" \
 		"$FAULTDEV_MNT" >>"$FAULTDEV_LOG" 2>&1 &
 	FAULTDEV_PID=$!
 	for ((i = 0; i < 100; i++)); do
@@ -125,7 +137,6 @@ faultdev_start() {
 		sleep 0.1
 	done
 	[[ -e $FAULTDEV_MNT/ctl ]] || fail "faultdev did not mount $FAULTDEV_MNT within 10 s"
-	note "faultdev (pid $FAULTDEV_PID): $size in $block B blocks on $FAULTDEV_MNT"
 }
 
 # Attach FAULTDEV_LOOP over the image: to the device named by $1 when
@@ -189,19 +200,41 @@ faultdev_drop() {
 # that has the device open first: a loop device still open is only detached
 # at its last close.
 faultdev_powercut() {
-	local name=${FAULTDEV_LOOP#/dev/} i
 	[[ -n $FAULTDEV_LOOP ]] || fail "faultdev_powercut without a loop device"
 	faultdev_cmd power off
-	losetup -d "$FAULTDEV_LOOP" || fail "cannot detach $FAULTDEV_LOOP"
-	for ((i = 0; i < 100; i++)); do
-		[[ -e /sys/block/$name/loop/backing_file ]] || break
-		sleep 0.1
-	done
-	[[ ! -e /sys/block/$name/loop/backing_file ]] ||
-		fail "$FAULTDEV_LOOP is still attached 10 s after the cut: something holds it open (kill it before faultdev_powercut)"
+	_faultdev_detach
 	faultdev_cmd power on
 	_faultdev_attach "$FAULTDEV_LOOP"
 	note "power cut: cache lost, $FAULTDEV_LOOP attached again"
+}
+
+# losetup -d, and wait until the device is really gone (it is not while
+# someone holds it open: a loop device is detached at its last close).
+_faultdev_detach() {
+	local name=${FAULTDEV_LOOP#/dev/} i
+	losetup -d "$FAULTDEV_LOOP" || fail "cannot detach $FAULTDEV_LOOP"
+	for ((i = 0; i < 100; i++)); do
+		[[ -e /sys/block/$name/loop/backing_file ]] || return 0
+		sleep 0.1
+	done
+	fail "$FAULTDEV_LOOP is still attached 10 s after losetup -d: something holds it open (kill it first)"
+}
+
+# The power cut as faultdev_powercut, but faultdev itself dies (SIGKILL)
+# and starts again over the same image: what was flushed is all there is.
+faultdev_restart() {
+	[[ -n $FAULTDEV_PID ]] || fail "faultdev_restart before faultdev_start"
+	faultdev_cmd power off
+	[[ -z $FAULTDEV_LOOP ]] || _faultdev_detach
+	kill -KILL "$FAULTDEV_PID" 2>/dev/null
+	wait "$FAULTDEV_PID" 2>/dev/null || true
+	FAULTDEV_PID=
+	# The kernel keeps the mount of a dead FUSE process until unmounted.
+	umount "$FAULTDEV_MNT" 2>/dev/null || umount -l "$FAULTDEV_MNT" ||
+		fail "cannot unmount $FAULTDEV_MNT after killing faultdev"
+	_faultdev_launch
+	[[ -z $FAULTDEV_LOOP ]] || _faultdev_attach "$FAULTDEV_LOOP"
+	note "faultdev killed and started again (pid $FAULTDEV_PID) over the same image"
 }
 
 # Undo everything, in the order that cannot hang: let stalled and delayed
