@@ -202,7 +202,7 @@ put 70 s conv=fdatasync || fail "flushed write to block 70"
 put 71 t || fail "write to block 71"
 faultdev_restart
 holds 70 s || fail "block 70, flushed, did not survive faultdev's restart"
-holds 71 zero || fail "block 71, never flushed, survived faultdev's SIGKILL"
+holds 71 zero || fail "block 71, never flushed, survived faultdev's restart"
 holds 50 r || fail "block 50, written with the cache off, did not survive the restart"
 expect_stat drops 0 "a new faultdev"
 

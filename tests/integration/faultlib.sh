@@ -23,7 +23,7 @@
 #                                     device detached and attached again (same
 #                                     name when free; FAULTDEV_LOOP updated).
 #                                     Kill whatever holds the device first.
-#   faultdev_restart                  the same, but faultdev is SIGKILLed and
+#   faultdev_restart                  the same, but faultdev is stopped and
 #                                     started again over the same image (its
 #                                     statistics start from zero)
 #   faultdev_stop                     undo everything now (also done at exit);
@@ -220,45 +220,52 @@ _faultdev_detach() {
 	fail "$FAULTDEV_LOOP is still attached 10 s after losetup -d: something holds it open (kill it first)"
 }
 
-# The power cut as faultdev_powercut, but faultdev itself dies (SIGKILL)
-# and starts again over the same image: what was flushed is all there is.
+# SIGTERM ends the FUSE loop (faultdev releases its stalls first) and
+# faultdev unmounts; SIGKILL if it has not gone in 5 s.  Its exit status in
+# FAULTDEV_RC.
+_faultdev_end() {
+	local i
+	kill -TERM "$FAULTDEV_PID" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		is_alive "$FAULTDEV_PID" || break
+		sleep 0.1
+	done
+	is_alive "$FAULTDEV_PID" && kill -KILL "$FAULTDEV_PID" 2>/dev/null
+	FAULTDEV_RC=0
+	wait "$FAULTDEV_PID" 2>/dev/null || FAULTDEV_RC=$?
+	FAULTDEV_PID=
+}
+
+# The power cut as faultdev_powercut, but faultdev itself goes and starts
+# again over the same image: what was flushed is all there is.
 faultdev_restart() {
 	[[ -n $FAULTDEV_PID ]] || fail "faultdev_restart before faultdev_start"
 	faultdev_cmd power off
 	[[ -z $FAULTDEV_LOOP ]] || _faultdev_detach
-	kill -KILL "$FAULTDEV_PID" 2>/dev/null
-	wait "$FAULTDEV_PID" 2>/dev/null || true
-	FAULTDEV_PID=
-	# The kernel keeps the mount of a dead FUSE process until unmounted.
-	umount "$FAULTDEV_MNT" 2>/dev/null || umount -l "$FAULTDEV_MNT" ||
-		fail "cannot unmount $FAULTDEV_MNT after killing faultdev"
+	# SIGTERM loses the cache as surely as SIGKILL, and lets a sanitizer
+	# build report on the way out.
+	_faultdev_end
+	[[ $FAULTDEV_RC == 0 ]] || fail "faultdev exited with status $FAULTDEV_RC: $(tail -n 20 "$FAULTDEV_LOG")"
+	# faultdev unmounts as it exits; not when it had to be SIGKILLed.
+	if _faultdev_mounted; then
+		umount "$FAULTDEV_MNT" 2>/dev/null || umount -l "$FAULTDEV_MNT" ||
+			fail "cannot unmount $FAULTDEV_MNT after stopping faultdev"
+	fi
 	_faultdev_launch
 	[[ -z $FAULTDEV_LOOP ]] || _faultdev_attach "$FAULTDEV_LOOP"
-	note "faultdev killed and started again (pid $FAULTDEV_PID) over the same image"
+	note "faultdev stopped and started again (pid $FAULTDEV_PID) over the same image"
 }
 
 # Undo everything, in the order that cannot hang: let stalled and delayed
 # I/O go (a loop detach waits for its in-flight requests), detach, stop
 # faultdev, unmount whatever is left, remove the image.  Idempotent.
 faultdev_stop() {
-	local i
 	_faultdev_release
 	if [[ -n $FAULTDEV_LOOP ]]; then
 		timeout 20 losetup -d "$FAULTDEV_LOOP" 2>/dev/null
 		FAULTDEV_LOOP=
 	fi
-	if [[ -n $FAULTDEV_PID ]]; then
-		# SIGTERM ends the FUSE loop and faultdev unmounts; SIGKILL if not.
-		kill -TERM "$FAULTDEV_PID" 2>/dev/null
-		for ((i = 0; i < 50; i++)); do
-			is_alive "$FAULTDEV_PID" || break
-			sleep 0.1
-		done
-		is_alive "$FAULTDEV_PID" && kill -KILL "$FAULTDEV_PID" 2>/dev/null
-		FAULTDEV_RC=0
-		wait "$FAULTDEV_PID" 2>/dev/null || FAULTDEV_RC=$?
-		FAULTDEV_PID=
-	fi
+	[[ -z $FAULTDEV_PID ]] || _faultdev_end
 	# Not mountpoint(1): a FUSE mount whose process died fails its stat.
 	if [[ -n $FAULTDEV_MNT ]] && _faultdev_mounted; then
 		umount "$FAULTDEV_MNT" 2>/dev/null || umount -l "$FAULTDEV_MNT" 2>/dev/null
