@@ -36,6 +36,17 @@
 # trace on|off, reset-stats.  KINDS: read, write, rw, flush, all, or a
 # comma list.  Sizes as soakd reads them (4096, 4K, 1MiB).
 #
+# A power-cut test of a program that writes the device (soakd) goes:
+#   faultdev_start 256M; faultdev_loop
+#   ...run it on $FAULTDEV_LOOP (its own state elsewhere, not on the device)...
+#   faultdev_cmd lie 1 one            # plant one lost write at its next flush
+#   wait_until 20 "a lie" lie_done    # lie_done() { (($(faultdev_stat lies) >= 1)); }
+#   kill -KILL "$pid"; faultdev_powercut
+#   faultdev_lost                     # what it must report: the lied-about block,
+#                                     # unless it rewrote that block before the cut
+#                                     # (then blocks_healed counts it and lost is empty)
+#   ...restart it on $FAULTDEV_LOOP (same name unless that was taken)...
+#
 # What the loop driver sends (kernel 6.18, checked with "trace on"): a
 # REQ_OP_FLUSH becomes fsync(2) of disk.img, which is faultdev's cache
 # flush; the loop device does not claim FUA (queue/fua is 0), so the block
@@ -165,7 +176,7 @@ faultdev_loop() {
 # Commands go in one write(2); a refused one fails it with EINVAL and
 # last_error says why.  Bounded: a wedged faultdev must not hang the test.
 faultdev_try() {
-	printf '%s\n' "$*" | timeout 10 dd of="$FAULTDEV_MNT/ctl" status=none 2>/dev/null
+	printf '%s\n' "$*" | timeout 10 dd of="$FAULTDEV_MNT/ctl" bs=64K iflag=fullblock status=none 2>/dev/null
 }
 faultdev_cmd() {
 	faultdev_try "$@" || fail "faultdev refused '$*': $(faultdev_stat last_error)"
