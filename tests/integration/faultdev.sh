@@ -178,7 +178,14 @@ holds 1280 p || fail "the misdirected write is not at the mapped block"
 expect_stat misdirected_blocks 1 "one misdirected block"
 put 768 q || fail "second write to block 768"
 holds 768 q || fail "misdirect once misdirected a second write"
-note "misdirect: a write to 3 MiB landed at 5 MiB"
+faultdev_cmd misdirect 6M 7M always
+put 1536 u || fail "misdirected write failed"
+put 1536 v || fail "second misdirected write failed"
+holds 1536 zero && holds 1792 v || fail "misdirect always: block 1536 or 1792 is wrong"
+faultdev_cmd misdirect off
+put 1536 w && holds 1536 w || fail "misdirect off: the write did not land where aimed"
+expect_stat misdirected_blocks 3 "one once, two always"
+note "misdirect: a write to 3 MiB landed at 5 MiB (once), 6 MiB to 7 MiB (always)"
 
 # --- 6. Cache off, bad commands, the end ------------------------------------
 faultdev_cmd cache off
