@@ -10,7 +10,8 @@
 /*
  * faultdev: a FUSE filesystem with one disk image whose write cache, flushes,
  * errors, delays and write placement a test controls (README.md).  One mutex
- * guards everything below; delays and stalls wait outside it.
+ * guards everything below; delayed and stalled ops wait on fdev.wakeup,
+ * which releases it.
  */
 
 enum fdev_block_state {

@@ -178,7 +178,14 @@ holds 1280 p || fail "the misdirected write is not at the mapped block"
 expect_stat misdirected_blocks 1 "one misdirected block"
 put 768 q || fail "second write to block 768"
 holds 768 q || fail "misdirect once misdirected a second write"
-note "misdirect: a write to 3 MiB landed at 5 MiB"
+faultdev_cmd misdirect 6M 7M always
+put 1536 u || fail "misdirected write failed"
+put 1536 v || fail "second misdirected write failed"
+holds 1536 zero && holds 1792 v || fail "misdirect always: block 1536 or 1792 is wrong"
+faultdev_cmd misdirect off
+put 1536 w && holds 1536 w || fail "misdirect off: the write did not land where aimed"
+expect_stat misdirected_blocks 3 "one once, two always"
+note "misdirect: a write to 3 MiB landed at 5 MiB (once), 6 MiB to 7 MiB (always)"
 
 # --- 6. Cache off, bad commands, the end ------------------------------------
 faultdev_cmd cache off
@@ -191,6 +198,20 @@ for bad in "bogus" "lie x" "errors read range 1M" "misdirect 1000 4096" "delay f
 	[[ -n $(faultdev_stat last_error) ]] || fail "no last_error after '$bad'"
 done
 expect_stat ops_while_off 0 "nothing reached the device while it was off"
+faultdev_cmd power off
+holds 0 zero && fail "a read succeeded with the power off"
+expect_stat ops_while_off 1 "one read with the power off"
+faultdev_cmd power on
+
+# faultdev itself killed and started again: the image outlives it.
+faultdev_cmd cache on
+put 70 s conv=fdatasync || fail "flushed write to block 70"
+put 71 t || fail "write to block 71"
+faultdev_restart
+holds 70 s || fail "block 70, flushed, did not survive faultdev's restart"
+holds 71 zero || fail "block 71, never flushed, survived faultdev's restart"
+holds 50 r || fail "block 50, written with the cache off, did not survive the restart"
+expect_stat drops 0 "a new faultdev"
 
 loop=$FAULTDEV_LOOP
 mnt=$FAULTDEV_MNT

@@ -23,6 +23,9 @@
 #                                     device detached and attached again (same
 #                                     name when free; FAULTDEV_LOOP updated).
 #                                     Kill whatever holds the device first.
+#   faultdev_restart                  the same, but faultdev is stopped and
+#                                     started again over the same image (its
+#                                     statistics start from zero)
 #   faultdev_stop                     undo everything now (also done at exit);
 #                                     faultdev's exit status in FAULTDEV_RC
 #
@@ -32,6 +35,17 @@
 # delay off, stall, unstall, misdirect FROM TO [once|always], misdirect off,
 # trace on|off, reset-stats.  KINDS: read, write, rw, flush, all, or a
 # comma list.  Sizes as soakd reads them (4096, 4K, 1MiB).
+#
+# A power-cut test of a program that writes the device (soakd) goes:
+#   faultdev_start 256M; faultdev_loop
+#   ...run it on $FAULTDEV_LOOP (its own state elsewhere, not on the device)...
+#   faultdev_cmd lie 1 one            # plant one lost write at its next flush
+#   wait_until 20 "a lie" lie_done    # lie_done() { (($(faultdev_stat lies) >= 1)); }
+#   kill -KILL "$pid"; faultdev_powercut
+#   faultdev_lost                     # what it must report: the lied-about block,
+#                                     # unless it rewrote that block before the cut
+#                                     # (then blocks_healed counts it and lost is empty)
+#   ...restart it on $FAULTDEV_LOOP (same name unless that was taken)...
 #
 # What the loop driver sends (kernel 6.18, checked with "trace on"): a
 # REQ_OP_FLUSH becomes fsync(2) of disk.img, which is faultdev's cache
@@ -54,6 +68,7 @@ FAULTDEV_LOOP=
 FAULTDEV_RC=
 FAULTDEV_LOG="$WORK/faultdev.log"
 _FAULTDEV_BACKING_DIR=
+_FAULTDEV_ARGS=()
 
 # Leftovers of SIGKILLed runs of this test: their work directory is gone
 # with the run's cleanup never done.  Loop devices over images on those
@@ -101,7 +116,7 @@ _faultdev_mounted() {
 }
 
 faultdev_start() {
-	local size=$1 block=${2:-4096} i
+	local size=$1 block=${2:-4096}
 	[[ -z $FAULTDEV_PID ]] || fail "faultdev_start: faultdev already runs (pid $FAULTDEV_PID)"
 	# The image in RAM when /dev/shm has room (faultdev writes it with
 	# plain pwrite; the shared disk would only add noise), else in WORK.
@@ -116,7 +131,15 @@ faultdev_start() {
 	mkdir -p "$FAULTDEV_MNT"
 	echo $$ >"$WORK/faultdev.owner"
 	on_exit faultdev_stop
-	"$FAULTDEV" --backing "$_FAULTDEV_BACKING_DIR" --size "$size" --block-size "$block" \
+	_FAULTDEV_ARGS=(--size "$size" --block-size "$block")
+	_faultdev_launch
+	note "faultdev (pid $FAULTDEV_PID): $size in $block B blocks on $FAULTDEV_MNT"
+}
+
+# faultdev over _FAULTDEV_BACKING_DIR (an image there is kept), mounted.
+_faultdev_launch() {
+	local i
+	"$FAULTDEV" --backing "$_FAULTDEV_BACKING_DIR" "${_FAULTDEV_ARGS[@]}" \
 		"$FAULTDEV_MNT" >>"$FAULTDEV_LOG" 2>&1 &
 	FAULTDEV_PID=$!
 	for ((i = 0; i < 100; i++)); do
@@ -125,7 +148,6 @@ faultdev_start() {
 		sleep 0.1
 	done
 	[[ -e $FAULTDEV_MNT/ctl ]] || fail "faultdev did not mount $FAULTDEV_MNT within 10 s"
-	note "faultdev (pid $FAULTDEV_PID): $size in $block B blocks on $FAULTDEV_MNT"
 }
 
 # Attach FAULTDEV_LOOP over the image: to the device named by $1 when
@@ -154,7 +176,7 @@ faultdev_loop() {
 # Commands go in one write(2); a refused one fails it with EINVAL and
 # last_error says why.  Bounded: a wedged faultdev must not hang the test.
 faultdev_try() {
-	printf '%s\n' "$*" | timeout 10 dd of="$FAULTDEV_MNT/ctl" status=none 2>/dev/null
+	printf '%s\n' "$*" | timeout 10 dd of="$FAULTDEV_MNT/ctl" bs=64K iflag=fullblock status=none 2>/dev/null
 }
 faultdev_cmd() {
 	faultdev_try "$@" || fail "faultdev refused '$*': $(faultdev_stat last_error)"
@@ -189,43 +211,72 @@ faultdev_drop() {
 # that has the device open first: a loop device still open is only detached
 # at its last close.
 faultdev_powercut() {
-	local name=${FAULTDEV_LOOP#/dev/} i
 	[[ -n $FAULTDEV_LOOP ]] || fail "faultdev_powercut without a loop device"
 	faultdev_cmd power off
-	losetup -d "$FAULTDEV_LOOP" || fail "cannot detach $FAULTDEV_LOOP"
-	for ((i = 0; i < 100; i++)); do
-		[[ -e /sys/block/$name/loop/backing_file ]] || break
-		sleep 0.1
-	done
-	[[ ! -e /sys/block/$name/loop/backing_file ]] ||
-		fail "$FAULTDEV_LOOP is still attached 10 s after the cut: something holds it open (kill it before faultdev_powercut)"
+	_faultdev_detach
 	faultdev_cmd power on
 	_faultdev_attach "$FAULTDEV_LOOP"
 	note "power cut: cache lost, $FAULTDEV_LOOP attached again"
+}
+
+# losetup -d, and wait until the device is really gone (it is not while
+# someone holds it open: a loop device is detached at its last close).
+_faultdev_detach() {
+	local name=${FAULTDEV_LOOP#/dev/} i
+	losetup -d "$FAULTDEV_LOOP" || fail "cannot detach $FAULTDEV_LOOP"
+	for ((i = 0; i < 100; i++)); do
+		[[ -e /sys/block/$name/loop/backing_file ]] || return 0
+		sleep 0.1
+	done
+	fail "$FAULTDEV_LOOP is still attached 10 s after losetup -d: something holds it open (kill it first)"
+}
+
+# SIGTERM ends the FUSE loop (faultdev releases its stalls first) and
+# faultdev unmounts; SIGKILL if it has not gone in 5 s.  Its exit status in
+# FAULTDEV_RC.
+_faultdev_end() {
+	local i
+	kill -TERM "$FAULTDEV_PID" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		is_alive "$FAULTDEV_PID" || break
+		sleep 0.1
+	done
+	is_alive "$FAULTDEV_PID" && kill -KILL "$FAULTDEV_PID" 2>/dev/null
+	FAULTDEV_RC=0
+	wait "$FAULTDEV_PID" 2>/dev/null || FAULTDEV_RC=$?
+	FAULTDEV_PID=
+}
+
+# The power cut as faultdev_powercut, but faultdev itself goes and starts
+# again over the same image: what was flushed is all there is.
+faultdev_restart() {
+	[[ -n $FAULTDEV_PID ]] || fail "faultdev_restart before faultdev_start"
+	faultdev_cmd power off
+	[[ -z $FAULTDEV_LOOP ]] || _faultdev_detach
+	# SIGTERM loses the cache as surely as SIGKILL, and lets a sanitizer
+	# build report on the way out.
+	_faultdev_end
+	[[ $FAULTDEV_RC == 0 ]] || fail "faultdev exited with status $FAULTDEV_RC: $(tail -n 20 "$FAULTDEV_LOG")"
+	# faultdev unmounts as it exits; not when it had to be SIGKILLed.
+	if _faultdev_mounted; then
+		umount "$FAULTDEV_MNT" 2>/dev/null || umount -l "$FAULTDEV_MNT" ||
+			fail "cannot unmount $FAULTDEV_MNT after stopping faultdev"
+	fi
+	_faultdev_launch
+	[[ -z $FAULTDEV_LOOP ]] || _faultdev_attach "$FAULTDEV_LOOP"
+	note "faultdev stopped and started again (pid $FAULTDEV_PID) over the same image"
 }
 
 # Undo everything, in the order that cannot hang: let stalled and delayed
 # I/O go (a loop detach waits for its in-flight requests), detach, stop
 # faultdev, unmount whatever is left, remove the image.  Idempotent.
 faultdev_stop() {
-	local i
 	_faultdev_release
 	if [[ -n $FAULTDEV_LOOP ]]; then
 		timeout 20 losetup -d "$FAULTDEV_LOOP" 2>/dev/null
 		FAULTDEV_LOOP=
 	fi
-	if [[ -n $FAULTDEV_PID ]]; then
-		# SIGTERM ends the FUSE loop and faultdev unmounts; SIGKILL if not.
-		kill -TERM "$FAULTDEV_PID" 2>/dev/null
-		for ((i = 0; i < 50; i++)); do
-			is_alive "$FAULTDEV_PID" || break
-			sleep 0.1
-		done
-		is_alive "$FAULTDEV_PID" && kill -KILL "$FAULTDEV_PID" 2>/dev/null
-		FAULTDEV_RC=0
-		wait "$FAULTDEV_PID" 2>/dev/null || FAULTDEV_RC=$?
-		FAULTDEV_PID=
-	fi
+	[[ -z $FAULTDEV_PID ]] || _faultdev_end
 	# Not mountpoint(1): a FUSE mount whose process died fails its stat.
 	if [[ -n $FAULTDEV_MNT ]] && _faultdev_mounted; then
 		umount "$FAULTDEV_MNT" 2>/dev/null || umount -l "$FAULTDEV_MNT" 2>/dev/null
