@@ -123,7 +123,7 @@ static void test_torn(void **state)
 	memcpy(block + 2048, other + 2048, 2048);
 	struct verify_expect raced = expect(4096, 3);
 	raced.raced = true;
-	raced.low = 2;
+	raced.back = 1;
 	assert_int_equal(check(block, raced), VERIFY_UNCHECKED);
 }
 
@@ -151,7 +151,7 @@ static void test_windows(void **state)
 	 * is damage, 0 (the fill) a lost flushed write. */
 	struct verify_expect e = expect(0, 4);
 	e.uncertain = true;
-	e.low = 1;
+	e.back = 3;
 	for (uint8_t g = 1; g <= 4; g++) {
 		verify_encode(block, &id, 0, g, g, 0);
 		assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
@@ -160,18 +160,24 @@ static void test_windows(void **state)
 	assert_int_equal(check(block, e), VERIFY_CORRUPT);
 	verify_encode(block, &id, 0, 0, 0, 0);
 	assert_int_equal(check(block, e), VERIFY_STALE);
-	/* Across the wrap. */
+	/* Across the wrap: 254 flushed, then 255, 1, 2. */
 	e = expect(0, 2);
 	e.uncertain = true;
-	e.low = 254;
+	e.back = 3;
 	verify_encode(block, &id, 0, 9, 255, 0);
 	assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
 	verify_encode(block, &id, 0, 9, 253, 0);
 	assert_int_equal(check(block, e), VERIFY_STALE);
+	/* Early in the first cycle, the fill fits the window too. */
+	e = expect(0, 1);
+	e.uncertain = true;
+	e.back = 1;
+	verify_encode(block, &id, 0, 0, 0, 0);
+	assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
 	/* A read racing one write: old or new is fine, and counted ok. */
 	e = expect(0, 6);
 	e.raced = true;
-	e.low = 5;
+	e.back = 1;
 	verify_encode(block, &id, 0, 9, 5, 0);
 	assert_int_equal(check(block, e), VERIFY_OK);
 	verify_encode(block, &id, 0, 9, 4, 0);

@@ -170,14 +170,10 @@ enum verify_class verify_check(const uint8_t *block, const struct verify_expect 
 	if (h.gen == e->gen)
 		return e->uncertain ? VERIFY_UNCERTAIN : VERIFY_OK;
 	int behind = verify_gen_steps(h.gen, e->gen);
-	if (e->uncertain || e->raced) {
-		/* Anything from low to gen was right at some point since the
-		 * last flush (or during the read). */
-		int span = verify_gen_steps(e->low, e->gen);
-		int from_low = verify_gen_steps(e->low, h.gen);
-		if (span >= 0 && from_low >= 0 && from_low <= span)
-			return e->uncertain ? VERIFY_UNCERTAIN : VERIFY_OK;
-	}
+	/* Anything up to `back` writes behind was right at some point since
+	 * the last flush (or during the read). */
+	if ((e->uncertain || e->raced) && behind >= 1 && behind <= e->back && behind <= 127)
+		return e->uncertain ? VERIFY_UNCERTAIN : VERIFY_OK;
 	if (behind >= 1 && behind <= 127)
 		return VERIFY_STALE;
 	/* Newer than any write soakd made to it: not a lost write, damage. */

@@ -110,11 +110,12 @@ struct verify_expect {
 	uint64_t offset;
 	uint8_t gen;          /* the map's generation */
 	bool known;           /* written by this run (or filled) */
-	/* Accepts any generation from low to gen: a crash left the block's
-	 * last writes unflushed (uncertain), or a write to it was in flight
-	 * while it was read (raced). */
+	/* Accepts a generation up to `back` writes behind gen: a crash left
+	 * the block's last writes unflushed (uncertain), or a write to it was
+	 * in flight while it was read (raced).  Counted in steps, not from a
+	 * lowest generation, so the fill and a wrapped 255 both fit. */
 	bool uncertain, raced;
-	uint8_t low;
+	uint8_t back;             /* at most 127 */
 };
 
 enum verify_class verify_check(const uint8_t *block, const struct verify_expect *e,

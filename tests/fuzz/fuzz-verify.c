@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   (size < VERIFY_BLOCK ? VERIFY_DECODE_NOT_OURS : d));
 	if (size > 3) {
 		e.gen = data[size - 1];
-		e.low = data[size - 2];
+		e.back = data[size - 2] & 127;
 		e.uncertain = data[size - 3] & 1;
 		e.raced = data[size - 3] & 2;
 		e.known = !(data[size - 3] & 4);
