@@ -174,6 +174,15 @@ static void test_windows(void **state)
 	e.back = 1;
 	verify_encode(block, &id, 0, 0, 0, 0);
 	assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
+	/* The first write of a block never filled, left unflushed: whatever
+	 * was there before is uncertain too, not foreign. */
+	e = expect(0, 1);
+	e.uncertain = e.maybe_unwritten = true;
+	e.back = 1;
+	memset(block, 0xa5, sizeof(block));
+	assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
+	e.maybe_unwritten = false;
+	assert_int_equal(check(block, e), VERIFY_FOREIGN);
 	/* A read racing one write: old or new is fine, and counted ok. */
 	e = expect(0, 6);
 	e.raced = true;

@@ -153,6 +153,10 @@ enum verify_class verify_check(const uint8_t *block, const struct verify_expect 
 	enum verify_decode_result d = verify_decode(block, VERIFY_BLOCK, &h);
 
 	*ret_found = h;
+	bool open_window = e->uncertain || e->raced;
+	if (e->maybe_unwritten && open_window &&
+	    (d == VERIFY_DECODE_NOT_OURS || (d == VERIFY_DECODE_OK && h.run != e->id.run)))
+		return e->uncertain ? VERIFY_UNCERTAIN : VERIFY_UNCHECKED;
 	if (d == VERIFY_DECODE_NOT_OURS)
 		return e->known ? VERIFY_FOREIGN : VERIFY_UNCHECKED;
 	if (d == VERIFY_DECODE_BAD_CRC) {
@@ -172,7 +176,7 @@ enum verify_class verify_check(const uint8_t *block, const struct verify_expect 
 	int behind = verify_gen_steps(h.gen, e->gen);
 	/* Anything up to `back` writes behind was right at some point since
 	 * the last flush (or during the read). */
-	if ((e->uncertain || e->raced) && behind >= 1 && behind <= e->back && behind <= 127)
+	if (open_window && behind >= 1 && behind <= e->back && behind <= 127)
 		return e->uncertain ? VERIFY_UNCERTAIN : VERIFY_OK;
 	if (behind >= 1 && behind <= 127)
 		return VERIFY_STALE;

@@ -116,6 +116,9 @@ struct verify_expect {
 	 * lowest generation, so the fill and a wrapped 255 both fit. */
 	bool uncertain, raced;
 	uint8_t back;             /* at most 127 */
+	/* The window reaches back to before soakd's first write (no fill):
+	 * anything at all may be there. */
+	bool maybe_unwritten;
 };
 
 enum verify_class verify_check(const uint8_t *block, const struct verify_expect *e,

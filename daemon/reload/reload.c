@@ -90,6 +90,7 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 		w->slot = i;
 		w->resuming = true;
 		w->run_start_ns = d->run_start_ns;
+		w->run_dir = rundir_path(d->rundir);
 		r = workload_prepare(w, err, sizeof(err));
 	}
 	if (r == 0) {

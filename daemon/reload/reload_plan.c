@@ -22,6 +22,7 @@
 #include "config/config_trace.h"
 #include "export/export.h"
 #include "results/results.h"
+#include "results/rundir.h"
 #include "rundump.h"
 #include "workload/workload.h"
 
@@ -159,6 +160,7 @@ int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 		r = workload_new(wc, 0, p->cfg->interval_ns, &p->fresh[j], err, sizeof(err));
 		if (r == 0) {
 			p->fresh[j]->slot = p->slot[j];
+			p->fresh[j]->run_dir = rundir_path(d->rundir);
 			/* A replacement opens its devices once the workload it
 			 * replaces has let go of them (swap_replaced); it does
 			 * not prep devices the run has already aged. */

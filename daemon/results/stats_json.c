@@ -20,6 +20,20 @@ static void set_hist(json_t *j, const char *key, const struct hist *h)
 	free(text);
 }
 
+json_t *op_verify_to_json(const uint64_t verify[OP_VERIFY_CLASSES])
+{
+	bool any = false;
+
+	for (int c = 0; c < OP_VERIFY_CLASSES; c++)
+		any |= verify[c] != 0;
+	if (!any)
+		return NULL;
+	json_t *j = json_object();
+	for (int c = 0; j && c < OP_VERIFY_CLASSES; c++)
+		json_object_set_new(j, op_verify_names[c], json_integer((json_int_t)verify[c]));
+	return j;
+}
+
 json_t *op_stats_to_json(const struct op_stats *o)
 {
 	json_t *j = json_pack("{s:I,s:I,s:I}", "count", (json_int_t)o->count,
@@ -40,6 +54,9 @@ json_t *op_stats_to_json(const struct op_stats *o)
 		}
 	if (classes)
 		json_object_set_new(j, "errors_by_class", classes);
+	json_t *verify = op_verify_to_json(o->verify);
+	if (verify)
+		json_object_set_new(j, "verify", verify);
 	set_hist(j, "latency", &o->latency);
 	set_hist(j, "service", &o->service);
 	set_hist(j, "ttfb", &o->ttfb);
@@ -77,6 +94,9 @@ int op_stats_merge_json(struct op_stats *dst, json_t *recorded)
 	json_t *classes = json_object_get(recorded, "errors_by_class");
 	for (int c = 0; classes && c < OP_ERR_CLASSES; c++)
 		dst->error_class[c] += get_count(classes, class_names[c]);
+	json_t *verify = json_object_get(recorded, "verify");
+	for (int c = 0; verify && c < OP_VERIFY_CLASSES; c++)
+		dst->verify[c] += get_count(verify, op_verify_names[c]);
 	if ((r = merge_hist(&dst->latency, recorded, "latency")) < 0 ||
 	    (r = merge_hist(&dst->service, recorded, "service")) < 0 ||
 	    (r = merge_hist(&dst->ttfb, recorded, "ttfb")) < 0 ||

@@ -384,6 +384,7 @@ static int prepare_workloads(struct daemon *d)
 		if (r == 0) {
 			d->workloads[i]->slot = i;
 			d->workloads[i]->resuming = d->resuming;
+			d->workloads[i]->run_dir = rundir_path(d->rundir);
 			r = workload_prepare(d->workloads[i], err, sizeof(err));
 		}
 		if (r < 0) {

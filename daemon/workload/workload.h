@@ -89,6 +89,7 @@ struct workload {
 	int64_t started_ns;         /* schedule origin, CLOCK_MONOTONIC (see mono_since) */
 	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
 	bool resuming;              /* set before prepare: a resumed run does not prep again */
+	const char *run_dir;        /* the run's directory (device verify state), before prepare */
 	int64_t run_start_ns;       /* interval boundaries: run_start + k * interval */
 	uint64_t interval_ns;
 	void *engine_data;
