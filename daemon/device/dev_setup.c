@@ -109,7 +109,9 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		targets[i] = (struct dev_target)DEV_TARGET_INIT;
 	for (; opened < w->n_streams; opened++) {
 		struct dev_target *t = &targets[opened];
-		r = dev_target_open(cfg, &cfg->targets[opened], model.writes, t, err, errlen);
+		/* A fill writes even where the workload only reads. */
+		bool writes = model.writes || (cfg->verify.on && cfg->verify.fill && !w->resuming);
+		r = dev_target_open(cfg, &cfg->targets[opened], writes, t, err, errlen);
 		if (r < 0)
 			goto undo;
 		/* Verified ops cover whole verify blocks. */
