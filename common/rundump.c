@@ -22,12 +22,31 @@ static void op_free(struct rd_op *o)
 	o->lat = o->svc = o->iss = NULL;
 }
 
+const char *const rd_verify_names[RD_VERIFY_CLASSES] = {
+	"checked", "corrupt", "stale", "misdirected", "torn", "foreign", "uncertain", "unchecked",
+};
+
+/* A recorded op's "verify" counts, added to o's (load: o's start at 0). */
+static void verify_add(struct rd_op *o, json_t *rec)
+{
+	json_t *v = json_object_get(rec, "verify");
+	if (!json_is_object(v))
+		return;
+	o->has_verify = true;
+	for (size_t c = 0; c < RD_VERIFY_CLASSES; c++) {
+		json_t *n = json_object_get(v, rd_verify_names[c]);
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			o->verify[c] += (uint64_t)json_integer_value(n);
+	}
+}
+
 static void ops_reset(struct rd_ops *ops)
 {
 	for (size_t i = 0; i < ops->n; i++) {
 		struct rd_op *o = &ops->op[i];
 		o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
 		o->target_ops = 0;
+		memset(o->verify, 0, sizeof(o->verify));
 		if (o->lat)
 			hist_init(o->lat);
 		if (o->svc)
@@ -84,6 +103,7 @@ static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 	o->corrupt += u64(rec, "corrupt");
 	o->missed += u64(rec, "missed");
 	o->pending = u64(rec, "pending");
+	verify_add(o, rec);
 	o->target_ops += target_ops;
 	int r = merge_b64(o->lat, rec, "latency");
 	if (r == 0)
@@ -105,6 +125,9 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	o->corrupt = u64(rec, "corrupt");
 	o->missed = u64(rec, "missed");
 	o->pending = u64(rec, "pending");
+	memset(o->verify, 0, sizeof(o->verify));
+	o->has_verify = false;
+	verify_add(o, rec);
 	o->target_ops = target_ops;
 	for (size_t i = 0; i < 3; i++) {
 		json_t *v = json_object_get(rec, keys[i]);
@@ -141,7 +164,9 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 				 "rate_achieved,latency_p50_us,latency_p90_us,latency_p99_us,"
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
 				 "lag_max_ms,corrupt,missed,pending,issue_delay_p50_us,issue_delay_p99_us,"
-				 "issue_delay_max_us,generator_late_ms\n");
+				 "issue_delay_max_us,generator_late_ms,verify_checked,verify_corrupt,"
+				 "verify_stale,verify_misdirected,verify_torn,verify_foreign,"
+				 "verify_uncertain,verify_unchecked\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;

@@ -20,6 +20,11 @@
 #define RD_MAX_WORKLOADS 256
 #define RD_MAX_TARGETS 64
 
+/* "checked", "corrupt", "stale", "misdirected", "torn", "foreign",
+ * "uncertain", "unchecked": the "verify" object of a recorded op. */
+#define RD_VERIFY_CLASSES 8
+extern const char *const rd_verify_names[RD_VERIFY_CLASSES];
+
 struct rd_op {
 	char name[64];
 	uint64_t count, errors, bytes, corrupt;
@@ -27,6 +32,9 @@ struct rd_op {
 	double target_ops;
 	struct hist *lat, *svc;
 	struct hist *iss;                  /* issue_delay: soakd's own lateness */
+	/* Device ops with "verify": blocks by class, in rd_verify_names' order. */
+	uint64_t verify[RD_VERIFY_CLASSES];
+	bool has_verify;
 };
 
 struct rd_ops {

@@ -24,7 +24,7 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 	double secs = end_ns > start_ns ? (end_ns - start_ns) / 1e9 : 0;
 	fprintf(d->text, "%s,%s,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,"
 			 "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			 ",%.3f,%.3f,%.3f,%.3f\n",
+			 ",%.3f,%.3f,%.3f,%.3f",
 		workload, o->name, start_ns / 1e9, end_ns / 1e9, o->count, o->errors, o->bytes,
 		secs > 0 ? o->target_ops / secs : 0, secs > 0 ? o->count / secs : 0,
 		hist_percentile(o->lat, 50) / 1e3, hist_percentile(o->lat, 90) / 1e3,
@@ -33,6 +33,9 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt, o->missed, o->pending,
 		hist_percentile(o->iss, 50) / 1e3, hist_percentile(o->iss, 99) / 1e3,
 		hist_max(o->iss) / 1e3, late_ns / 1e6);
+	for (size_t c = 0; c < RD_VERIFY_CLASSES; c++)
+		fprintf(d->text, ",%" PRIu64, o->verify[c]);
+	fputc('\n', d->text);
 }
 
 /* --- HdrHistogram log ------------------------------------------------- */
@@ -196,6 +199,13 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t s
 		if (o->iss && o->iss->count)
 			json_object_set_new(json_object_get(j, o->name), "issue_delay_us",
 					    latency_json(o->iss));
+		if (o->has_verify) {
+			json_t *v = json_object();
+			for (size_t c = 0; c < RD_VERIFY_CLASSES; c++)
+				json_object_set_new(v, rd_verify_names[c],
+						    json_integer((json_int_t)o->verify[c]));
+			json_object_set_new(json_object_get(j, o->name), "verify", v);
+		}
 		free(text);
 	}
 	return j;

@@ -19,6 +19,7 @@
 /* What StatsD has been sent of one op, so counters carry differences. */
 struct sent_op {
 	uint64_t ops, errors, bytes, latency_sum_ns, latency_count, missed;
+	uint64_t verify[OP_VERIFY_CLASSES];
 };
 
 struct sent_workload {
@@ -106,7 +107,9 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 		.pending = totals->pending, .latency_sum_ns = totals->latency.sum,
 		.latency_count = totals->latency.count,
 		.has_interval = wr->have_last,
+		.has_verify = w->cfg->verify.on,
 	};
+	memcpy(op->verify_total, totals->verify, sizeof(op->verify_total));
 	if (!wr->have_last)
 		return;
 	const struct op_summary *s = &wr->last.ops[k];
@@ -294,12 +297,17 @@ static void publish_statsd(struct exports *e, const struct results *r,
 				.latency_sum_ns = o->latency_sum_ns - so->latency_sum_ns,
 				.latency_count = o->latency_count - so->latency_count,
 			};
+			for (size_t c = 0; c < OP_VERIFY_CLASSES; c++)
+				d.verify[c] = o->verify_total[c] - so->verify[c];
 			n = export_statsd_format_op(buf, sizeof(buf), e->statsd_prefix, o, &d);
 			if (n < sizeof(buf))
 				export_statsd_add(e->statsd, buf, n);
-			*so = (struct sent_op){ o->ops_total, o->errors_total, o->bytes_total,
-						o->latency_sum_ns, o->latency_count,
-						o->missed_total };
+			*so = (struct sent_op){ .ops = o->ops_total, .errors = o->errors_total,
+						.bytes = o->bytes_total,
+						.latency_sum_ns = o->latency_sum_ns,
+						.latency_count = o->latency_count,
+						.missed = o->missed_total };
+			memcpy(so->verify, o->verify_total, sizeof(so->verify));
 			sw->interval_end_ns = o->interval_end_ns;
 		}
 		n = export_statsd_format_workload(buf, sizeof(buf), e->statsd_prefix, wl);

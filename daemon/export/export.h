@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "config/config.h"
+#include "workload/stats.h"
 
 /*
  * Exports of a run's results to monitoring, configured in "run": {"exports":
@@ -40,6 +41,9 @@ struct export_op {
 	uint64_t pending;             /* due, not yet completed, at the last interval's end */
 	uint64_t latency_sum_ns;      /* of the latencies of successful ops, for means */
 	uint64_t latency_count;       /* successful ops and missed ones (failed ones have none) */
+	/* Device workloads with "verify": blocks read back, by class. */
+	bool has_verify;
+	uint64_t verify_total[OP_VERIFY_CLASSES];
 	/* The workload's last closed interval, if has_interval. */
 	bool has_interval;
 	uint64_t interval_end_ns;     /* since the run started: a new value is a new interval */
@@ -91,6 +95,7 @@ void export_statsd_close(struct statsd_sender *s);
 struct export_delta {
 	uint64_t ops, errors, bytes, missed;
 	uint64_t latency_sum_ns, latency_count;
+	uint64_t verify[OP_VERIFY_CLASSES];   /* with op->has_verify */
 };
 size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 			       const struct export_op *op, const struct export_delta *delta);

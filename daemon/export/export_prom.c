@@ -106,6 +106,29 @@ static void counters(FILE *out, const struct export_snapshot *s, bool targets, e
 	}
 }
 
+/* soakd_verify_blocks_total{...,class="stale"}: per workload and per target. */
+static void verify_counters(FILE *out, const struct export_snapshot *s)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < s->n_ops; i++) {
+		const struct export_op *op = &s->ops[i];
+		if (!op->has_verify)
+			continue;
+		if (!any)
+			header(out, "soakd_verify_blocks_total", "counter",
+			       "Blocks read back and checked since the run started, by class "
+			       "(checked: all judged; corrupt, stale, misdirected, torn, foreign: "
+			       "failures; uncertain: written before a crash, unflushed; unchecked).");
+		any = true;
+		for (size_t c = 0; c < OP_VERIFY_CLASSES; c++) {
+			labels(out, "soakd_verify_blocks_total", s->run, op);
+			fprintf(out, ",class=\"%s\"} %" PRIu64 "\n", op_verify_names[c],
+				op->verify_total[c]);
+		}
+	}
+}
+
 static void gauges_pending(FILE *out, const struct export_snapshot *s)
 {
 	bool any = false;
@@ -230,6 +253,7 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 	counters(out, s, false, MISSED, "soakd_missed_total",
 		 "Ops due since the run started that never completed.");
 	gauges_pending(out, s);
+	verify_counters(out, s);
 	rates(out, s, false);
 	rates(out, s, true);
 	latencies(out, s);

@@ -108,6 +108,10 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	append(buf, len, &off, "%s.%s.%s.count:%" PRIu64 "|c\n", prefix, w, o, delta->ops);
 	append(buf, len, &off, "%s.%s.%s.error:%" PRIu64 "|c\n", prefix, w, o, delta->errors);
 	append(buf, len, &off, "%s.%s.%s.missed:%" PRIu64 "|c\n", prefix, w, o, delta->missed);
+	/* PREFIX.W.OP.verify.CLASS: blocks read back, by class. */
+	for (size_t c = 0; op->has_verify && c < OP_VERIFY_CLASSES; c++)
+		append(buf, len, &off, "%s.%s.%s.verify.%s:%" PRIu64 "|c\n", prefix, w, o,
+		       op_verify_names[c], delta->verify[c]);
 	if (!op->has_interval)
 		return off;
 	/* aisloader's gauge: ops due and not yet completed. */

@@ -20,9 +20,9 @@ static void set_hist(json_t *j, const char *key, const struct hist *h)
 	free(text);
 }
 
-json_t *op_verify_to_json(const uint64_t verify[OP_VERIFY_CLASSES])
+json_t *op_verify_to_json(const uint64_t verify[OP_VERIFY_CLASSES], bool keep_zero)
 {
-	bool any = false;
+	bool any = keep_zero;
 
 	for (int c = 0; c < OP_VERIFY_CLASSES; c++)
 		any |= verify[c] != 0;
@@ -54,7 +54,7 @@ json_t *op_stats_to_json(const struct op_stats *o)
 		}
 	if (classes)
 		json_object_set_new(j, "errors_by_class", classes);
-	json_t *verify = op_verify_to_json(o->verify);
+	json_t *verify = op_verify_to_json(o->verify, false);
 	if (verify)
 		json_object_set_new(j, "verify", verify);
 	set_hist(j, "latency", &o->latency);
