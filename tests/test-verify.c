@@ -40,6 +40,30 @@ static void test_crc32c(void **state)
 	assert_int_equal(crc32c_update(0, (const uint8_t *)"123456789", 9), 0xe3069283u);
 	uint32_t half = crc32c_update(0, (const uint8_t *)"1234", 4);
 	assert_int_equal(crc32c_update(half, (const uint8_t *)"56789", 5), 0xe3069283u);
+	/* Long buffers (three streams joined) against a bit at a time, at
+	 * every length around the parts' boundaries. */
+	static uint8_t buf[3 * 4096 + 64];
+	uint64_t x = 88172645463325252u;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+	static const size_t lens[] = { 0, 1, 4031, 4032, 4033, 4040, 4096, 8064, 8071, 12288 };
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		uint32_t want = ~0u;
+		for (size_t i = 0; i < lens[k]; i++) {
+			want ^= buf[i + 3];
+			for (int b = 0; b < 8; b++)
+				want = want & 1 ? (want >> 1) ^ 0x82f63b78u : want >> 1;
+		}
+		assert_int_equal(crc32c_update(0, buf + 3, lens[k]), ~want);
+		/* ... and in two calls. */
+		uint32_t part = crc32c_update(0, buf + 3, lens[k] / 3);
+		assert_int_equal(crc32c_update(part, buf + 3 + lens[k] / 3, lens[k] - lens[k] / 3),
+				 ~want);
+	}
 }
 
 static void test_round_trip(void **state)
