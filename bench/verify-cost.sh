@@ -138,7 +138,7 @@ off = [x["off"] for x in runs.values()]
 on = [x["on"] for x in runs.values()]
 ratios = [x["on"] / x["off"] for x in runs.values()]
 print(f"verify off: median {statistics.median(off):.0f} IOPS; verify on: median {statistics.median(on):.0f} IOPS")
-print(f"on/off: median {statistics.median(ratios):.3f} over {len(ratios)} rounds "
-      f"({", ".join(f"{r:.3f}" for r in ratios)}); goal >= 0.90")
+each = ", ".join("%.3f" % r for r in ratios)
+print(f"on/off: median {statistics.median(ratios):.3f} over {len(ratios)} rounds ({each}); goal >= 0.90")
 '
 say "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -257,11 +257,15 @@ void dev_verify_tick(struct workload_stream *s, struct dev_stream *d, uint64_t n
 	struct dev_verify *v = d->verify;
 	(void)s;
 
-	if (!v->closing && !v->flushing && verify_map_open_writes(&v->map) &&
+	if (!v->closing && !v->flushing &&
 	    (now_ns >= v->next_flush_ns || verify_map_open_writes(&v->map) > VERIFY_MAP_RING / 2)) {
+		/* Nothing written since the last flush: nothing to flush, and
+		 * the next look is an interval away (not a wake-up at once). */
+		v->next_flush_ns = now_ns + v->cfg->flush_interval_ns;
+		if (!verify_map_open_writes(&v->map))
+			return;
 		v->closing_epoch = verify_map_close_epoch(&v->map);
 		v->closing = true;
-		v->next_flush_ns = now_ns + v->cfg->flush_interval_ns;
 	}
 	if (!v->closing || v->writes_inflight[v->closing_epoch & 1])
 		return;
