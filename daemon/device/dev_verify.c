@@ -122,8 +122,9 @@ enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8
 	expect_block(v, b, raced, &e);
 	enum verify_class c = verify_check(block, &e, &found);
 	report(v, c, &e, &found, block);
-	/* Now known: what the block holds is the truth from here on. */
-	if (c == VERIFY_UNCERTAIN)
+	/* Now known: what the block holds is the truth from here on; unless
+	 * a write to it was in flight during the read, and may land after. */
+	if (c == VERIFY_UNCERTAIN && !raced)
 		verify_map_settle(&v->map, b,
 				  found.magic && found.run == e.id.run ? found.gen : 0);
 	return c;
@@ -194,12 +195,14 @@ void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
 	uint8_t *buf = d->buffers + (size_t)(d->n_slots + slot_index) * d->max_len;
 	uint64_t b, end, now = realtime_ns();
 	block_range(v, slot->offset, slot->len, &b, &end);
-	mark_races(d, slot_index, true);
 	for (; b < end; b++) {
 		uint8_t gen = verify_map_write(&v->map, b);
 		verify_encode(buf + (b * VERIFY_BLOCK - slot->offset), &v->id, b * VERIFY_BLOCK,
 			      verify_map_next_seq(&v->map), gen, now);
 	}
+	/* After the map moved on: a write already in flight to the same
+	 * blocks may land last, and leaves them uncertain. */
+	mark_races(d, slot_index, true);
 	v->slot_epoch[slot_index] = verify_map_epoch(&v->map);
 	v->writes_inflight[v->slot_epoch[slot_index] & 1]++;
 	v->n_writes++;

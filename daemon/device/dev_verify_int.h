@@ -22,7 +22,6 @@ struct dev_verify {
 	uint64_t n_blocks;
 	struct verify_map map;          /* gens NULL until opened */
 	int dir_fd;                     /* the run directory the state is in */
-	const char *run_dir;
 	uint64_t fill_run_id;           /* the fill's run id, for a new map */
 	bool fill_pending;              /* filled, and no map has taken it yet */
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -169,7 +170,6 @@ static int open_state(struct workload *w, struct dev_stream *d, struct dev_verif
 			 w->run_dir, strerror(errno));
 		return -errno;
 	}
-	v->run_dir = w->run_dir;
 	uint64_t run_id = v->fill_run_id;
 	if (!v->fill_pending && getrandom(&run_id, sizeof(run_id), 0) != sizeof(run_id))
 		run_id = mono_ns() ^ ((uint64_t)getpid() << 32);
@@ -222,6 +222,14 @@ int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errle
 	return w->run_dir ? open_state(w, d, v, err, errlen) : 0;
 }
 
+static bool same_dir(int dir_fd, const char *path)
+{
+	struct stat a, b;
+
+	return dir_fd >= 0 && fstat(dir_fd, &a) == 0 && stat(path, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len)
 {
 	struct workload *w = s->workload;
@@ -230,8 +238,9 @@ int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len)
 
 	if (!v)
 		return 0;
-	/* A new run in the same process: a state of its own. */
-	if ((!v->map.gens || v->run_dir != w->run_dir) && w->run_dir) {
+	/* A new run in the same process (the old one's directory renamed, a
+	 * new one at the same path): a state of its own. */
+	if ((!v->map.gens || !same_dir(v->dir_fd, w->run_dir)) && w->run_dir) {
 		int r = open_state(w, d, v, reason, reason_len);
 		if (r < 0)
 			return r;
