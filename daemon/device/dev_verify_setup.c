@@ -40,6 +40,10 @@ static void progress(const char *what, const char *label, uint64_t done, uint64_
 		 total);
 	sd_notifyf(0, "STATUS=%s %s: %.1f%%\nEXTEND_TIMEOUT_USEC=%" PRIu64, what, label, pct,
 		   EXTEND_USEC);
+	/* Before READY=1 too: a long fill or check must not trip the watchdog. */
+	uint64_t watchdog_usec = 0;
+	if (sd_watchdog_enabled(0, &watchdog_usec) > 0)
+		sd_notify(0, "WATCHDOG=1");
 }
 
 /* Generation 0 over the whole region, so every read can be checked. */
