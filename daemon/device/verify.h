@@ -47,7 +47,8 @@ enum verify_class {
 	VERIFY_MISDIRECTED,   /* a valid block of this run naming another offset or target */
 	VERIFY_TORN,          /* sectors from different writes */
 	VERIFY_FOREIGN,       /* not soakd's, or another run's */
-	VERIFY_UNCERTAIN,     /* written in a flush epoch a crash left open: old or new is right */
+	VERIFY_UNCERTAIN,     /* written in a flush epoch a crash left open, by two writes at
+			       * once, or by a failed write: old or new is right */
 	VERIFY_UNCHECKED,     /* never written by this run (no fill), or read racing a write */
 	VERIFY_CLASSES,
 };
