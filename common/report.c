@@ -221,9 +221,18 @@ static void judge(struct op_table *t, const struct report_options *o)
 				t->max[j] = p;
 		}
 	for (size_t j = 0; j < k; j++)
-		if (t->judged && o->limits_pct[j] >= 0 && t->max[j] >= o->limits_pct[j] &&
-		    t->max[j] > 0)
+		if (t->judged && report_over_limit(o, j, t->max[j]))
 			t->pass = false;
+}
+
+bool report_over_limit(const struct report_options *o, size_t j, double max_pct)
+{
+	return o->limits_pct[j] >= 0 && max_pct >= o->limits_pct[j] && max_pct > 0;
+}
+
+bool report_op_judged(const struct report_options *o, bool has_read, const char *op)
+{
+	return o->op || !has_read || strcmp(op, "read") == 0;
 }
 
 static void print_table(const char *workload, struct op_table *tables, size_t n,
@@ -374,7 +383,7 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 			t->name = op_name;
 			/* ACT certifies on reads; an op asked for by name is
 			 * judged whatever it is. */
-			t->judged = o->op || !has_read || strcmp(op_name, "read") == 0;
+			t->judged = report_op_judged(o, has_read, op_name);
 			r = load_op(op, o->service ? "service" : "latency", recorded_ns, slice_ns, t,
 				    out);
 			if (r < 0)

@@ -42,6 +42,12 @@ int report_parse_thresholds(const char *text, struct report_options *o, const ch
 /* "5,1,0.1" percentages, one per threshold; "-" for none. */
 int report_parse_limits(const char *text, struct report_options *o, const char **ret_why);
 
+/* The verdict's rule, for every view of it (text, HTML): threshold j
+ * fails when the worst slice's share over it reaches its limit; with no
+ * --op, an op's reads are judged, or every op when it has none. */
+bool report_over_limit(const struct report_options *o, size_t j, double max_pct);
+bool report_op_judged(const struct report_options *o, bool has_read, const char *op);
+
 /* Share of recorded values above threshold_ns, in percent. */
 double report_pct_above(const struct hist *h, uint64_t threshold_ns);
 

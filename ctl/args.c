@@ -60,6 +60,20 @@ static const char help_text[] =
 	"                              (default 1,8,64 ms), avg and max lines, and a\n"
 	"                              verdict against limits (default 5,1,0.1 %);\n"
 	"                              reads are judged (or --op); exit 3 on FAIL\n"
+	"  report --html FILE [--slice D] [--thresholds LIST] [--limits LIST]\n"
+	"         [--run-dir DIR]\n"
+	"                              one self-contained HTML page of the run: the\n"
+	"                              verdict, latency, throughput and kernel series\n"
+	"                              over time, percentile spectra, host panels,\n"
+	"                              configuration and devices (\"-\": stdout)\n"
+	"  cmp [--format text|json] [--html FILE] [--min-change PCT] RUN_A RUN_B\n"
+	"                              two recorded runs (directories, logs or JSON\n"
+	"                              dumps) per workload and op: throughput,\n"
+	"                              p50/p99/p99.9,\n"
+	"                              errors, missed and verification counts, each\n"
+	"                              change marked when it exceeds the runs' own\n"
+	"                              slice-to-slice noise and PCT (default 10) % of\n"
+	"                              A's value; exit 3 when one does\n"
 	"  watch [--interval S]        the status table again after every interval\n"
 	"                              (or every S seconds) until Ctrl-C; exit 2 when\n"
 	"                              soakd goes away\n"
@@ -114,7 +128,7 @@ int parse_args(int argc, char **argv, struct options *o)
 	static const char *const valued[] = { "--socket", "--timeout", "--format", "--slice",
 					      "--thresholds", "--limits", "--workload", "--op",
 					      "--since", "--until", "--run-dir", "--output",
-					      "--interval" };
+					      "--interval", "--html", "--min-change" };
 	enum { N_VALUED = sizeof(valued) / sizeof(valued[0]) };
 	bool options_done = false;
 	int i;
@@ -172,6 +186,19 @@ int parse_args(int argc, char **argv, struct options *o)
 				o->format = value;
 			} else if (k == 11) {
 				o->output = value;
+			} else if (k == 13) {
+				o->html = value;
+			} else if (k == 14) {
+				char *end;
+
+				errno = 0;
+				o->min_change_pct = strtod(value, &end);
+				if (end != value && *end == '%')
+					end++;
+				if (errno || end == value || *end || !(o->min_change_pct >= 0) ||
+				    o->min_change_pct > 1000)
+					return usage_error("--min-change wants a percentage between 0 and 1000, "
+							   "not '%s'", value);
 			} else if (k == 12) {
 				char *end;
 

@@ -24,6 +24,8 @@ struct options {
 	uint64_t since_ns, until_ns;
 	const char *run_dir;          /* dump/report a recorded run, without soakd */
 	const char *output;           /* plot */
+	const char *html;             /* report --html, cmp --html */
+	double min_change_pct;        /* cmp; < 0: not given */
 	double watch_interval_s;      /* watch; 0: the run's interval */
 	const char *thresholds, *limits;  /* parsed once all options are read */
 	struct report_options report;

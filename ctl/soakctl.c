@@ -24,7 +24,10 @@
 #include "transact.h"
 
 #include "args.h"
+#include "cmp.h"
+#include "htmlreport.h"
 #include "reply.h"
+#include "runfiles.h"
 
 /* dump/report --run-dir and merge: from run directories, no soakd. */
 static int run_offline(struct options *o)
@@ -135,9 +138,80 @@ static int run_view(struct options *o)
 	return view_plot(&client, &po);
 }
 
+/* report --html: from --run-dir, or from the run directory soakd names. */
+static int run_html_report(struct options *o)
+{
+	char dir[4096], title[4200], source[4200];
+	struct run_files rf;
+	int r;
+
+	if (o->n_args > 1 || o->json || o->format || o->report.workload || o->report.op ||
+	    o->report.service || o->window_given)
+		return usage_error("report --html takes only --slice, --thresholds, --limits and "
+				   "--run-dir");
+	if (o->run_dir) {
+		snprintf(dir, sizeof(dir), "%s", o->run_dir);
+		snprintf(source, sizeof(source), "recorded run %s", o->run_dir);
+	} else {
+		json_t *req = proto_request_new(PROTO_STATUS), *reply = NULL;
+		if (!req)
+			return EXIT_FAILURE;
+		r = request_soakd(o, req, &reply);
+		json_decref(req);
+		if (r)
+			return r;
+		const char *rd = json_string_value(json_object_get(reply, "run_dir"));
+		snprintf(dir, sizeof(dir), "%s", rd ? rd : "");
+		json_decref(reply);
+		if (!dir[0]) {
+			fprintf(stderr, "soakctl: soakd did not say where its run directory is; "
+					"use --run-dir DIR\n");
+			return EXIT_REFUSED;
+		}
+		snprintf(source, sizeof(source), "live run in %s", dir);
+	}
+	r = run_files_load(&rf, dir, o->report.slice_ns);
+	if (r) {
+		if (!o->run_dir)
+			fprintf(stderr, "soakctl: report --html reads the run directory of soakd on this "
+					"host: run it as a user who can read %s, or copy the directory "
+					"and use --run-dir\n", dir);
+		run_files_done(&rf);
+		return r;
+	}
+	snprintf(title, sizeof(title), "soakd run %s", rf.m->run[0] ? rf.m->run : dir);
+	FILE *f = output_open(o->html);
+	if (!f) {
+		run_files_done(&rf);
+		return EXIT_REFUSED;
+	}
+	struct html_report_input in = { .m = rf.m, .o = &o->report, .title = title,
+					.source = source, .plan = rf.plan, .devices = rf.devices };
+	int verdict = html_report_write(f, &in);
+	r = output_close(f, o->html);
+	run_files_done(&rf);
+	if (r == 0 && strcmp(o->html, "-") != 0)
+		fprintf(stderr, "soakctl: wrote %s (verdict %s)\n", o->html,
+			verdict ? "FAIL or INCONCLUSIVE" : "PASS");
+	return r ? r : verdict > 0 ? EXIT_REPORT_FAIL : 0;
+}
+
+static int run_cmp(struct options *o)
+{
+	if (o->n_args != 3)
+		return usage_error("cmp needs two runs: RUN_A RUN_B (run directories or interval logs)");
+	if (o->format && strcmp(o->format, "json") != 0 && strcmp(o->format, "text") != 0)
+		return usage_error("cmp's --format is text or json, not '%s'", o->format);
+	if (o->json || o->run_dir || o->report.workload || o->report.op || o->window_given ||
+	    o->thresholds || o->limits || o->report.service)
+		return usage_error("cmp takes only --format, --html and --slice");
+	return cmp_runs(o->args[1], o->args[2], o->format, o->html, o->report.slice_ns,
+			o->min_change_pct >= 0 ? o->min_change_pct : CMP_DEFAULT_MIN_CHANGE_PCT);
+}
+
 int main(int argc, char **argv)
 {
-	struct options o = { .timeout_s = 10 };
+	struct options o = { .timeout_s = 10, .min_change_pct = -1 };
 
 	report_default_options(&o.report);
 	struct proto_request check;
@@ -149,8 +223,16 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r)
 		return r;
+	if (o.min_change_pct >= 0 && strcmp(o.args[0], "cmp") != 0)
+		return usage_error("--min-change is for 'cmp'");
 	if (strcmp(o.args[0], "watch") == 0 || strcmp(o.args[0], "plot") == 0)
 		return run_view(&o);
+	if (strcmp(o.args[0], "cmp") == 0)
+		return run_cmp(&o);
+	if (o.html && strcmp(o.args[0], "report") != 0)
+		return usage_error("--html is for 'report' and 'cmp'");
+	if (o.html)
+		return run_html_report(&o);
 	if (o.output || o.watch_interval_s)
 		return usage_error("--output is for 'plot', --interval for 'watch'");
 	if (strcmp(o.args[0], "merge") == 0 || o.run_dir)

@@ -216,9 +216,10 @@ int begin_run(struct daemon *d)
 		rundir_append(d->rundir, rec);
 		json_decref(rec);
 	}
-	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:b}", "type", "start", "run", d->cfg->name,
+	/* version: which soakd recorded what follows, for reports of the run. */
+	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:b,s:s}", "type", "start", "run", d->cfg->name,
 				"wall_ns", (json_int_t)wall_ns(), "run_ns", (json_int_t)elapsed,
-				"pid", (json_int_t)getpid(), "resumed", resume);
+				"pid", (json_int_t)getpid(), "resumed", resume, "version", SOAK_VERSION);
 	rundir_append(d->rundir, rec);
 	json_decref(rec);
 	/* The next resume starts from here: what this one read, and the

@@ -223,6 +223,9 @@ static json_t *status_json(struct daemon *d)
 				    json_real(mono_since(d->run_start_ns, d->finished_ns) / 1e9));
 	if (v && d->exports)
 		json_object_set_new(v, "exports", exports_status_json(d->exports));
+	/* Where the run's files are, for soakctl report --html on this host. */
+	if (v && d->rundir)
+		json_object_set_new(v, "run_dir", json_string(rundir_path(d->rundir)));
 	return v;
 }
 

@@ -15,9 +15,11 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include "common/htmlreport.h"
 #include "common/report.h"
 #include "common/rundump.h"
 #include "common/runlog.h"
+#include "common/runmodel.h"
 
 /* Enough to fill slices and several workloads, few enough to stay fast. */
 #define MAX_RECORDS 256
@@ -103,8 +105,29 @@ static void dump(enum rundump_format format, const struct rundump_filter *filter
 	rundump_free(d);
 }
 
+/* What soakctl report --html and cmp read from the same records. */
+static void html(json_t **records, size_t n)
+{
+	struct runmodel *m = runmodel_new(UINT64_C(2000000000));
+	struct report_options o;
+
+	FUZZ_CHECK(m);
+	report_default_options(&o);
+	for (size_t i = 0; i < n; i++)
+		FUZZ_CHECK(runmodel_add(m, records[i]) != -ENOMEM);
+	for (size_t i = 0; i < m->n; i++)
+		for (size_t k = 0; k < m->w[i]->n_ops; k++) {
+			double values[64];
+			FUZZ_CHECK(runmodel_slice_values(&m->w[i]->ops[k], "p99", m->slice_ns, values, 64) <= 64);
+			FUZZ_CHECK(m->w[i]->ops[k].s_p99->n <= RM_SERIES_POINTS);
+		}
+	struct html_report_input in = { .m = m, .o = &o, .title = "fuzz", .source = "fuzz" };
+	FUZZ_CHECK(html_report_write(fuzz_devnull(), &in) >= 0);
+	runmodel_free(m);
+}
+
 /*
- * One of the eight dumps per input, chosen by its length: all eight cost
+ * One of the eight dumps, or the HTML report, per input, chosen by its length: all eight cost
  * too much for every input, and a mutation that inserts or erases a byte
  * moves the same records to another dump.
  */
@@ -121,8 +144,11 @@ static void dump_one(json_t **records, size_t n, size_t choice)
 		.slice_ns = UINT64_C(10000000000), .op = "read", .service = true,
 	};
 
-	choice %= 2 * sizeof(formats) / sizeof(formats[0]);
-	dump(formats[choice / 2], choice % 2 ? &folded : &plain, records, n);
+	choice %= 2 * sizeof(formats) / sizeof(formats[0]) + 1;
+	if (choice == 2 * sizeof(formats) / sizeof(formats[0]))
+		html(records, n);
+	else
+		dump(formats[choice / 2], choice % 2 ? &folded : &plain, records, n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

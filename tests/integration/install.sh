@@ -74,6 +74,15 @@ expect_file "$MANDIR/man1/soakctl.1"
 expect_file "$MANDIR/man5/soakd.json.5"
 expect_file "$CONFIG"
 expect_file "$DEFAULT"
+# Shell completion, where bash-completion and zsh look (ctl/meson.build).
+BASHCOMPDIR=$DATADIR/bash-completion/completions
+if command -v pkg-config >/dev/null && pkg-config --exists bash-completion; then
+	BASHCOMPDIR=$(pkg-config --define-variable=datadir="$DATADIR" --variable=completionsdir bash-completion)
+fi
+expect_file "$BASHCOMPDIR/soakctl"
+expect_file "$BASHCOMPDIR/soakd"
+expect_file "$DATADIR/zsh/site-functions/_soakctl"
+expect_file "$DATADIR/zsh/site-functions/_soakd"
 # ... and so does everything else meson says it installs.
 meson introspect "$BUILDDIR" --installed | python3 -c '
 import json, os, sys

@@ -116,6 +116,14 @@ vg_ctl json dump --format json || fail "soakctl dump --format json failed"
 vg_ctl hdr dump --format hdr --slice 2s || fail "soakctl dump --format hdr failed"
 # report exits 3 on a FAIL verdict, which a loaded machine may give.
 vg_ctl report report || (($? == 3)) || fail "soakctl report failed: $(cat "$WORK/ctl-report.out")"
+# The HTML report (from the run directory soakd names) and cmp of the run
+# with itself read the log in soakctl: their own allocations checked too.
+vg_ctl html report --html "$WORK/report.html" || (($? == 3)) ||
+	fail "soakctl report --html failed: $(cat "$WORK/ctl-html.out")"
+grep -q 'id="verdict"' "$WORK/report.html" || fail "report --html wrote no verdict"
+run_dir=$(ctl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["run_dir"])')
+vg_ctl cmp cmp --html "$WORK/cmp.html" "$run_dir" "$run_dir" ||
+	fail "soakctl cmp of a run with itself failed: $(cat "$WORK/ctl-cmp.out")"
 # Running again, so that SIGTERM stops a busy workload.
 vg_ctl start start small || fail "soakctl start failed: $(cat "$WORK/ctl-start.out")"
 wait_until 120 "workload small to run again" workload_is small running

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_CTL_RUNFILES_H
+#define SOAK_CTL_RUNFILES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "runmodel.h"
+
+/*
+ * A recorded run for report --html and cmp: its interval log read into a
+ * run model, and beside it in the run directory the resolved plan
+ * (plan.json) and the device facts (devices.json) when they are there.
+ */
+struct run_files {
+	char source[4096];
+	struct runmodel *m;
+	json_t *plan, *devices;
+};
+
+/* slice_ns 0: the plan's slice, else an hour.  0, or soakctl's exit status
+ * after printing why. */
+int run_files_load(struct run_files *rf, const char *dir_or_log, uint64_t slice_ns);
+void run_files_done(struct run_files *rf);
+
+/* "-": stdout; else the file, created.  NULL after printing why. */
+FILE *output_open(const char *path);
+/* Closes it; 0, or soakctl's exit status after printing why. */
+int output_close(FILE *f, const char *path);
+
+#endif
