@@ -207,6 +207,18 @@ static void test_windows(void **state)
 	assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
 	e.maybe_unwritten = false;
 	assert_int_equal(check(block, e), VERIFY_FOREIGN);
+	/* After a host restart: any generation, older or newer, of this run
+	 * at this place; damage is still damage. */
+	e = expect(0, 9);
+	e.any_gen = e.uncertain = true;
+	verify_encode(block, &id, 0, 9, 40, 0);
+	assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
+	verify_encode(block, &id, 0, 9, 3, 0);
+	assert_int_equal(check(block, e), VERIFY_UNCERTAIN);
+	block[700] ^= 1;
+	assert_int_equal(check(block, e), VERIFY_CORRUPT);
+	verify_encode(block, &id, 4096, 9, 3, 0);
+	assert_int_equal(check(block, e), VERIFY_MISDIRECTED);
 	/* A read racing one write: old or new is fine, and counted ok. */
 	e = expect(0, 6);
 	e.raced = true;

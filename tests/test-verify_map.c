@@ -43,10 +43,12 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
+static int64_t boot = 1700000000;
+
 static void open_map(struct verify_map *m, const char *name, uint64_t n, bool filled)
 {
 	char err[256] = "";
-	int r = verify_map_open(dir_fd, name, n, 77, filled, m, err, sizeof(err));
+	int r = verify_map_open(dir_fd, name, n, 77, filled, boot, m, err, sizeof(err));
 	if (r < 0)
 		fail_msg("%s", err);
 }
@@ -100,8 +102,34 @@ static void test_crash_and_flush(void **state)
 
 	/* Another size is another device. */
 	char err[256];
-	assert_true(verify_map_open(dir_fd, "a", 999, 77, true, &m, err, sizeof(err)) < 0);
+	assert_true(verify_map_open(dir_fd, "a", 999, 77, true, boot, &m, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "another device size"));
+}
+
+/* A host that went down (another boot time) with the files not closed
+ * cleanly: neither can be trusted; closed cleanly, or the same boot
+ * (SIGKILL), they can. */
+static void test_host_restart(void **state)
+{
+	struct verify_map m;
+	(void)state;
+
+	open_map(&m, "d", 100, true);
+	verify_map_write(&m, 1);
+	verify_map_close(&m);
+	open_map(&m, "d", 100, true);
+	assert_false(m.host_restarted);         /* same boot: a SIGKILL */
+	verify_map_close(&m);
+	boot += 3600;
+	open_map(&m, "d", 100, true);
+	assert_true(m.host_restarted);
+	assert_int_equal(verify_map_sync_clean(&m), 0);
+	verify_map_close(&m);
+	boot += 3600;
+	open_map(&m, "d", 100, true);
+	assert_false(m.host_restarted);         /* a clean stop, then a reboot */
+	assert_int_equal(m.gens[1], 1);
+	verify_map_close(&m);
 }
 
 static void test_ring_full(void **state)
@@ -170,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_crash_and_flush),
 		cmocka_unit_test(test_ring_full),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_host_restart),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -34,6 +34,10 @@ struct dev_verify {
 	uint8_t *slot_state;            /* per slot: in flight, raced */
 	uint64_t *slot_epoch;
 
+	/* After a host restart: every block read back once, whatever
+	 * generation of this run it holds taken as the truth. */
+	bool adopt_all;
+
 	unsigned logged[VERIFY_CLASSES];
 	unsigned saved;
 	uint64_t flush_errors;

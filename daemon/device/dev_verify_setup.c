@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -118,6 +119,16 @@ static int check_touched(struct dev_stream *d, struct dev_verify *v, uint8_t *bu
 	return 0;
 }
 
+/* When the host booted, to the second: it moves with a reboot. */
+static int64_t boot_wall_s(void)
+{
+	struct timespec real, boot;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	return (int64_t)real.tv_sec - (int64_t)boot.tv_sec;
+}
+
 /* "full": every block of the region. */
 static int check_full(struct dev_stream *d, struct dev_verify *v, uint8_t *buf)
 {
@@ -144,18 +155,30 @@ static int check_on_resume(struct dev_stream *d, struct dev_verify *v)
 	uint8_t *buf;
 	int r = 0;
 
-	if (v->cfg->on_resume == VERIFY_RESUME_NONE)
+	/* After a host restart nothing narrower is safe: the map's and the
+	 * ring's pages reached the disk in no known order. */
+	bool adopt = v->map.host_restarted;
+	if (v->cfg->on_resume == VERIFY_RESUME_NONE && !adopt)
 		return 0;
 	if (posix_memalign((void **)&buf, 4096, FILL_CHUNK))
 		return -ENOMEM;
-	if (v->cfg->on_resume == VERIFY_RESUME_FULL)
+	if (adopt) {
+		log_notice("%s: the host restarted since the verify state was last synced: every "
+			   "block is read back once, and the generation of this run it holds taken "
+			   "as the truth (lost writes of the last moments before the restart cannot "
+			   "be told apart)", v->label);
+		v->adopt_all = true;
+		r = check_full(d, v, buf);
+		v->adopt_all = false;
+	} else if (v->cfg->on_resume == VERIFY_RESUME_FULL)
 		r = check_full(d, v, buf);
 	else if (verify_map_n_uncertain(&v->map))
 		r = check_touched(d, v, buf);
 	free(buf);
 	uint64_t bad = v->resume_corrupt;
 	log_info("%s: verify on resume (%s): %" PRIu64 " blocks checked, %" PRIu64 " failed, %" PRIu64
-		 " were uncertain", v->label, verify_resume_name(v->cfg->on_resume),
+		 " were uncertain", v->label,
+		 adopt ? "full, after a host restart" : verify_resume_name(v->cfg->on_resume),
 		 v->resume_counts[OP_VERIFY_CHECKED], bad, v->resume_counts[OP_VERIFY_UNCERTAIN]);
 	return r;
 }
@@ -177,8 +200,8 @@ static int open_state(struct workload *w, struct dev_stream *d, struct dev_verif
 	uint64_t run_id = v->fill_run_id;
 	if (!v->fill_pending && getrandom(&run_id, sizeof(run_id), 0) != sizeof(run_id))
 		run_id = mono_ns() ^ ((uint64_t)getpid() << 32);
-	int r = verify_map_open(v->dir_fd, v->name, v->n_blocks, run_id, v->fill_pending, &v->map,
-				err, errlen);
+	int r = verify_map_open(v->dir_fd, v->name, v->n_blocks, run_id, v->fill_pending,
+				boot_wall_s(), &v->map, err, errlen);
 	if (r < 0)
 		return r;
 	v->id.run = verify_map_run_id(&v->map);
@@ -266,5 +289,6 @@ int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len)
 	memset(v->resume_counts, 0, sizeof(v->resume_counts));
 	v->resume_corrupt = 0;
 	v->next_flush_ns = mono_ns() + v->cfg->flush_interval_ns;
+	verify_map_dirty(&v->map);
 	return 0;
 }

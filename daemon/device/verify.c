@@ -191,6 +191,8 @@ enum verify_class verify_check(const uint8_t *block, const struct verify_expect 
 		return VERIFY_MISDIRECTED;
 	if (!e->known)
 		return VERIFY_UNCHECKED;
+	if (e->any_gen)
+		return VERIFY_UNCERTAIN;
 	if (h.gen == e->gen)
 		return e->uncertain ? VERIFY_UNCERTAIN : VERIFY_OK;
 	int behind = verify_gen_steps(h.gen, e->gen);

@@ -120,6 +120,9 @@ struct verify_expect {
 	/* The window reaches back to before soakd's first write (no fill):
 	 * anything at all may be there. */
 	bool maybe_unwritten;
+	/* After a host restart the map itself is in doubt: any generation of
+	 * this run at this place is accepted (uncertain). */
+	bool any_gen;
 };
 
 enum verify_class verify_check(const uint8_t *block, const struct verify_expect *e,

@@ -40,7 +40,9 @@ struct verify_map_state {
 	uint64_t head, tail;
 	uint32_t filled, unc_cap;
 	uint64_t unc_n;
-	uint8_t reserved[STATE_HEADER - 88];
+	int64_t boot_wall_s;        /* when the host last booted, as the last opener saw it */
+	uint32_t clean;             /* closed by verify_map_close_clean: everything synced */
+	uint8_t reserved[STATE_HEADER - 100];
 	struct verify_map_entry ring[VERIFY_MAP_RING];
 	struct verify_map_slot unc[VERIFY_MAP_UNCERTAIN];
 };
@@ -220,7 +222,7 @@ static void take_open_epochs(struct verify_map *m)
 }
 
 int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t run_id, bool filled,
-		    struct verify_map *ret, char *err, size_t errlen)
+		    int64_t boot_wall_s, struct verify_map *ret, char *err, size_t errlen)
 {
 	char path[256];
 	bool state_new, map_new;
@@ -266,14 +268,33 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t ru
 				      "blocks; start a new run", name, (unsigned long long)n_blocks);
 		goto fail;
 	} else {
+		/* The host went down with the files unsynced: what of them
+		 * reached the disk, and in what order, is anyone's guess. */
+		int64_t d = m.st->boot_wall_s - boot_wall_s;
+		m.host_restarted = !m.st->clean && (d > 2 || d < -2);
 		take_open_epochs(&m);
 		m.st->epoch++;          /* this process's writes: a new epoch */
 	}
+	m.st->boot_wall_s = boot_wall_s;
+	m.st->clean = 0;
 	*ret = m;
 	return 0;
 fail:
 	verify_map_close(&m);
 	return r;
+}
+
+int verify_map_sync_clean(struct verify_map *m)
+{
+	if (msync(m->gens, m->map_len, MS_SYNC) < 0 || msync(m->st, m->st_len, MS_SYNC) < 0)
+		return -errno;
+	m->st->clean = 1;
+	return msync(m->st, STATE_HEADER, MS_SYNC) < 0 ? -errno : 0;
+}
+
+void verify_map_dirty(struct verify_map *m)
+{
+	m->st->clean = 0;
 }
 
 void verify_map_close(struct verify_map *m)

@@ -45,6 +45,9 @@ struct verify_map {
 	struct verify_map_state *st;
 	size_t map_len, st_len;
 	bool created;               /* a new map: nothing written yet */
+	/* The host restarted (boot_wall_s moved) and the files were not
+	 * closed cleanly: neither the map nor the ring can be trusted. */
+	bool host_restarted;
 	uint64_t resumed_uncertain; /* blocks a crash left uncertain, at open */
 };
 
@@ -53,11 +56,18 @@ struct verify_map {
  * directory dir_fd for a target of n_blocks blocks.  A new map gets run_id
  * and `filled` (every block holds generation 0).  An existing one must be
  * for as many blocks; its open epochs turn into uncertain blocks.
+ * boot_wall_s is when the host booted (CLOCK_REALTIME - CLOCK_BOOTTIME): a
+ * map not closed cleanly under another boot sets host_restarted.
  * Returns 0 or -errno with err set.
  */
 int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t run_id, bool filled,
-		    struct verify_map *ret, char *err, size_t errlen);
+		    int64_t boot_wall_s, struct verify_map *ret, char *err, size_t errlen);
 void verify_map_close(struct verify_map *m);
+/* Syncs both files and marks them clean (nothing written since): a host
+ * restart then leaves them trustworthy.  verify_map_dirty before writing
+ * again. */
+int verify_map_sync_clean(struct verify_map *m);
+void verify_map_dirty(struct verify_map *m);
 
 uint64_t verify_map_run_id(const struct verify_map *m);
 bool verify_map_filled(const struct verify_map *m);
