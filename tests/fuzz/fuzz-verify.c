@@ -30,6 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e.uncertain = data[size - 3] & 1;
 		e.raced = data[size - 3] & 2;
 		e.known = !(data[size - 3] & 4);
+		e.any_gen = data[size - 3] & 8;
+		e.maybe_unwritten = data[size - 3] & 16;
 	}
 	if (d != VERIFY_DECODE_NOT_OURS)
 		e.offset = h.offset;
@@ -44,11 +46,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e.id = id;
 		e.gen = h.gen;
 		e.known = true;
-		e.raced = e.uncertain = false;
+		e.raced = e.uncertain = e.any_gen = e.maybe_unwritten = false;
 		FUZZ_CHECK(verify_check(block, &e, &h2) == VERIFY_OK);
-	} else {
-		/* A bad CRC or no header is never ok. */
+	} else if (d == VERIFY_DECODE_BAD_CRC) {
+		/* A bad CRC is never ok, whatever the window. */
 		FUZZ_CHECK(c != VERIFY_OK && c != VERIFY_UNCERTAIN);
+	} else {
+		/* No header: never ok; uncertain only where the block may
+		 * still hold what was there before soakd wrote it. */
+		FUZZ_CHECK(c != VERIFY_OK && (c != VERIFY_UNCERTAIN || e.maybe_unwritten));
 	}
 	char text[256];
 	verify_header_format(&h, text, sizeof(text));
