@@ -200,6 +200,16 @@ static size_t header_metrics(char **names, size_t n, struct metric *m, size_t ma
 				snprintf(m[k].label, sizeof(m[k].label), "%s", known[j].label);
 				k++;
 			}
+		/* The host beside the numbers: "host_cpu_iowait_pct" -> "cpu_iowait". */
+		if (strncmp(names[c], "host_", 5) == 0 && ends_with(names[c], "_pct") &&
+		    strlen(names[c]) < 60 && k < max) {
+			m[k] = (struct metric){ .column = c, .panel = PANEL_HOST, .width = 1.3,
+						.opacity = 0.9 };
+			snprintf(m[k].id, sizeof(m[k].id), "%.*s", (int)strlen(names[c]) - 9,
+				 names[c] + 5);
+			snprintf(m[k].label, sizeof(m[k].label), "%.56s %%", m[k].id);
+			k++;
+		}
 		/* Kernel latencies as columns: "kernel_blk_p99_us" and the like. */
 		if (strncmp(names[c], "kernel", 6) == 0 && ends_with(names[c], "_us") &&
 		    strlen(names[c]) < 60) {
@@ -252,7 +262,7 @@ int plot_add_csv(struct plot *p, const char *csv, const struct plot_filter *filt
 	struct metric metrics[32];
 	struct group *groups = NULL;
 	size_t n_names, n_metrics, n_groups = 0, lineno = 1;
-	ssize_t c_workload, c_op, c_start, c_end, c_target;
+	ssize_t c_workload, c_op, c_start, c_end, c_target, c_drift;
 	int r = -EINVAL;
 
 	if (!text) {
@@ -270,6 +280,7 @@ int plot_add_csv(struct plot *p, const char *csv, const struct plot_filter *filt
 	c_start = column_of(names, n_names, "start_s");
 	c_end = column_of(names, n_names, "end_s");
 	c_target = column_of(names, n_names, "target");
+	c_drift = column_of(names, n_names, "drift");
 	if (c_workload < 0 || c_op < 0 || c_start < 0 || c_end < 0) {
 		snprintf(err, errlen, "the CSV header has no workload, op, start_s and end_s "
 				      "columns; is it soakctl dump --format csv?");
@@ -328,19 +339,32 @@ int plot_add_csv(struct plot *p, const char *csv, const struct plot_filter *filt
 			for (size_t k = 0; k < n_metrics; k++) {
 				char id[256];
 				bool found = false;
-				snprintf(id, sizeof(id), "%s/%s/%s", section, op, metrics[k].id);
+				/* The host's series are the workload's, not an op's. */
+				const char *series_op = metrics[k].panel == PANEL_HOST ? "host" : op;
+				snprintf(id, sizeof(id), "%s/%s/%s", section, series_op, metrics[k].id);
 				for (size_t i = 0; i < p->n && !found; i++)
 					if (strcmp(p->s[i].id, id) == 0) {
 						g->series[k] = i;
 						found = true;
 					}
-				if (!found && add_series(p, section, op, &metrics[k], &g->series[k]) < 0)
+				if (!found && add_series(p, section, series_op, &metrics[k],
+							 &g->series[k]) < 0)
 					goto nomem;
+				/* A colour per host series: they share one "op". */
+				if (!found && metrics[k].panel == PANEL_HOST) {
+					size_t nth = 0;
+					for (size_t j = 0; j < k; j++)
+						nth += metrics[j].panel == PANEL_HOST;
+					p->s[g->series[k]].op_index = nth;
+				}
 			}
 		}
 		for (size_t k = 0; k < n_metrics; k++) {
 			double v;
-			if (!parse_number(fields[metrics[k].column], &v)) {
+			/* Before the host's first interval its columns are empty. */
+			if (metrics[k].panel == PANEL_HOST && !fields[metrics[k].column][0])
+				v = NAN;
+			else if (!parse_number(fields[metrics[k].column], &v)) {
 				snprintf(err, errlen, "line %zu: column %s is not a number", lineno,
 					 names[metrics[k].column]);
 				goto out;
@@ -350,6 +374,12 @@ int plot_add_csv(struct plot *p, const char *csv, const struct plot_filter *filt
 				v = NAN;
 			if (add_point(&p->s[g->series[k]], t0, t1, v) < 0)
 				goto nomem;
+		}
+		if (c_drift >= 0 && fields[c_drift][0] && p->n_marks < PLOT_MAX_MARKS) {
+			struct plot_mark *m = &p->marks[p->n_marks++];
+			snprintf(m->section, sizeof(m->section), "%s", section);
+			snprintf(m->text, sizeof(m->text), "drift: %.60s %.60s", op, fields[c_drift]);
+			m->t = t1;
 		}
 		if (!p->any_point || t0 < p->t_min)
 			p->t_min = t0;

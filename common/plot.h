@@ -16,7 +16,11 @@
  * and the target) per op.  Any op is drawn the same way, so kernel series
  * that arrive as rows (op "kernel.blk.read") sit beside the application's;
  * extra latency columns named kernel*_us are drawn as further latency lines
- * of their row's op.  Every line is a <path> with a data-series attribute
+ * of their row's op.  Columns named host_*_pct (the host's CPU shares and
+ * pressure, its busiest target device's utilisation) fill a third panel,
+ * "host %", 0 to 100, one line each per workload ("WORKLOAD/host/cpu_steal").
+ * A "drift" column names the drift alarms raised in a row's interval: each
+ * is a dashed red line (class "drift") across its workload's latency panel.  Every line is a <path> with a data-series attribute
  * ("WORKLOAD/OP/p99") and a legend entry.
  *
  * An interval with no ops has no latency: the line breaks there, and where

@@ -12,7 +12,9 @@
 /* Colours: an op's series take the colour of its place in its section. */
 #define PALETTE_N ((size_t)10)
 
-enum panel { PANEL_LATENCY, PANEL_RATE };
+/* PANEL_HOST: the host's shares in percent (host_*_pct columns), one
+ * series per workload whatever its ops (op "host"). */
+enum panel { PANEL_LATENCY, PANEL_RATE, PANEL_HOST };
 
 struct series {
 	char *section, *op, *id, *label;
@@ -24,12 +26,22 @@ struct series {
 	double *t0, *t1, *v;    /* an interval's start, end (s) and value; NAN: none */
 };
 
+/* A drift alarm (the CSV's "drift" column): a mark on its workload's
+ * latency panel at the end of the interval it was raised in. */
+#define PLOT_MAX_MARKS 256
+struct plot_mark {
+	char section[64], text[160];
+	double t;
+};
+
 struct plot {
 	char *title;
 	struct series *s;
 	size_t n, cap;
 	double t_min, t_max;
 	bool any_point;
+	struct plot_mark marks[PLOT_MAX_MARKS];
+	size_t n_marks;
 };
 
 #endif

@@ -25,6 +25,7 @@
 #define SECTION_HEAD 28
 #define LATENCY_H 240
 #define RATE_H 150
+#define HOST_H 120              /* the host's shares, when the CSV has them */
 #define AXIS_H 34               /* x tick labels under a panel */
 #define SECTION_GAP 26
 #define LEGEND_LINE 16
@@ -211,7 +212,7 @@ static void draw_panel(FILE *out, const struct plot *p, const char *section, str
 		       const char *title, int clip_id)
 {
 	fprintf(out, "<g class=\"panel\" data-panel=\"%s\">\n",
-		f->panel == PANEL_LATENCY ? "latency" : "throughput");
+		f->panel == PANEL_LATENCY ? "latency" : f->panel == PANEL_RATE ? "throughput" : "host");
 	fprintf(out, "<clipPath id=\"clip%d\"><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\"/>"
 		     "</clipPath>\n", clip_id, LEFT, f->top - 2, PANEL_W, f->height + 4);
 	fprintf(out, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#fcfcfc\" "
@@ -247,6 +248,18 @@ static void draw_panel(FILE *out, const struct plot *p, const char *section, str
 		put_escaped(out, s->label);
 		fputs("</title></path>\n", out);
 	}
+	/* Drift alarms: a red line across the latency panel. */
+	for (size_t i = 0; f->panel == PANEL_LATENCY && i < p->n_marks; i++) {
+		const struct plot_mark *m = &p->marks[i];
+		if (strcmp(m->section, section) != 0)
+			continue;
+		double x = frame_x(f, m->t);
+		fprintf(out, "<line class=\"drift\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			     "stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"4 2\"><title>",
+			x, f->top, x, f->top + f->height);
+		put_escaped(out, m->text);
+		fputs("</title></line>\n", out);
+	}
 	fputs("</g>\n</g>\n", out);
 }
 
@@ -279,7 +292,7 @@ static size_t legend(FILE *out, const struct plot *p, const char *section, doubl
 	double extra = 0;
 
 	fputs("<g class=\"legend\">\n", out);
-	for (int panel = PANEL_LATENCY; panel <= PANEL_RATE; panel++) {
+	for (int panel = PANEL_LATENCY; panel <= PANEL_HOST; panel++) {
 		bool header = false;
 		for (size_t i = 0; i < p->n; i++) {
 			const struct series *s = &p->s[i];
@@ -292,7 +305,8 @@ static size_t legend(FILE *out, const struct plot *p, const char *section, doubl
 					extra += 8;
 				y = top + lines * LEGEND_LINE + extra;
 				fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-weight=\"bold\">%s</text>\n",
-					LEGEND_X, y + 4, panel == PANEL_LATENCY ? "latency" : "throughput");
+					LEGEND_X, y + 4, panel == PANEL_LATENCY ? "latency"
+							 : panel == PANEL_RATE ? "throughput" : "host %");
 				lines++;
 				header = true;
 			}
@@ -340,7 +354,10 @@ int plot_write_svg(const struct plot *p, FILE *out)
 		for (size_t i = 0; i < p->n; i++)
 			entries += strcmp(p->s[i].section, sections[k]) == 0;
 		double legend_h = SECTION_HEAD + entries * LEGEND_LINE + 16;
-		height += (legend_h > section_h ? legend_h : section_h) + SECTION_GAP;
+		double lo = 0, hi = 0;
+		double host_h = panel_range(p, sections[k], PANEL_HOST, &lo, &hi) ? HOST_H + AXIS_H : 0;
+		height += (legend_h > section_h + host_h ? legend_h : section_h + host_h) +
+			  SECTION_GAP;
 	}
 	if (n_sections == 0)
 		height += 60;
@@ -407,14 +424,25 @@ int plot_write_svg(const struct plot *p, FILE *out)
 		fputs("</text>\n", out);
 		draw_panel(out, p, sections[k], &lat, "latency", clip++);
 		draw_panel(out, p, sections[k], &rate, "ops/s", clip++);
+		/* The host beside the numbers: shares of the CPUs or of the
+		 * interval, 0 to 100. */
+		struct frame host = { .top = rate.top + RATE_H + AXIS_H, .height = HOST_H,
+				      .panel = PANEL_HOST, .lo = 0, .hi = 100, .t_min = t_min,
+				      .t_max = t_max, .t_step = t_step };
+		double host_h = 0;
+		lo = hi = 0;
+		if (panel_range(p, sections[k], PANEL_HOST, &lo, &hi)) {
+			draw_panel(out, p, sections[k], &host, "host %", clip++);
+			host_h = HOST_H + AXIS_H;
+		}
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555\">time "
 			     "since the run started</text>\n", LEFT + PANEL_W / 2.0,
-			rate.top + RATE_H + 30);
+			rate.top + RATE_H + host_h + 30);
 		size_t lines = legend(out, p, sections[k], lat.top + 6);
 		fputs("</g>\n", out);
 
 		double legend_h = SECTION_HEAD + (lines + 2) * LEGEND_LINE + 16;
-		double used = SECTION_HEAD + LATENCY_H + AXIS_H + RATE_H + AXIS_H + 16;
+		double used = SECTION_HEAD + LATENCY_H + AXIS_H + RATE_H + AXIS_H + host_h + 16;
 		y += (legend_h > used ? legend_h : used) + SECTION_GAP;
 	}
 	fputs("</svg>\n", out);

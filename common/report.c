@@ -394,6 +394,10 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 		if (r == 0 && n) {
 			print_table(name, tables, n, o, slice_ns, out);
 			any = true;
+			for (size_t t = 0; t < n; t++)
+				report_host_flags(out, name, tables[t].name, tables[t].slices,
+						  tables[t].n_slices, slice_ns / recorded_ns,
+						  json_object_get(json_object_get(reply, "host"), "slices"));
 		}
 		free_tables(tables, n);
 		if (r < 0)

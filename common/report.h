@@ -61,4 +61,23 @@ double report_pct_above(const struct hist *h, uint64_t threshold_ns);
  */
 int report_print(json_t *reply, const struct report_options *o, FILE *out);
 
+/*
+ * The host beside a spike (report_host.c).  A slice is a spike when its
+ * p99 is over REPORT_SPIKE_FACTOR times the median of the op's slices'
+ * p99s (at least REPORT_SPIKE_MIN_SLICES slices with ops).  The host may
+ * explain it, and a line says so, when in that slice steal reached
+ * REPORT_STEAL_PCT of all CPUs, or iowait reached REPORT_IOWAIT_PCT while
+ * no target device was REPORT_BUSY_PCT busy: the waiting was on other
+ * devices.  host_slices is the reply's host.slices (rundump_host), per
+ * recorded slice; per recorded slices make one report slice.  Returns the
+ * number of slices flagged.  A flag does not change the verdict.
+ */
+#define REPORT_SPIKE_FACTOR 2.0
+#define REPORT_SPIKE_MIN_SLICES 3
+#define REPORT_STEAL_PCT 5.0
+#define REPORT_IOWAIT_PCT 20.0
+#define REPORT_BUSY_PCT 50.0
+size_t report_host_flags(FILE *out, const char *workload, const char *op,
+			 const struct hist *slices, size_t n_slices, size_t per, json_t *host_slices);
+
 #endif

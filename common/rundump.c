@@ -22,31 +22,13 @@ static void op_free(struct rd_op *o)
 	o->lat = o->svc = o->iss = NULL;
 }
 
-const char *const rd_verify_names[RD_VERIFY_CLASSES] = {
-	"checked", "corrupt", "stale", "misdirected", "torn", "foreign", "uncertain", "unchecked",
-};
-
-/* A recorded op's "verify" counts, added to o's (load: o's start at 0). */
-static void verify_add(struct rd_op *o, json_t *rec)
-{
-	json_t *v = json_object_get(rec, "verify");
-	if (!json_is_object(v))
-		return;
-	o->has_verify = true;
-	for (size_t c = 0; c < RD_VERIFY_CLASSES; c++) {
-		json_t *n = json_object_get(v, rd_verify_names[c]);
-		if (json_is_integer(n) && json_integer_value(n) > 0)
-			o->verify[c] += (uint64_t)json_integer_value(n);
-	}
-}
-
 static void ops_reset(struct rd_ops *ops)
 {
 	for (size_t i = 0; i < ops->n; i++) {
 		struct rd_op *o = &ops->op[i];
 		o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
-		o->target_ops = 0;
 		memset(o->verify, 0, sizeof(o->verify));
+		o->target_ops = 0;
 		if (o->lat)
 			hist_init(o->lat);
 		if (o->svc)
@@ -94,6 +76,21 @@ static int merge_b64(struct hist *dst, json_t *j, const char *key)
 	return json_is_string(v) ? hist_merge_base64(dst, json_string_value(v)) : -EINVAL;
 }
 
+const char *const rd_verify_names[RD_VERIFY_CLASSES] = {
+	"checked", "lost", "resurrected", "stale", "list_missing", "list_extra", "uncertain",
+	"misdirected", "torn", "foreign", "unchecked", "corrupt",
+};
+
+/* An object op's or a device op's: each has only its own names. */
+static void verify_add(struct rd_op *o, json_t *rec)
+{
+	json_t *v = json_object_get(rec, "verify");
+	for (size_t i = 0; json_is_object(v) && i < RD_VERIFY_CLASSES; i++)
+		o->verify[i] += u64(v, rd_verify_names[i]);
+	if (json_object_get(v, "torn"))
+		o->dev_verify = true;
+}
+
 /* Adds a recorded op (count, errors, ..., base64 histograms) to o. */
 static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 {
@@ -126,7 +123,7 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	o->missed = u64(rec, "missed");
 	o->pending = u64(rec, "pending");
 	memset(o->verify, 0, sizeof(o->verify));
-	o->has_verify = false;
+	o->dev_verify = false;
 	verify_add(o, rec);
 	o->target_ops = target_ops;
 	for (size_t i = 0; i < 3; i++) {
@@ -164,9 +161,8 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 				 "rate_achieved,latency_p50_us,latency_p90_us,latency_p99_us,"
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
 				 "lag_max_ms,corrupt,missed,pending,issue_delay_p50_us,issue_delay_p99_us,"
-				 "issue_delay_max_us,generator_late_ms,verify_checked,verify_corrupt,"
-				 "verify_stale,verify_misdirected,verify_torn,verify_foreign,"
-				 "verify_uncertain,verify_unchecked\n");
+				 "issue_delay_max_us,generator_late_ms," RD_VERIFY_CSV_COLUMNS
+				 RD_HOST_CSV_COLUMNS "\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;
@@ -401,6 +397,10 @@ int rundump_add(struct rundump *d, json_t *rec)
 		r = -EINVAL;
 	else if (strcmp(type, "interval") == 0)
 		r = add_interval(d, rec);
+	else if (strcmp(type, "host") == 0)
+		r = rd_host_add(d, rec);
+	else if (strcmp(type, "event") == 0)
+		r = rd_event_add(d, rec);
 	else if (strcmp(type, "start") == 0) {
 		const char *run = json_string_value(json_object_get(rec, "run"));
 		if (run && !d->run[0])
@@ -541,6 +541,7 @@ void rundump_free(struct rundump *d)
 		free(w);
 	}
 	op_free(&d->scratch);
+	json_decref(d->host);
 	if (d->text)
 		fclose(d->text);
 	free(d->text_buf);

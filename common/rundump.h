@@ -61,6 +61,13 @@ void rundump_free(struct rundump *d);
  * what merge intersects.  0 or -errno. */
 int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_ns);
 
+/* The host records added so far (runlog.h, "host"), as rundump_finish
+ * gives them: JSON, {"intervals", SECTION: {NAME: {"mean", "max"}}};
+ * report, {"slices": [{"index", "steal_max", "iowait_max", "util_max"}]}
+ * (index: the slice of slice_ns the host interval began in).  A new
+ * reference; NULL when there were none. */
+json_t *rundump_host(const struct rundump *d);
+
 /* HdrHistogram's compressed V2 encoding of a histogram, base64. */
 char *rundump_hdr_encode(const struct hist *h);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What rundump.c (reading the log, merging intervals into slices) and
+ * What rundump.c (reading the log, merging intervals into slices),
  * rundump_out.c (the CSV rows, HdrHistogram log lines and final report it
- * writes) share.  Only these two files include this.
+ * writes) and rundump_host.c (the host records) share.  Only these files
+ * include this.
  */
 #ifndef SOAK_RUNDUMP_INT_H
 #define SOAK_RUNDUMP_INT_H
@@ -19,22 +20,38 @@
 #define RD_MAX_OPS 16
 #define RD_MAX_WORKLOADS 256
 #define RD_MAX_TARGETS 64
+/* CSV: the host's last interval beside each row (rundump_host.c). */
+#define RD_HOST_CSV_COLUMNS ",host_cpu_user_pct,host_cpu_system_pct,host_cpu_iowait_pct," \
+	"host_cpu_steal_pct,host_cpu_soakd_pct,host_psi_io_some_pct,host_disk_util_pct," \
+	"host_disk_queue_depth,drift"
+#define RD_HOST_CSV_N 8
+#define RD_MAX_DRIFT_MARKS 64
 
-/* "checked", "corrupt", "stale", "misdirected", "torn", "foreign",
- * "uncertain", "unchecked": the "verify" object of a recorded op. */
-#define RD_VERIFY_CLASSES 8
+/*
+ * The "verify" object of a recorded op: object ops' checks against the
+ * write ledger (checked, lost, resurrected, stale, list_missing,
+ * list_extra, uncertain) and device ops' block checks (checked, stale,
+ * uncertain, and misdirected, torn, foreign, unchecked, corrupt), one list
+ * for both: the first seven are the object's, in the CSV's order.  An
+ * object op's "corrupt" there is its op's; a device op's, its class
+ * (CRC mismatches), the op's corrupt being the sum of its failures.
+ */
+#define RD_VERIFY_CLASSES 12
+#define RD_VERIFY_CSV_COLUMNS \
+	"checked,lost,resurrected,stale,list_missing,list_extra,uncertain,misdirected,torn," \
+	"foreign,unchecked,verify_corrupt"
 extern const char *const rd_verify_names[RD_VERIFY_CLASSES];
 
 struct rd_op {
 	char name[64];
 	uint64_t count, errors, bytes, corrupt;
+	uint64_t verify[RD_VERIFY_CLASSES];
+	bool dev_verify;            /* its "verify" was a device op's */
 	uint64_t missed, pending;   /* pending: a gauge, the latest interval's */
 	double target_ops;
 	struct hist *lat, *svc;
 	struct hist *iss;                  /* issue_delay: soakd's own lateness */
 	/* Device ops with "verify": blocks by class, in rd_verify_names' order. */
-	uint64_t verify[RD_VERIFY_CLASSES];
-	bool has_verify;
 };
 
 struct rd_ops {
@@ -76,11 +93,29 @@ struct rundump {
 	uint64_t skipped;
 	unsigned sources;                  /* logs added */
 	struct rd_op scratch;              /* one interval's op, for its row */
+	json_t *host;                      /* the host records folded (rundump_host.c) */
+	double host_csv[RD_HOST_CSV_N];    /* CSV: the last host record's columns */
+	bool have_host_csv;
+	/* CSV: drift alarms waiting for their op's next row ("drift" column). */
+	struct rd_drift_mark {
+		char workload[64], op[64], metrics[64];
+	} drift_marks[RD_MAX_DRIFT_MARKS];
+	size_t n_drift_marks;
 };
 
 /* rundump.c */
 
 void rd_flush_slice(struct rundump *d, struct rd_workload *w);
+
+/* rundump_host.c: "host" records (rundump_host() gives the result). */
+
+int rd_host_add(struct rundump *d, json_t *rec);
+/* The CSV columns RD_HOST_CSV_COLUMNS names, each with its leading comma
+ * (empty before the first host record), and the "drift" column of
+ * workload's op: the metrics whose alarms came since its last row. */
+void rd_host_csv(struct rundump *d, const char *workload, const char *op);
+/* An "event" record: drift alarms are kept for the CSV's next row. */
+int rd_event_add(struct rundump *d, json_t *rec);
 
 /* rundump_out.c */
 

@@ -33,8 +33,9 @@ void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 		hist_percentile(o->svc, 99) / 1e3, lag_ns / 1e6, o->corrupt, o->missed, o->pending,
 		hist_percentile(o->iss, 50) / 1e3, hist_percentile(o->iss, 99) / 1e3,
 		hist_max(o->iss) / 1e3, late_ns / 1e6);
-	for (size_t c = 0; c < RD_VERIFY_CLASSES; c++)
-		fprintf(d->text, ",%" PRIu64, o->verify[c]);
+	for (size_t i = 0; i < RD_VERIFY_CLASSES; i++)
+		fprintf(d->text, ",%" PRIu64, o->verify[i]);
+	rd_host_csv(d, workload, o->name);
 	fputc('\n', d->text);
 }
 
@@ -199,11 +200,17 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t s
 		if (o->iss && o->iss->count)
 			json_object_set_new(json_object_get(j, o->name), "issue_delay_us",
 					    latency_json(o->iss));
-		if (o->has_verify) {
-			json_t *v = json_object();
-			for (size_t c = 0; c < RD_VERIFY_CLASSES; c++)
-				json_object_set_new(v, rd_verify_names[c],
-						    json_integer((json_int_t)o->verify[c]));
+		bool checked = false;
+		for (size_t k = 0; k < RD_VERIFY_CLASSES; k++)
+			checked |= o->verify[k] != 0;
+		if (checked) {
+			/* An object op's corrupt is its op's; a device op's is a
+			 * class of its own (the op's is the sum of its failures). */
+			json_t *v = json_pack("{s:I}", "corrupt", (json_int_t)o->corrupt);
+			for (size_t k = 0; k < RD_VERIFY_CLASSES; k++)
+				if (o->dev_verify || strcmp(rd_verify_names[k], "corrupt") != 0)
+					json_object_set_new(v, rd_verify_names[k],
+							    json_integer((json_int_t)o->verify[k]));
 			json_object_set_new(json_object_get(j, o->name), "verify", v);
 		}
 		free(text);
@@ -259,6 +266,9 @@ json_t *rundump_finish(struct rundump *d)
 		json_object_set_new(out, "slice_s", json_real(d->f.slice_ns / 1e9));
 	if (d->format == RUNDUMP_JSON)
 		json_object_set_new(out, "kernel", json_pack("{s:{},s:{}}", "blk", "tcp"));
+	json_t *host = rundump_host(d);
+	if (host)
+		json_object_set_new(out, "host", host);
 	if (d->text) {
 		fflush(d->text);
 		json_object_set_new(out, d->format == RUNDUMP_CSV ? "csv" : "hdr",

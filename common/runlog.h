@@ -33,6 +33,19 @@
  *             (runlog_seek_run_time).
  *   state     a workload changed state: workload, state, reason, run_ns
  *   gap       soakd was down: run_ns, down_ns (wall time missed)
+ *   host      the host over one tick's interval (daemon/host): start_ns,
+ *             end_ns, wall_start_ns, wall_end_ns, cpu {user, system,
+ *             iowait, steal, soakd} and psi {cpu_some, mem_some, mem_full,
+ *             io_some, io_full} in percent of the interval, mem
+ *             {available_bytes, used_bytes}, disks {NAME: {util_pct,
+ *             queue_depth, read_Bps, write_Bps}}, net {IFACE: {rx_Bps,
+ *             tx_Bps}}, tcp {retrans}, nvme {NAME: {temp_c, media_errors,
+ *             pct_used}}; a field the kernel does not offer is absent.
+ *   event     something happened to a workload's op: event "drift" (a
+ *             drift alarm, daemon/drift), workload, op, metric, start_ns
+ *             and end_ns (run time: the window tested), message; written
+ *             before the interval record it was raised with.
+ *             Readers that do not know a type skip it.
  */
 
 #define RUNLOG_HEADER "soakd-intervals 1\n"

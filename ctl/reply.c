@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "certify_print.h"
 #include "report.h"
 #include "view.h"
 #include "rundump.h"
@@ -154,6 +155,12 @@ void print_status(json_t *reply)
 		if (reason)
 			printf("  %s %s: %s\n", name, state, reason);
 	}
+	certify_print_status(json_object_get(reply, "certify"), stdout);
+	search_print(json_object_get(reply, "search"), stdout);
+	/* Drift alarms on now (soakd.json(5), "drift"). */
+	const char *drift = field_str(json_object_get(reply, "drift"), "alarms_on", NULL);
+	if (drift && *drift)
+		printf("%s\n", drift);
 }
 
 /* Print the string field key of reply as it is; 0 or an exit code. */
@@ -189,6 +196,10 @@ int print_reply(const struct options *o, json_t *reply)
 		return print_text(reply, strcmp(o->format, "hdr") == 0 ? "hdr" : "csv", false);
 	} else if (strcmp(cmd, "report") == 0) {
 		int r = report_print(reply, &o->report, stdout);
+		if (r >= 0)
+			certify_print_report(json_object_get(reply, "certify"), stdout);
+		if (r >= 0)
+			search_print(json_object_get(reply, "search"), stdout);
 		if (r == -EDOM || r == -ENOENT)
 			return EXIT_USAGE;
 		return r < 0 ? EXIT_NO_REPLY : r ? EXIT_REPORT_FAIL : 0;

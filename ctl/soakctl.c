@@ -19,6 +19,8 @@
 #include "proto.h"
 #include "report.h"
 #include "view.h"
+#include "search_view.h"
+#include "verdicts.h"
 #include "rundump.h"
 #include "offline.h"
 #include "transact.h"
@@ -73,6 +75,9 @@ static int run_offline(struct options *o)
 		fprintf(stderr, "soakctl: %s\n", err);
 		return EXIT_REFUSED;
 	}
+	/* A certification's verdicts and a search's curve, as soakd adds them. */
+	if (!merge && (format == RUNDUMP_REPORT || format == RUNDUMP_JSON))
+		verdicts_from_log(o->run_dir, reply);
 	const char *notes = json_string_value(json_object_get(reply, "notes"));
 	if (notes)
 		fprintf(stderr, "soakctl: %s\n", notes);
@@ -135,7 +140,8 @@ static int run_view(struct options *o)
 	if (po.n_csv_files > 0 && (o->window_given || o->report.slice_ns))
 		return usage_error("--since, --until and --slice are for plots from soakd or "
 				   "--run-dir; cut CSV files with dump or merge");
-	return view_plot(&client, &po);
+	int r = view_plot(&client, &po);
+	return r ? r : search_view_plot(&client, &po);
 }
 
 /* report --html: from --run-dir, or from the run directory soakd names. */

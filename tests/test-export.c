@@ -182,6 +182,49 @@ static void test_prom_lines(void **state)
 	free(text);
 }
 
+/* The host's last record and the drift alarms as gauges (issue 18). */
+static void test_prom_host_and_drift(void **state)
+{
+	(void)state;
+	struct export_snapshot s = snapshot();
+	s.host = json_loads("{\"type\": \"host\", \"cpu\": {\"user\": 12.5, \"system\": 3, "
+			    "\"iowait\": 40, \"steal\": 0, \"soakd\": 1.25}, \"psi\": {\"io_some\": 25, "
+			    "\"io_full\": 10}, \"mem\": {\"available_bytes\": 1024, \"used_bytes\": 2048}, "
+			    "\"disks\": {\"loop3\": {\"util_pct\": 50, \"queue_depth\": 1.5, "
+			    "\"read_Bps\": 4096, \"write_Bps\": 8192}}, \"net\": {\"lo\": {\"rx_Bps\": 10, "
+			    "\"tx_Bps\": 20}}, \"tcp\": {\"retrans\": 7}, \"nvme\": {\"nvme0n1\": "
+			    "{\"temp_c\": 40, \"media_errors\": 2, \"pct_used\": 3}}}", 0, NULL);
+	s.drift = json_loads("{\"rand4k\": {\"read\": {\"p99\": 1, \"throughput\": 0}}}", 0, NULL);
+	assert_non_null(s.host);
+	assert_non_null(s.drift);
+	char *text = prom_text(&s);
+
+	expect_line(text, "# TYPE soakd_host_cpu_percent gauge");
+	expect_line(text, "soakd_host_cpu_percent{run=\"demo\",mode=\"iowait\"} 40");
+	expect_line(text, "soakd_host_cpu_percent{run=\"demo\",mode=\"soakd\"} 1.25");
+	expect_line(text, "soakd_host_pressure_percent{run=\"demo\",resource=\"io\",kind=\"full\"} 10");
+	expect_line(text, "soakd_host_memory_bytes{run=\"demo\",kind=\"used\"} 2048");
+	expect_line(text, "soakd_host_disk_utilisation_percent{run=\"demo\",device=\"loop3\"} 50");
+	expect_line(text, "soakd_host_disk_queue_depth{run=\"demo\",device=\"loop3\"} 1.5");
+	expect_line(text, "soakd_host_disk_bytes_per_second{run=\"demo\",device=\"loop3\","
+			  "direction=\"write\"} 8192");
+	expect_line(text, "soakd_host_network_bytes_per_second{run=\"demo\",interface=\"lo\","
+			  "direction=\"tx\"} 20");
+	expect_line(text, "soakd_host_tcp_segments{run=\"demo\",kind=\"retransmitted\"} 7");
+	expect_line(text, "soakd_host_nvme_temperature_celsius{run=\"demo\",device=\"nvme0n1\"} 40");
+	expect_line(text, "soakd_drift{run=\"demo\",workload=\"rand4k\",op=\"read\",metric=\"p99\"} 1");
+	expect_line(text, "soakd_drift{run=\"demo\",workload=\"rand4k\",op=\"read\","
+			  "metric=\"throughput\"} 0");
+	/* One HELP and TYPE per family, whatever the number of devices. */
+	char *first = strstr(text, "# TYPE soakd_host_disk_bytes_per_second gauge");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "# TYPE soakd_host_disk_bytes_per_second gauge"));
+	check_exposition(text);
+	free(text);
+	json_decref(s.host);
+	json_decref(s.drift);
+}
+
 static void test_prom_before_first_interval(void **state)
 {
 	(void)state;
@@ -328,31 +371,31 @@ static void test_verify_counts(void **state)
 	(void)state;
 	struct export_op vops[2] = { ops[1], ops[2] };
 	for (size_t i = 0; i < 2; i++) {
-		vops[i].has_verify = true;
-		vops[i].verify_total[OP_VERIFY_CHECKED] = 1000 + i;
-		vops[i].verify_total[OP_VERIFY_STALE] = 2 + i;
+		vops[i].has_dev_verify = true;
+		vops[i].dev_verify_total[OP_VERIFY_CHECKED] = 1000 + i;
+		vops[i].dev_verify_total[OP_VERIFY_STALE] = 2 + i;
 	}
 	struct export_snapshot s = snapshot();
 	s.ops = vops;
 	s.n_ops = 2;
 	char *text = prom_text(&s);
-	expect_line(text, "# TYPE soakd_verify_blocks_total counter");
-	expect_line(text, "soakd_verify_blocks_total{run=\"demo\",workload=\"rand4k\",op=\"write\","
+	expect_line(text, "# TYPE soakd_verify_total counter");
+	expect_line(text, "soakd_verify_total{run=\"demo\",workload=\"rand4k\",op=\"write\","
 			  "class=\"checked\"} 1000");
-	expect_line(text, "soakd_verify_blocks_total{run=\"demo\",workload=\"rand4k\",op=\"write\","
+	expect_line(text, "soakd_verify_total{run=\"demo\",workload=\"rand4k\",op=\"write\","
 			  "class=\"stale\"} 2");
-	expect_line(text, "soakd_verify_blocks_total{run=\"demo\",workload=\"rand4k\",op=\"read\","
+	expect_line(text, "soakd_verify_total{run=\"demo\",workload=\"rand4k\",op=\"read\","
 			  "target=\"/dev/loop0 \\\"a\\\"\\\\b\\nc\",class=\"stale\"} 3");
 	free(text);
 	/* Without "verify": no such series. */
 	s = snapshot();
 	text = prom_text(&s);
-	assert_null(strstr(text, "soakd_verify_blocks_total"));
+	assert_null(strstr(text, "soakd_verify_total"));
 	free(text);
 
 	struct export_delta d = { .ops = 10 };
-	d.verify[OP_VERIFY_CHECKED] = 12;
-	d.verify[OP_VERIFY_TORN] = 1;
+	d.dev_verify[OP_VERIFY_CHECKED] = 12;
+	d.dev_verify[OP_VERIFY_TORN] = 1;
 	char buf[2048];
 	export_statsd_format_op(buf, sizeof(buf), "s", &vops[0], &d);
 	assert_non_null(strstr(buf, "s.rand4k.write.verify.checked:12|c\n"));
@@ -445,6 +488,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prom_lines),
+		cmocka_unit_test(test_prom_host_and_drift),
 		cmocka_unit_test(test_prom_before_first_interval),
 		cmocka_unit_test(test_prom_write_atomic),
 		cmocka_unit_test(test_statsd_lines),

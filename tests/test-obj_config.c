@@ -144,8 +144,94 @@ static void test_defaults_and_http(void **state)
 	assert_int_equal(o->size.mean, 65536);
 	assert_string_equal(o->labels[0], "http://127.0.0.1:8080/dav#0");
 	assert_string_equal(o->labels[1], "http://127.0.0.1:8080/dav#1");
+	assert_int_equal(o->audit, OBJ_AUDIT_ON_RESUME);
 	free(errors);
 	config_free(c);
+}
+
+/* "audit": when the ledger's objects are read once (issue 17). */
+static void test_audit(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	int r = load("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"interval:6h\"", &c, &errors);
+	if (r != 0)
+		fail_msg("%s", errors);
+	assert_int_equal(c->workloads[0].object->audit, OBJ_AUDIT_INTERVAL);
+	assert_int_equal(c->workloads[0].object->audit_interval_ns, UINT64_C(6) * 3600 * 1000000000);
+	free(errors);
+	config_free(c);
+	r = load("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		 "\"audit\": \"off\"", &c, &errors);
+	assert_int_equal(r, 0);
+	assert_int_equal(c->workloads[0].object->audit, OBJ_AUDIT_OFF);
+	free(errors);
+	config_free(c);
+	/* Where the problem is: file, line and column of the value. */
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"daily\"", "t.json:1:");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"daily\"", "\"audit\" must be \"on_resume\", \"interval:DURATION\"");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"interval:soon\"", "\"audit\": \"interval:soon\":");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": \"interval:100ms\"", "at least 1s");
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"audit\": true", "\"audit\"");
+}
+
+/* An s3 workload's members with the test's credentials, then extra. */
+static char *s3_members(const char *extra)
+{
+	char *m = NULL;
+	assert_true(asprintf(&m, "\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", "
+				 "\"bucket\": \"bkt\", \"mix\": {\"get\": 1}, "
+				 "\"credentials\": {\"file\": \"%s\"}, %s", creds_path, extra) > 0);
+	return m;
+}
+
+static void expect_s3_error(const char *extra, const char *needle)
+{
+	char *m = s3_members(extra);
+	expect_error(m, needle);
+	free(m);
+}
+
+/* Section 2 of issue 17: buckets, SSE-S3, multipart. */
+static void test_s3_extras(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	char *m = s3_members("\"buckets\": 8, \"sse\": \"s3\", \"multipart_threshold\": "
+			     "\"64MiB\", \"multipart_part_size\": \"16MiB\"");
+	int r = load(m, &c, &errors);
+	free(m);
+	if (r != 0)
+		fail_msg("%s", errors);
+	const struct object_config *o = c->workloads[0].object;
+	assert_int_equal(o->buckets, 8);
+	assert_true(o->sse_s3);
+	assert_int_equal(o->multipart_threshold, UINT64_C(64) << 20);
+	assert_int_equal(o->multipart_part_size, UINT64_C(16) << 20);
+	free(errors);
+	config_free(c);
+	expect_s3_error("\"sse\": \"kms\"", "\"sse\" must be \"s3\"");
+	expect_s3_error("\"buckets\": 0", "buckets");
+	expect_s3_error("\"buckets\": 1001", "buckets");
+	expect_s3_error("\"multipart_part_size\": \"1MiB\"", "at least 5MiB");
+	char *m2 = NULL;
+	assert_true(asprintf(&m2, "\"protocol\": \"s3\", \"endpoint\": \"http://h:1\", "
+				  "\"bucket\": \"b234567890123456789012345678901234567890"
+				  "12345678901234567890\", "
+				  "\"mix\": {\"get\": 1}, \"credentials\": {\"file\": \"%s\"}, "
+				  "\"buckets\": 2", creds_path) > 0);
+	expect_error(m2, "at most 59 characters");
+	free(m2);
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"sse\": \"s3\"", "\"sse\" is for \"protocol\": \"s3\"");
 }
 
 static void test_refusals(void **state)
@@ -242,6 +328,8 @@ static void test_systemd_credential(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_s3_extras),
 		cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_defaults_and_http),
 		cmocka_unit_test(test_refusals),

@@ -297,6 +297,57 @@ static void test_gaps_break_lines(void **state)
 	plot_free(p);
 }
 
+/* The host's columns (a dump's CSV since issue 18): a third panel per
+ * workload, one line per host_*_pct column whatever the op; empty before
+ * the host's first interval; other host columns are not drawn. */
+static void test_host_panel(void **state)
+{
+	(void)state;
+	const char *csv = HEADER ",host_cpu_iowait_pct,host_cpu_steal_pct,host_disk_queue_depth\n"
+		"w,read,0,1,10,0,0,10,10,100,0,200,300,400,0,0,0,0,,,\n"
+		"w,write,0,1,10,0,0,10,10,100,0,200,300,400,0,0,0,0,,,\n"
+		"w,read,1,2,10,0,0,10,10,100,0,200,300,400,0,0,0,0,40.5,1.00,2.5\n"
+		"w,write,1,2,10,0,0,10,10,100,0,200,300,400,0,0,0,0,40.5,1.00,2.5\n"
+		"w,read,2,3,10,0,0,10,10,100,0,200,300,400,0,0,0,0,12.0,0.00,2.5\n"
+		"w,write,2,3,10,0,0,10,10,100,0,200,300,400,0,0,0,0,12.0,0.00,2.5\n";
+	struct plot *p = plot_new("host");
+	add(p, csv, NULL);
+	char *svg = render(p);
+	assert_int_equal(count(svg, "data-panel=\"host\""), 1);
+	assert_int_equal(count(svg, "<path data-series=\"w/host/cpu_iowait\""), 1);
+	assert_int_equal(count(svg, "<path data-series=\"w/host/cpu_steal\""), 1);
+	assert_int_equal(count(svg, "data-series=\"w/host/disk_queue"), 0);
+	assert_int_equal(count(svg, "data-series=\"w/read/cpu_iowait"), 0);
+	assert_non_null(strstr(svg, ">host cpu_iowait %</text>"));
+	free(svg);
+	plot_free(p);
+	/* Without host columns, no host panel. */
+	p = plot_new("no host");
+	add(p, HEADER "\nw,read,0,1,10,0,0,10,10,100,0,200,300,400,0,0,0,0\n", NULL);
+	svg = render(p);
+	assert_int_equal(count(svg, "data-panel=\"host\""), 0);
+	free(svg);
+	plot_free(p);
+}
+
+/* A drift alarm (the CSV's "drift" column) is a mark on its workload's
+ * latency panel, named in its title. */
+static void test_drift_marks(void **state)
+{
+	(void)state;
+	const char *csv = HEADER ",drift\n"
+		"w,read,0,1,10,0,0,10,10,100,0,200,300,400,0,0,0,0,\n"
+		"w,read,1,2,10,0,0,10,10,100,0,200,300,400,0,0,0,0,p99+throughput\n"
+		"v,read,1,2,10,0,0,10,10,100,0,200,300,400,0,0,0,0,\n";
+	struct plot *p = plot_new("drift");
+	add(p, csv, NULL);
+	char *svg = render(p);
+	assert_int_equal(count(svg, "class=\"drift\""), 1);
+	assert_non_null(strstr(svg, "<title>drift: read p99+throughput</title>"));
+	free(svg);
+	plot_free(p);
+}
+
 /* A long run is drawn with at most one point per pixel column. */
 static void test_long_run_is_reduced(void **state)
 {
@@ -414,6 +465,8 @@ int main(void)
 		cmocka_unit_test(test_checker_itself),
 		cmocka_unit_test(test_series_and_legend),
 		cmocka_unit_test(test_gaps_break_lines),
+		cmocka_unit_test(test_host_panel),
+		cmocka_unit_test(test_drift_marks),
 		cmocka_unit_test(test_long_run_is_reduced),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_bad_csv),

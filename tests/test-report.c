@@ -192,6 +192,57 @@ static void test_malformed(void **state)
 	json_decref(empty);
 }
 
+/* The host beside a spike: slice 3 of 4 is a spike (p99 10x the median);
+ * with steal there, or iowait while the targets were idle, it is flagged;
+ * with iowait while a target was busy (the device itself), or in a slice
+ * without a spike, it is not. */
+static void test_host_flags(void **state)
+{
+	struct hist *slices = calloc(4, sizeof(*slices));
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_non_null(slices);
+	for (size_t i = 0; i < 4; i++) {
+		hist_init(&slices[i]);
+		hist_record_n(&slices[i], (i == 2 ? 10 : 1) * UINT64_C(1000000), 100);
+	}
+	json_t *host = json_pack("[{s:i,s:f,s:f,s:f},{s:i,s:f,s:f,s:f},{s:i,s:f,s:f,s:f}]",
+				 "index", 0, "steal_max", 50.0, "iowait_max", 0.0, "util_max", 0.0,
+				 "index", 2, "steal_max", 6.0, "iowait_max", 0.0, "util_max", 90.0,
+				 "index", 3, "steal_max", 0.0, "iowait_max", 0.0, "util_max", 0.0);
+	FILE *out = open_memstream(&text, &len);
+	assert_int_equal(report_host_flags(out, "w", "read", slices, 4, 1, host), 1);
+	fclose(out);
+	assert_non_null(strstr(text, "w read: slice 3's p99 of 10."));
+	assert_non_null(strstr(text, "steal up to 6.0%"));
+	free(text);
+
+	/* iowait with the target busy: the device, not the host. */
+	json_object_set_new(json_array_get(host, 1), "steal_max", json_real(0));
+	json_object_set_new(json_array_get(host, 1), "iowait_max", json_real(40));
+	out = open_memstream(&text, &len);
+	assert_int_equal(report_host_flags(out, "w", "read", slices, 4, 1, host), 0);
+	fclose(out);
+	free(text);
+	/* ... and with the targets idle: other devices. */
+	json_object_set_new(json_array_get(host, 1), "util_max", json_real(10));
+	out = open_memstream(&text, &len);
+	assert_int_equal(report_host_flags(out, "w", "read", slices, 4, 1, host), 1);
+	fclose(out);
+	assert_non_null(strstr(text, "iowait up to 40.0%"));
+	free(text);
+	/* Two recorded slices to a report slice: slices 2 and 3 fold into
+	 * report slice 2 (index 1); two report slices are too few. */
+	out = open_memstream(&text, &len);
+	assert_int_equal(report_host_flags(out, "w", "read", slices, 2, 2, host), 0);
+	fclose(out);
+	free(text);
+	json_decref(host);
+	free(slices);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_judged_ops),
 		cmocka_unit_test(test_parse_lists),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_host_flags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

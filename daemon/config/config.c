@@ -20,9 +20,12 @@
 
 #include "base/regfile.h"
 #include "config_act.h"
+#include "config_certify.h"
+#include "config_search.h"
 #include "config_export.h"
 #include "config_json.h"
 #include "config_limits.h"
+#include "config_drift.h"
 #include "config_trace.h"
 #include "config_verify.h"
 #include "obj_config.h"
@@ -326,6 +329,9 @@ static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_confi
 	cfg_get_duration(c, obj, "max_lag", &w->max_lag_ns);
 	cfg_get_duration(c, obj, "start", &w->start_offset_ns);
 	cfg_get_uint(c, obj, "seed", 0, UINT64_MAX >> 1, &w->seed);
+	w->drift = run->drift;
+	if (json_object_get(obj, "drift"))
+		drift_config_parse(c, json_object_get(obj, "drift"), run, &w->drift);
 	parse_schedule(c, obj, w, run->duration_ns);
 
 	if (!typed)
@@ -365,7 +371,8 @@ static void parse_ctl(struct cfg_ctx *c, json_t *v, struct ctl_config *ctl)
 static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 {
 	static const char *const keys[] = { "name", "duration", "interval", "slice", "on_finish",
-					    "socket", "trace", "exports", "start_at", "ctl", NULL };
+					    "socket", "trace", "exports", "start_at", "ctl", "certify",
+					    "search", "drift", NULL };
 	const char *s;
 
 	cfg_push_key(c, "run");
@@ -429,6 +436,9 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 		export_config_parse(c, json_object_get(obj, "exports"), &run->exports);
 	if (json_object_get(obj, "ctl"))
 		parse_ctl(c, json_object_get(obj, "ctl"), &run->ctl);
+	/* After "interval": a window is a whole number of them. */
+	if (json_object_get(obj, "drift"))
+		drift_config_parse(c, json_object_get(obj, "drift"), run, &run->drift);
 	if (cfg_get_string(c, obj, "start_at", &s)) {
 		const char *why = "";
 		cfg_push_key(c, "start_at");
@@ -509,6 +519,11 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 		}
 	}
 	cfg_pop(c);
+	/* After the workloads: its steps become their schedules. */
+	if (run->n_workloads && json_is_object(r) && json_object_get(r, "certify"))
+		certify_config_parse(c, json_object_get(r, "certify"), arr, run);
+	if (run->n_workloads && json_is_object(r) && json_object_get(r, "search"))
+		search_config_parse(c, json_object_get(r, "search"), arr, run);
 	if (!c->errors && run->n_workloads)
 		config_check_run_limits(c, run);
 out:

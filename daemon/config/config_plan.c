@@ -11,7 +11,10 @@
 #include <stdlib.h>
 
 #include "config_act.h"
+#include "config_certify.h"
+#include "config_search.h"
 #include "config_export.h"
+#include "config_drift.h"
 #include "config_trace.h"
 #include "config_verify.h"
 #include "obj_config.h"
@@ -66,6 +69,10 @@ static void print_workload(const struct workload_config *w, FILE *out)
 	else
 		fprintf(out, "     \"rate\": \"closed-loop\", ");
 	print_duration(out, "max_lag", w->max_lag_ns, ", ");
+	if (w->drift.enabled) {
+		drift_config_print(&w->drift, out);
+		fputs(", ", out);
+	}
 	fprintf(out, "\"seed\": %" PRIu64 ",\n     \"schedule\": [\n", w->seed);
 	uint64_t at = w->start_offset_ns;
 	for (size_t s = 0; s < w->n_steps; s++) {
@@ -114,6 +121,8 @@ void config_print_plan(const struct run_config *c, FILE *out)
 		fputs(",\n   ", out);
 		export_config_print(&c->exports, out);
 	}
+	certify_config_print(&c->certify, out);
+	search_config_print(&c->search, out);
 	fprintf(out, "},\n  \"workloads\": [\n");
 	for (size_t i = 0; i < c->n_workloads; i++) {
 		print_workload(&c->workloads[i], out);

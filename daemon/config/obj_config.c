@@ -200,6 +200,8 @@ static const char *const object_keys[] = {
 	"ca_file", "tls_verify", "credentials", "concurrency", "threads", "objects", "prefill",
 	"mix", "size", "verify", "cleanup", "read_offset", "read_length", "read_range", "names",
 	"prefix", "prefixes", "checksum", "list_max_keys", "timeout", "connect_timeout",
+	"audit", "sse", "buckets", "multipart_threshold", "multipart_part_size",
+	"multipart_parallel",
 	/* refused by refuse_secrets, with a better message than "unknown" */
 	"secret", "secret_key", "access_key", "aws_secret_access_key", "aws_access_key_id",
 	"password", "token", "aws_session_token", NULL,
@@ -218,6 +220,31 @@ static void make_labels(struct object_config *o)
 	}
 }
 
+/* "audit": "on_resume" | "interval:DURATION" | "off". */
+static void parse_audit(struct cfg_ctx *c, json_t *obj, struct object_config *o)
+{
+	const char *s, *why = NULL;
+
+	if (!cfg_get_string(c, obj, "audit", &s))
+		return;
+	cfg_push_key(c, "audit");
+	if (strcmp(s, "on_resume") == 0) {
+		o->audit = OBJ_AUDIT_ON_RESUME;
+	} else if (strcmp(s, "off") == 0) {
+		o->audit = OBJ_AUDIT_OFF;
+	} else if (strncmp(s, "interval:", 9) == 0) {
+		o->audit = OBJ_AUDIT_INTERVAL;
+		if (parse_duration(s + 9, &o->audit_interval_ns, &why) < 0)
+			cfg_report(c, "\"audit\": \"%s\": %s", s, why ? why : "not a duration");
+		else if (o->audit_interval_ns < UINT64_C(1000000000))
+			cfg_report(c, "\"audit\": \"%s\": the interval must be at least 1s", s);
+	} else {
+		cfg_report(c, "\"audit\" must be \"on_resume\", \"interval:DURATION\" (e.g. "
+			      "\"interval:6h\") or \"off\", not \"%s\"", s);
+	}
+	cfg_pop(c);
+}
+
 void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 {
 	static const char *const protocols[] = { "s3", "http", NULL };
@@ -234,6 +261,7 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 	w->object = o;
 	*o = (struct object_config){
 		.concurrency = DEFAULT_CONCURRENCY, .threads = 1, .objects = DEFAULT_OBJECTS,
+		.buckets = 1, .multipart_part_size = UINT64_C(8) << 20, .multipart_parallel = 4,
 		.prefill = true, .verify = true, .cleanup = true, .tls_verify = true,
 		.prefixes = 1, .list_max_keys = 1000, .timeout_ns = DEFAULT_TIMEOUT_NS,
 		.connect_timeout_ns = DEFAULT_CONNECT_TIMEOUT_NS,
@@ -252,7 +280,9 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 		obj_cfg_parse_s3(c, obj, o);
 	} else {
 		static const char *const s3_only[] = { "bucket", "region", "create_bucket",
-						       "addressing", NULL };
+						       "addressing", "sse", "buckets",
+						       "multipart_threshold", "multipart_part_size",
+						       "multipart_parallel", NULL };
 		for (int i = 0; s3_only[i]; i++)
 			if (json_object_get(obj, s3_only[i])) {
 				cfg_push_key(c, s3_only[i]);
@@ -299,6 +329,7 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 	parse_size_spec(c, obj, o);
 	cfg_get_bool(c, obj, "verify", &o->verify);
 	cfg_get_bool(c, obj, "cleanup", &o->cleanup);
+	parse_audit(c, obj, o);
 	parse_reads(c, obj, o);
 	int n = obj_cfg_enum(c, obj, "names", namings);
 	if (n >= 0)

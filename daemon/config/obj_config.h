@@ -17,6 +17,10 @@
 #define OBJ_MAX_PREFIXES 4096
 #define OBJ_MAX_PREFIX_LEN 512
 #define OBJ_MAX_URL_LEN 2048
+#define OBJ_MAX_BUCKETS 1000
+#define OBJ_MAX_PARTS 10000                      /* S3's limit per upload */
+#define OBJ_MAX_PARALLEL_PARTS 64
+#define OBJ_MIN_PART_SIZE (UINT64_C(5) << 20)    /* S3's, for every part but the last */
 
 enum obj_protocol {
 	OBJ_PROTO_S3,
@@ -50,6 +54,13 @@ enum obj_checksum {
 	OBJ_CHECKSUM_CRC32C,   /* x-amz-checksum-crc32c */
 };
 
+/* When every object of the ledger is read once (issue 17). */
+enum obj_audit {
+	OBJ_AUDIT_ON_RESUME,   /* after a restart of soakd, before the mix goes on */
+	OBJ_AUDIT_INTERVAL,    /* that, and every audit_interval_ns of run time */
+	OBJ_AUDIT_OFF,
+};
+
 enum obj_creds_source {
 	OBJ_CREDS_NONE,
 	OBJ_CREDS_FILE,
@@ -62,7 +73,12 @@ struct object_config {
 	char *endpoint;             /* scheme://host[:port][/path], no trailing '/' */
 	char *region;               /* S3 */
 	char *bucket;               /* S3 */
+	unsigned buckets;           /* S3: above 1, objects spread over BUCKET-0 .. BUCKET-(N-1) */
 	bool create_bucket;
+	bool sse_s3;                /* "sse": "s3": PUTs ask for SSE-S3 (AES256) */
+	uint64_t multipart_threshold; /* S3: larger objects go up in parts; 0: never */
+	uint64_t multipart_part_size;
+	unsigned multipart_parallel;  /* parts of one upload in flight at once */
 	bool virtual_host;          /* S3 addressing: bucket.host/key instead of host/bucket/key */
 	char *connect_to;           /* "HOST[:PORT]" to connect to instead of the endpoint's */
 	char *ca_file;
@@ -90,6 +106,8 @@ struct object_config {
 	unsigned list_max_keys;
 	uint64_t timeout_ns;
 	uint64_t connect_timeout_ns;
+	enum obj_audit audit;
+	uint64_t audit_interval_ns;
 
 	char *labels[OBJ_MAX_THREADS]; /* each thread's name in results */
 };

@@ -235,6 +235,35 @@ void obj_cfg_parse_s3(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 		cfg_pop(c);
 	}
 	cfg_get_bool(c, obj, "create_bucket", &o->create_bucket);
+	uint64_t n = o->buckets;
+	cfg_get_uint(c, obj, "buckets", 1, OBJ_MAX_BUCKETS, &n);
+	o->buckets = (unsigned)n;
+	/* BUCKET-N must be a bucket name too. */
+	if (o->buckets > 1 && o->bucket && strlen(o->bucket) + 4 > 63) {
+		cfg_push_key(c, "buckets");
+		cfg_report(c, "with \"buckets\", the names are \"%s-0\" .. \"%s-%u\": \"bucket\" "
+			      "must be at most 59 characters", o->bucket, o->bucket, o->buckets - 1);
+		cfg_pop(c);
+	}
+	cfg_get_size(c, obj, "multipart_threshold", &o->multipart_threshold);
+	n = o->multipart_parallel;
+	cfg_get_uint(c, obj, "multipart_parallel", 1, OBJ_MAX_PARALLEL_PARTS, &n);
+	o->multipart_parallel = (unsigned)n;
+	if (cfg_get_size(c, obj, "multipart_part_size", &o->multipart_part_size) &&
+	    o->multipart_part_size < OBJ_MIN_PART_SIZE) {
+		cfg_push_key(c, "multipart_part_size");
+		cfg_report(c, "\"multipart_part_size\" must be at least 5MiB (S3's smallest part)");
+		cfg_pop(c);
+	}
+	if (cfg_get_string(c, obj, "sse", &s)) {
+		cfg_push_key(c, "sse");
+		if (strcmp(s, "s3") == 0)
+			o->sse_s3 = true;
+		else if (strcmp(s, "none") != 0)
+			cfg_report(c, "\"sse\" must be \"s3\" (SSE-S3: the server encrypts with its "
+				      "own keys) or \"none\", not \"%s\"", s);
+		cfg_pop(c);
+	}
 	int a = obj_cfg_enum(c, obj, "addressing", addressing);
 	if (a >= 0)
 		o->virtual_host = a == 1;

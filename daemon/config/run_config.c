@@ -12,7 +12,7 @@
 /* Keys every workload kind takes; each kind adds its own. */
 const char *const config_common_workload_keys[] = {
 	"name", "type", "autostart", "rate", "arrival", "schedule", "start", "max_lag", "seed",
-	NULL,
+	"drift", NULL,
 };
 
 const char *workload_type_name(enum workload_type t)

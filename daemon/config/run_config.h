@@ -105,6 +105,17 @@ struct block_size_weight {
 	uint32_t weight;
 };
 
+/* "drift": change alarms; see config_drift.h. */
+enum drift_metric { DRIFT_P99, DRIFT_P999, DRIFT_THROUGHPUT, DRIFT_ERRORS, DRIFT_METRICS };
+enum drift_sensitivity { DRIFT_LOW, DRIFT_NORMAL, DRIFT_HIGH };
+struct drift_config {
+	bool enabled;
+	uint64_t window_ns;
+	enum drift_sensitivity sensitivity;
+	unsigned metrics;            /* 1 << enum drift_metric */
+	bool stop;                   /* "on_drift": "stop" */
+};
+
 struct workload_config {
 	char name[CONFIG_MAX_NAME];
 	enum workload_type type;
@@ -137,6 +148,12 @@ struct workload_config {
 	uint64_t start_offset_ns;    /* offset of this workload's schedule in the run */
 	uint64_t max_lag_ns;         /* 0 = never stop for lag */
 	uint64_t seed;
+	/* Driven through "certify"'s steps: steps[] is its loads, one hold
+	 * each; certify_unit is the scale of a "1x" step (1 / ACT's load). */
+	bool certified;
+	double certify_unit;
+	bool searched;               /* its rate is "search"'s probes (config_search.h) */
+	struct drift_config drift;   /* the run's unless the workload has its own */
 };
 
 /* "run": {"trace": ...}; see config_trace.h. */
@@ -164,6 +181,35 @@ struct ctl_config {
 	bool read_only_for_all;
 };
 
+/* "run": {"certify": ...}; see config_certify.h. */
+#define CERTIFY_MAX_THRESHOLDS 16
+struct certify_config {
+	bool enabled;
+	char workload[CONFIG_MAX_NAME];  /* "": every workload of the run */
+	double loads[SCHED_MAX_STEPS];   /* each step's load, the N of "Nx" */
+	size_t n_steps;
+	uint64_t hold_ns;                /* each step lasts this long */
+	uint64_t confirm_ns;             /* the highest step passed again, this long; 0: not */
+	uint64_t thresholds_ns[CERTIFY_MAX_THRESHOLDS];
+	double limits_pct[CERTIFY_MAX_THRESHOLDS]; /* < 0: no limit */
+	size_t n_thresholds;
+};
+
+/* "run": {"search": ...}; see config_search.h. */
+#define SEARCH_MAX_WINDOWS 16
+struct search_config {
+	bool enabled;
+	char workload[CONFIG_MAX_NAME];  /* the one searched */
+	double percentile;               /* e.g. 99 */
+	uint64_t below_ns;               /* the target that percentile must stay below */
+	uint64_t window_ns;              /* each window judged alone */
+	unsigned windows;                /* windows per probe */
+	double min_rate, max_rate;       /* ops/s: where the bisection starts */
+	double resolution;               /* stop when hi - lo <= resolution * hi */
+	double then_fraction;            /* 0: no soak after the search */
+	uint64_t then_ns;                /* the soak's length (CONFIG_FOREVER_NS: until stopped) */
+};
+
 struct run_config {
 	char *path;                  /* the config file, absolute */
 	char name[CONFIG_MAX_NAME];
@@ -176,6 +222,9 @@ struct run_config {
 	struct export_config exports;
 	struct ctl_config ctl;
 	int64_t start_at_ns;         /* "start_at": CLOCK_REALTIME ns since the epoch; 0: at once */
+	struct certify_config certify;
+	struct search_config search;
+	struct drift_config drift;   /* every workload's default */
 	struct workload_config *workloads;
 	size_t n_workloads;
 };

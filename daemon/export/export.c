@@ -19,7 +19,8 @@
 /* What StatsD has been sent of one op, so counters carry differences. */
 struct sent_op {
 	uint64_t ops, errors, bytes, latency_sum_ns, latency_count, missed;
-	uint64_t verify[OP_VERIFY_CLASSES];
+	struct obj_verify verify;
+	uint64_t dev_verify[OP_VERIFY_CLASSES];
 };
 
 struct sent_workload {
@@ -107,9 +108,12 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 		.pending = totals->pending, .latency_sum_ns = totals->latency.sum,
 		.latency_count = totals->latency.count,
 		.has_interval = wr->have_last,
-		.has_verify = w->cfg->verify.on,
+		.corrupt_total = totals->corrupt,
+		.has_dev_verify = w->cfg->verify.on,
 	};
-	memcpy(op->verify_total, totals->verify, sizeof(op->verify_total));
+	if (w->cfg->type == WORKLOAD_OBJECT)
+		op->verify_total = &totals->obj_verify;
+	memcpy(op->dev_verify_total, totals->verify, sizeof(op->dev_verify_total));
 	if (!wr->have_last)
 		return;
 	const struct op_summary *s = &wr->last.ops[k];
@@ -193,6 +197,8 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 		.workloads = wl, .n_workloads = r->n,
 		.ops = ops, .n_ops = k,
 		.states = state_names, .n_states = WORKLOAD_FAILED + 1,
+		.host = r->host_last,
+		.drift = r->drift_state,
 	};
 	*ret_workloads = wl;
 	*ret_ops = ops;
@@ -297,8 +303,17 @@ static void publish_statsd(struct exports *e, const struct results *r,
 				.latency_sum_ns = o->latency_sum_ns - so->latency_sum_ns,
 				.latency_count = o->latency_count - so->latency_count,
 			};
+			if (o->verify_total) {
+				const struct obj_verify *t = o->verify_total, *was = &so->verify;
+				d.verify = (struct obj_verify){
+					t->checked - was->checked, t->lost - was->lost,
+					t->resurrected - was->resurrected, t->stale - was->stale,
+					t->list_missing - was->list_missing,
+					t->list_extra - was->list_extra, t->uncertain - was->uncertain,
+				};
+			}
 			for (size_t c = 0; c < OP_VERIFY_CLASSES; c++)
-				d.verify[c] = o->verify_total[c] - so->verify[c];
+				d.dev_verify[c] = o->dev_verify_total[c] - so->dev_verify[c];
 			n = export_statsd_format_op(buf, sizeof(buf), e->statsd_prefix, o, &d);
 			if (n < sizeof(buf))
 				export_statsd_add(e->statsd, buf, n);
@@ -307,7 +322,9 @@ static void publish_statsd(struct exports *e, const struct results *r,
 						.latency_sum_ns = o->latency_sum_ns,
 						.latency_count = o->latency_count,
 						.missed = o->missed_total };
-			memcpy(so->verify, o->verify_total, sizeof(so->verify));
+			if (o->verify_total)
+				so->verify = *o->verify_total;
+			memcpy(so->dev_verify, o->dev_verify_total, sizeof(so->dev_verify));
 			sw->interval_end_ns = o->interval_end_ns;
 		}
 		n = export_statsd_format_workload(buf, sizeof(buf), e->statsd_prefix, wl);

@@ -41,9 +41,13 @@ struct export_op {
 	uint64_t pending;             /* due, not yet completed, at the last interval's end */
 	uint64_t latency_sum_ns;      /* of the latencies of successful ops, for means */
 	uint64_t latency_count;       /* successful ops and missed ones (failed ones have none) */
+	/* Object ops: checks against the write ledger since the run started
+	 * (obj_verify), with corrupt; NULL for device ops. */
+	const struct obj_verify *verify_total;
+	uint64_t corrupt_total;
 	/* Device workloads with "verify": blocks read back, by class. */
-	bool has_verify;
-	uint64_t verify_total[OP_VERIFY_CLASSES];
+	bool has_dev_verify;
+	uint64_t dev_verify_total[OP_VERIFY_CLASSES];
 	/* The workload's last closed interval, if has_interval. */
 	bool has_interval;
 	uint64_t interval_end_ns;     /* since the run started: a new value is a new interval */
@@ -72,10 +76,16 @@ struct export_snapshot {
 	size_t n_ops;
 	const char *const *states;    /* every workload state name, for the state gauge */
 	size_t n_states;
+	json_t *host;                 /* the host's last record (daemon/host); NULL: none */
+	json_t *drift;                /* {WORKLOAD: {OP: {METRIC: 0|1}}} (daemon/drift); NULL: none */
 };
 
 /* Prometheus text exposition format 0.0.4, as node_exporter reads it. */
 int export_prom_format(const struct export_snapshot *s, FILE *out);
+/* The host's gauges (export_prom_host.c), part of export_prom_format. */
+int export_prom_host(FILE *out, const char *run, json_t *host);
+/* soakd_drift{workload,op,metric}: 1 while a drift alarm is on. */
+int export_prom_drift(FILE *out, const char *run, json_t *drift);
 /* Writes the snapshot to path atomically (temporary file in the same
  * directory, then rename).  Returns 0 or a negative errno with why. */
 int export_prom_write(const char *path, const struct export_snapshot *s, char *why,
@@ -94,8 +104,9 @@ void export_statsd_close(struct statsd_sender *s);
  */
 struct export_delta {
 	uint64_t ops, errors, bytes, missed;
+	struct obj_verify verify;     /* object ops */
 	uint64_t latency_sum_ns, latency_count;
-	uint64_t verify[OP_VERIFY_CLASSES];   /* with op->has_verify */
+	uint64_t dev_verify[OP_VERIFY_CLASSES]; /* with op->has_dev_verify */
 };
 size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 			       const struct export_op *op, const struct export_delta *delta);

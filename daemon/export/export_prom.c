@@ -106,25 +106,41 @@ static void counters(FILE *out, const struct export_snapshot *s, bool targets, e
 	}
 }
 
-/* soakd_verify_blocks_total{...,class="stale"}: per workload and per target. */
+/* Checks of what was read back, one series per class: object ops against
+ * the run's write ledger (per workload), device ops' 4 KiB blocks with
+ * "verify" (per workload and per target). */
 static void verify_counters(FILE *out, const struct export_snapshot *s)
 {
 	bool any = false;
 
 	for (size_t i = 0; i < s->n_ops; i++) {
 		const struct export_op *op = &s->ops[i];
-		if (!op->has_verify)
+		if (!(op->verify_total && !op->target) && !op->has_dev_verify)
 			continue;
 		if (!any)
-			header(out, "soakd_verify_blocks_total", "counter",
-			       "Blocks read back and checked since the run started, by class "
-			       "(checked: all judged; corrupt, stale, misdirected, torn, foreign: "
-			       "failures; uncertain: written before a crash, unflushed; unchecked).");
+			header(out, "soakd_verify_total", "counter",
+			       "Object ops checked against the run's write ledger, or device blocks "
+			       "read back and checked, since the run started (class=\"checked\"), "
+			       "and what was found, by class.");
 		any = true;
-		for (size_t c = 0; c < OP_VERIFY_CLASSES; c++) {
-			labels(out, "soakd_verify_blocks_total", s->run, op);
-			fprintf(out, ",class=\"%s\"} %" PRIu64 "\n", op_verify_names[c],
-				op->verify_total[c]);
+		if (op->has_dev_verify) {
+			for (size_t c = 0; c < OP_VERIFY_CLASSES; c++) {
+				labels(out, "soakd_verify_total", s->run, op);
+				fprintf(out, ",class=\"%s\"} %" PRIu64 "\n", op_verify_names[c],
+					op->dev_verify_total[c]);
+			}
+			continue;
+		}
+		const struct obj_verify *v = op->verify_total;
+		const struct { const char *name; uint64_t n; } classes[] = {
+			{ "checked", v->checked }, { "corrupt", op->corrupt_total },
+			{ "lost", v->lost }, { "resurrected", v->resurrected }, { "stale", v->stale },
+			{ "list_missing", v->list_missing }, { "list_extra", v->list_extra },
+			{ "uncertain", v->uncertain },
+		};
+		for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
+			labels(out, "soakd_verify_total", s->run, op);
+			fprintf(out, ",class=\"%s\"} %" PRIu64 "\n", classes[c].name, classes[c].n);
 		}
 	}
 }
@@ -290,6 +306,8 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 		 "Ops that failed on each target since the run started.");
 	counters(out, s, true, BYTES, "soakd_target_bytes_total",
 		 "Bytes moved by successful ops on each target since the run started.");
+	export_prom_host(out, s->run, s->host);
+	export_prom_drift(out, s->run, s->drift);
 	return ferror(out) ? -EIO : 0;
 }
 

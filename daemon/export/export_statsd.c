@@ -108,10 +108,23 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	append(buf, len, &off, "%s.%s.%s.count:%" PRIu64 "|c\n", prefix, w, o, delta->ops);
 	append(buf, len, &off, "%s.%s.%s.error:%" PRIu64 "|c\n", prefix, w, o, delta->errors);
 	append(buf, len, &off, "%s.%s.%s.missed:%" PRIu64 "|c\n", prefix, w, o, delta->missed);
-	/* PREFIX.W.OP.verify.CLASS: blocks read back, by class. */
-	for (size_t c = 0; op->has_verify && c < OP_VERIFY_CLASSES; c++)
+	if (op->verify_total) {
+		/* Object ops: their checks against the write ledger. */
+		const struct obj_verify *v = &delta->verify;
+		const struct { const char *name; uint64_t n; } classes[] = {
+			{ "checked", v->checked }, { "lost", v->lost },
+			{ "resurrected", v->resurrected }, { "stale", v->stale },
+			{ "list_missing", v->list_missing }, { "list_extra", v->list_extra },
+			{ "uncertain", v->uncertain },
+		};
+		for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+			append(buf, len, &off, "%s.%s.%s.verify.%s:%" PRIu64 "|c\n", prefix, w, o,
+			       classes[i].name, classes[i].n);
+	}
+	/* Device ops with "verify": their blocks read back, by class. */
+	for (size_t c = 0; op->has_dev_verify && c < OP_VERIFY_CLASSES; c++)
 		append(buf, len, &off, "%s.%s.%s.verify.%s:%" PRIu64 "|c\n", prefix, w, o,
-		       op_verify_names[c], delta->verify[c]);
+		       op_verify_names[c], delta->dev_verify[c]);
 	if (!op->has_interval)
 		return off;
 	/* aisloader's gauge: ops due and not yet completed. */

@@ -62,22 +62,47 @@ static int add_header(struct obj_client *cl, const char *line)
 	return 0;
 }
 
+void obj_bucket_name(const struct obj_client *cl, unsigned i, char *buf, size_t len)
+{
+	if (cl->cfg->buckets > 1)
+		snprintf(buf, len, "%s-%u", cl->cfg->bucket, i);
+	else
+		snprintf(buf, len, "%s", cl->cfg->bucket ? cl->cfg->bucket : "");
+}
+
+unsigned obj_key_bucket(const struct obj_client *cl, const char *key)
+{
+	return cl->cfg->buckets > 1 ? (unsigned)(obj_name_hash(key, strlen(key)) % cl->cfg->buckets)
+				    : 0;
+}
+
 /* path style: ENDPOINT/BUCKET; virtual-host style: SCHEME://BUCKET.HOST[:PORT][/PATH]. */
-static int make_base_url(struct obj_client *cl)
+int obj_bucket_url(const struct obj_client *cl, unsigned i, char *buf, size_t len)
 {
 	const struct object_config *o = cl->cfg;
+	char bucket[80];
 	int n;
 
+	obj_bucket_name(cl, i, bucket, sizeof(bucket));
 	if (o->protocol == OBJ_PROTO_HTTP)
-		n = snprintf(cl->base_url, sizeof(cl->base_url), "%s", o->endpoint);
+		n = snprintf(buf, len, "%s", o->endpoint);
 	else if (!o->virtual_host)
-		n = snprintf(cl->base_url, sizeof(cl->base_url), "%s/%s", o->endpoint, o->bucket);
+		n = snprintf(buf, len, "%s/%s", o->endpoint, bucket);
 	else {
 		const char *host = strstr(o->endpoint, "://") + 3;
-		n = snprintf(cl->base_url, sizeof(cl->base_url), "%.*s%s.%s",
-			     (int)(host - o->endpoint), o->endpoint, o->bucket, host);
+		n = snprintf(buf, len, "%.*s%s.%s", (int)(host - o->endpoint), o->endpoint, bucket,
+			     host);
 	}
-	return n > 0 && (size_t)n < sizeof(cl->base_url) ? 0 : -ENAMETOOLONG;
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+int obj_client_set_tag(struct obj_client *cl, const char *tag)
+{
+	snprintf(cl->run_tag, sizeof(cl->run_tag), "%s", tag);
+	if ((size_t)snprintf(cl->name_root, sizeof(cl->name_root), "%s%s/", cl->cfg->prefix,
+			     cl->run_tag) >= sizeof(cl->name_root) - 64)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, char *err,
@@ -93,21 +118,21 @@ int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, c
 	r = load_creds(cl, err, errlen);
 	if (r < 0)
 		return r;
-	if (make_base_url(cl) < 0) {
+	if (obj_bucket_url(cl, 0, cl->base_url, sizeof(cl->base_url)) < 0) {
 		snprintf(err, errlen, "the endpoint's URL is too long");
 		return -ENAMETOOLONG;
 	}
-	/* A fresh tag per start of soakd: names never collide with another
-	 * run's, so nothing this run did not create is ever overwritten or
-	 * cleaned up. */
+	/* A fresh tag per run: names never collide with another run's, so
+	 * nothing this run did not create is ever overwritten or cleaned up.
+	 * A resumed run takes its tag back from its ledger (obj_engine.c). */
 	if (getrandom(tag, sizeof(tag), 0) != sizeof(tag)) {
 		snprintf(err, errlen, "cannot get random bytes: %s", strerror(errno));
 		return -errno;
 	}
+	char hex[sizeof(cl->run_tag)];
 	for (size_t i = 0; i < sizeof(tag); i++)
-		snprintf(cl->run_tag + 2 * i, 3, "%02x", tag[i]);
-	if ((size_t)snprintf(cl->name_root, sizeof(cl->name_root), "%s%s/", o->prefix, cl->run_tag) >=
-	    sizeof(cl->name_root) - 64) {
+		snprintf(hex + 2 * i, 3, "%02x", tag[i]);
+	if (obj_client_set_tag(cl, hex) < 0) {
 		snprintf(err, errlen, "\"prefix\" is too long");
 		return -ENAMETOOLONG;
 	}

@@ -24,7 +24,7 @@
 #include "parse.h"
 #include "workload/workload.h"
 
-static int stream_setup(struct workload *w, size_t index, char *err, size_t errlen)
+static int stream_setup(struct workload *w, size_t index, int dir_fd, char *err, size_t errlen)
 {
 	const struct object_config *o = w->cfg->object;
 	struct obj_client *cl = w->engine_data;
@@ -50,8 +50,15 @@ static int stream_setup(struct workload *w, size_t index, char *err, size_t errl
 	st->free_list = calloc(share, sizeof(*st->free_list));
 	if (!st->multi || !st->xfers || !st->free_list || obj_pool_init(&st->pool, objects, 1) < 0)
 		goto oom;
-	/* Keep a connection per transfer alive between ops. */
-	curl_multi_setopt(st->multi, CURLMOPT_MAXCONNECTS, (long)share);
+	if (dir_fd >= 0) {
+		int r = obj_book_open(st, dir_fd, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	/* Keep a connection per transfer (and per part of a multipart
+	 * upload in flight) alive between ops. */
+	curl_multi_setopt(st->multi, CURLMOPT_MAXCONNECTS,
+			  (long)share * (o->multipart_threshold ? 1 + o->multipart_parallel : 1));
 	for (unsigned i = 0; i < share; i++) {
 		int r = obj_xfer_init(&st->xfers[i], cl, st);
 		if (r < 0)
@@ -76,6 +83,7 @@ static void stream_release(struct obj_stream *st)
 		curl_multi_cleanup(st->multi);
 	if (st->timer_fd >= 0)
 		close(st->timer_fd);
+	obj_ledger_close(st->ledger);
 	obj_pool_free(&st->pool);
 	free(st->xfers);
 	free(st->free_list);
@@ -113,6 +121,7 @@ static int obj_prepare(struct workload *w, char *err, size_t errlen)
 	bool reads = o->mix[OBJ_OP_GET] || o->mix[OBJ_OP_STAT] || o->mix[OBJ_OP_DELETE] ||
 		     o->mix[OBJ_OP_LIST];
 	cl->op_index[OBJ_KIND_PREFILL] = cl->op_index[OBJ_KIND_CLEANUP] = -1;
+	cl->op_index[OBJ_KIND_AUDIT] = cl->op_index[OBJ_KIND_AUDIT_HEAD] = -1;
 	if (o->prefill && reads) {
 		cl->op_index[OBJ_KIND_PREFILL] = (int)w->n_ops;
 		w->op_share[w->n_ops] = 0;
@@ -122,6 +131,12 @@ static int obj_prepare(struct workload *w, char *err, size_t errlen)
 		cl->op_index[OBJ_KIND_CLEANUP] = (int)w->n_ops;
 		w->op_share[w->n_ops] = 0;
 		w->op_names[w->n_ops++] = "cleanup";
+	}
+	/* Reads of the ledger's objects after a restart (obj_stream.c). */
+	if (o->audit != OBJ_AUDIT_OFF && w->run_dir) {
+		cl->op_index[OBJ_KIND_AUDIT] = cl->op_index[OBJ_KIND_AUDIT_HEAD] = (int)w->n_ops;
+		w->op_share[w->n_ops] = 0;
+		w->op_names[w->n_ops++] = "audit";
 	}
 
 	r = obj_client_init(cl, w->cfg, err, errlen);
@@ -143,11 +158,18 @@ static int obj_prepare(struct workload *w, char *err, size_t errlen)
 	} else {
 		atomic_store(&cl->ready, true);
 	}
-	for (size_t i = 0; i < w->n_streams; i++) {
-		r = stream_setup(w, i, err, errlen);
-		if (r < 0)
-			return r;
-	}
+	/* The write ledgers live in the run directory; without one (a
+	 * test harness), the workload runs without them. */
+	int dir_fd = w->run_dir ? obj_book_dir_open(w->run_dir, err, errlen) : -1;
+	if (w->run_dir && dir_fd < 0)
+		return dir_fd;
+	r = 0;
+	for (size_t i = 0; i < w->n_streams && r >= 0; i++)
+		r = stream_setup(w, i, dir_fd, err, errlen);
+	if (dir_fd >= 0)
+		close(dir_fd);
+	if (r < 0)
+		return r;
 	log_info("%s: %s %s, %u transfers on %zu thread(s), names under %s", w->cfg->name,
 		 cl->proto->name, cl->base_url, o->concurrency, w->n_streams, cl->name_root);
 	return 0;

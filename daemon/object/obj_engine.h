@@ -16,6 +16,7 @@
 
 #include "config/obj_config.h"
 #include "obj_creds.h"
+#include "obj_ledger.h"
 #include "obj_payload.h"
 #include "obj_pool.h"
 #include "workload/fidelity.h"
@@ -27,6 +28,8 @@
 #define OBJ_LIST_MAX_PAGES 10000
 #define OBJ_ERRORS_LOGGED 5       /* per class and workload */
 #define OBJ_CORRUPT_LOGGED 10
+#define OBJ_DELETED_RING 4096
+#define OBJ_LIST_MAX_IDS (UINT64_C(16) << 20)
 
 /* What a transfer does; the first five are the mix's ops. */
 enum obj_kind {
@@ -37,6 +40,8 @@ enum obj_kind {
 	OBJ_KIND_LIST = OBJ_OP_LIST,
 	OBJ_KIND_PREFILL,   /* a PUT creating the pool before the mix starts */
 	OBJ_KIND_CLEANUP,   /* a DELETE of what the workload created */
+	OBJ_KIND_AUDIT,     /* a GET of an object the ledger holds, after a restart */
+	OBJ_KIND_AUDIT_HEAD,/* a HEAD of a name whose last write is uncertain or deleted */
 	OBJ_KINDS,
 };
 
@@ -50,9 +55,10 @@ struct obj_proto {
 	int (*setup_handle)(const struct obj_client *cl, CURL *easy);
 	/* The URL of a key (escaped here). */
 	int (*object_url)(const struct obj_client *cl, const char *key, char *buf, size_t len);
-	/* The URL of one page of a listing; NULL when the protocol has none. */
-	int (*list_url)(const struct obj_client *cl, const char *prefix, const char *token,
-			char *buf, size_t len);
+	/* The URL of one page of a listing of a bucket; NULL when the
+	 * protocol has none. */
+	int (*list_url)(const struct obj_client *cl, unsigned bucket, const char *prefix,
+			const char *token, char *buf, size_t len);
 	/* The server's own words in an error response. */
 	void (*error_message)(const char *body, size_t len, char *out, size_t outlen);
 	/*
@@ -81,13 +87,15 @@ struct obj_client {
 	char *connect_to;           /* CURLOPT_CONNECT_TO entry */
 	struct curl_slist *headers; /* headers of every request */
 	struct curl_slist *connect_to_list;
-	char base_url[OBJ_MAX_URL_LEN]; /* keys go under base_url + "/" */
+	char base_url[OBJ_MAX_URL_LEN]; /* keys go under base_url + "/" (bucket 0) */
 	char run_tag[17];           /* this run's names: unique, so cleanup only hits ours */
 	char name_root[OBJ_KEY_MAX];/* prefix + run tag + "/" */
 	int op_index[OBJ_KINDS];    /* stats slot of each kind, -1 if it never happens */
 	_Atomic unsigned errors_logged[OP_ERR_CLASSES];
 	_Atomic unsigned corrupt_logged;
+	_Atomic unsigned verify_logged;   /* lost, stale, resurrected */
 	_Atomic bool version_logged;
+	_Atomic bool sse_unconfirmed_logged;
 	_Atomic bool ready;         /* the endpoint answered the probe */
 };
 
@@ -95,8 +103,28 @@ struct obj_client {
 int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, char *err,
 		    size_t errlen);
 void obj_client_free(struct obj_client *cl);
+/* "buckets": N: bucket i's name and URL, and the bucket of a key. */
+void obj_bucket_name(const struct obj_client *cl, unsigned i, char *buf, size_t len);
+int obj_bucket_url(const struct obj_client *cl, unsigned i, char *buf, size_t len);
+unsigned obj_key_bucket(const struct obj_client *cl, const char *key);
+/* Names under prefix + tag + "/"; -ENAMETOOLONG. */
+int obj_client_set_tag(struct obj_client *cl, const char *tag);
 
 struct obj_stream;
+struct obj_xfer;
+
+#define OBJ_ETAG_MAX 128
+
+/* One part of a multipart upload in flight beside its op's others. */
+struct obj_part {
+	CURL *easy;
+	struct obj_xfer *x;
+	uint32_t number;            /* from 1 */
+	uint64_t off, len, pos;     /* payload bytes of the part, sent so far */
+	bool busy;
+	char errbuf[CURL_ERROR_SIZE];
+	char url[OBJ_MAX_URL_LEN];
+};
 
 struct obj_xfer {
 	CURL *easy;
@@ -113,6 +141,8 @@ struct obj_xfer {
 	bool ranged;
 	bool verify;
 	bool mismatch;
+	bool expect_gone;           /* audit of a deleted name: 404 is the good answer */
+	uint64_t expect_version;    /* what the ledger says was acknowledged */
 	uint64_t mismatch_at;
 	uint8_t got[16];            /* received bytes at the mismatch */
 	size_t got_len;
@@ -126,6 +156,34 @@ struct obj_xfer {
 	size_t list_len, list_cap;
 	unsigned list_pages;
 	uint64_t list_keys, list_bytes;
+	/* A listing checked against the pool (obj_book_list): the name
+	 * numbers of this thread's objects in it, keys under the run's root
+	 * soakd never makes, the sub-prefix listed (-1: all) and the pool's
+	 * write count when it started. */
+	uint64_t *list_ids;
+	size_t list_n, list_ids_cap;
+	uint64_t list_strange;
+	bool list_whole;            /* every page was read and parsed */
+	int list_sub;
+	unsigned list_bucket;       /* "buckets": the one listed */
+	uint32_t list_seq;
+
+	/* A multipart PUT (obj_multipart.c): its step, parts, upload id and
+	 * the CompleteMultipartUpload document being built. */
+	uint8_t mp_step;            /* enum obj_mp_step */
+	bool mp_failed;
+	enum op_error_class mp_fail_class;
+	uint32_t mp_part, mp_parts;
+	uint64_t mp_sent;
+	char mp_upload_id[256];
+	char *mp_etags;
+	size_t mp_etags_len, mp_etags_cap;
+	/* Parts in flight at once ("multipart_parallel"), on handles of
+	 * their own kept for the next upload. */
+	struct obj_part *parts;
+	unsigned n_part_slots, mp_inflight;
+	uint32_t mp_next, mp_done;
+	char (*mp_part_etags)[OBJ_ETAG_MAX];
 
 	struct curl_slist *headers; /* per op (checksums); NULL: the client's */
 	char errbuf[CURL_ERROR_SIZE];
@@ -152,6 +210,13 @@ struct obj_stream {
 	unsigned *free_list;
 	unsigned n_xfers, n_free;
 	struct obj_pool pool;
+	struct obj_ledger *ledger;  /* NULL: no run directory (no ledger kept) */
+	bool resumed;               /* the pool came from the ledger */
+	/* "audit": "interval:..": a pass beside the mix, one read at a time. */
+	bool auditing;
+	unsigned audit_inflight;
+	uint64_t next_audit_ns;
+	bool ledger_failed;         /* a disk error was logged */
 	uint64_t rng;
 	int timer_fd;
 	uint64_t timer_armed_ns;
@@ -162,6 +227,11 @@ struct obj_stream {
 	unsigned deck[OBJ_MIX_OPS], deck_left;   /* the current block of mix_total ops */
 	uint32_t cursor;                         /* prefill and cleanup sweeps */
 	unsigned passes;
+	/* Names whose DELETE completed lately, with the pool's write count
+	 * then: a listing that began before may still show them. */
+	uint64_t deleted_ids[OBJ_DELETED_RING];
+	uint32_t deleted_seq[OBJ_DELETED_RING];
+	uint64_t n_deleted;
 	uint64_t hold_until_ns, backoff_ns;      /* closed loop: pause after failures */
 	uint64_t failing_since_ns, failed_ops;   /* for the "answers again" notice */
 	uint64_t skipped;
@@ -200,21 +270,89 @@ void obj_xfer_done(struct obj_xfer *x);
 /* Key of pool entry e of thread `stream`. */
 void obj_key(const struct obj_client *cl, unsigned stream, const struct obj_entry *e, char *buf,
 	     size_t len);
+/* Which sub-prefix ("pN/") the name (stream, id) goes under. */
+unsigned obj_key_sub(const struct obj_client *cl, unsigned stream, uint64_t id);
+/* The (stream, id) of a key soakd made in this run: 0; -ENOENT for a key
+ * outside the run's root; -EINVAL for one inside it soakd never makes. */
+int obj_key_parse(const struct obj_client *cl, const char *key, unsigned *ret_stream,
+		  uint64_t *ret_id);
 /* Sets up x (kind, key, payload, range fields already filled) for sending. */
 int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl);
 /* Sets up the next page of a listing (token NULL: the first). */
 int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const char *prefix,
 			  const char *token);
 
+enum obj_mp_step { OBJ_MP_NONE, OBJ_MP_INIT, OBJ_MP_PART, OBJ_MP_COMPLETE, OBJ_MP_ABORT };
+
 /* The outcome of a finished transfer. */
 enum obj_outcome {
 	OBJ_OK,
 	OBJ_ERROR,      /* counted in errors, class in *ret_class */
 	OBJ_CORRUPT,    /* completed, wrong data */
+	OBJ_STALE,      /* completed, an older version of the object */
 	OBJ_MORE,       /* a listing has another page: send x again */
+	OBJ_WAIT,       /* a multipart upload's parts run on handles of their own */
 };
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone);
+
+/* obj_multipart.c: a PUT above "multipart_threshold" goes up in parts. */
+bool obj_mp_wanted(const struct obj_client *cl, const struct obj_xfer *x);
+/* Sets x up for its first step (CreateMultipartUpload). */
+int obj_mp_prepare(struct obj_xfer *x, const struct obj_client *cl);
+/* A step ended with outcome: OBJ_MORE with the next step set up, OBJ_WAIT
+ * while parts run, or the op's outcome. */
+enum obj_outcome obj_mp_step_done(struct obj_xfer *x, const struct obj_client *cl,
+				  enum obj_outcome outcome, enum op_error_class *ret_class);
+/* Whether a finished handle's private pointer is a part, not a transfer. */
+bool obj_mp_is_part(const struct obj_stream *st, const void *private_ptr);
+/* A part ended: starts the next, or, when none is left in flight, sends
+ * the completion (or the abort) on the op's own handle. */
+void obj_mp_part_done(struct obj_stream *st, struct obj_part *p, CURLcode result);
+/* Removes the parts still in flight (the op is abandoned). */
+void obj_mp_abandon(struct obj_stream *st, struct obj_xfer *x);
+void obj_mp_free(struct obj_xfer *x);
+
+/* Logs (the first few) lost, stale and resurrected objects. */
+void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const char *class,
+		    const char *what);
+
+/*
+ * obj_book.c: between a thread's pool and its write ledger (obj_ledger.h): what is
+ * entered before a request goes out, what its end settles, and what a
+ * read means for the objects the server acknowledged (the verify
+ * counters v of the op's interval; NULL for ops outside the results).
+ */
+
+/* Opens (creating) the run directory for the ledgers; a descriptor or a
+ * negative errno with err set. */
+int obj_book_dir_open(const char *path, char *err, size_t errlen);
+/* Opens the thread's ledger; a resumed one gives the run its names back
+ * and the thread its pool (st->resumed). */
+int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen);
+
+/* Before a PUT or DELETE is sent. */
+void obj_book_start(struct obj_stream *st, const struct obj_xfer *x);
+/* A transfer of a pool object ended (before the pool is told). */
+void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
+		  enum op_error_class c, bool gone, struct obj_verify *v);
+/* Given up while running: its outcome is unknown. */
+void obj_book_abandon(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
+/* Entered, then never sent (the request could not be set up). */
+void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x);
+/* A whole listing of the run's names came back: compares this thread's
+ * part of it with the pool (list_missing, list_extra). */
+void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
+/* After the cleanup: lists the run's names and deletes this thread's that
+ * are left (a crash can lose the ledger's last records, never more than
+ * its sync interval).  Synchronous: the workload is over. */
+void obj_book_sweep(struct obj_stream *st);
+/* Starts an audit pass: how many objects and deleted names it reads
+ * (also published as the stream's audit_total). */
+uint64_t obj_book_audit_begin(struct obj_stream *st);
+void obj_book_audit_end(struct obj_stream *st);
+/* Syncs the ledger on its schedule (force: now). */
+void obj_book_flush(struct obj_stream *st, uint64_t now, bool force);
 
 /* Synchronous requests for probing and bucket creation (obj_s3.c, obj_http.c). */
 struct obj_response {

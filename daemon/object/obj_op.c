@@ -62,6 +62,8 @@ static void undo_pool(struct obj_stream *st, struct obj_xfer *x, bool write_ok)
 	switch (x->kind) {
 	case OBJ_KIND_GET:
 	case OBJ_KIND_STAT:
+	case OBJ_KIND_AUDIT:
+	case OBJ_KIND_AUDIT_HEAD:
 		obj_pool_end_read(&st->pool, x->slot, false);
 		break;
 	case OBJ_KIND_LIST:
@@ -91,6 +93,17 @@ static uint32_t pick_slot(struct obj_stream *st, enum obj_kind kind)
 		return obj_pool_next(p, &st->cursor, OBJ_MASK(OBJ_EMPTY) | OBJ_MASK(OBJ_DOUBTFUL));
 	case OBJ_KIND_CLEANUP:
 		return obj_pool_next(p, &st->cursor, OBJ_MASK(OBJ_PRESENT) | OBJ_MASK(OBJ_DOUBTFUL));
+	case OBJ_KIND_AUDIT:
+		/* Every object the ledger holds, and every name it deleted
+		 * last in a slot (to see that it stays deleted). */
+		while ((i = obj_pool_next(p, &st->cursor, OBJ_MASK(OBJ_PRESENT) |
+					  OBJ_MASK(OBJ_DOUBTFUL) | OBJ_MASK(OBJ_EMPTY))) !=
+		       OBJ_POOL_NONE) {
+			if (p->entries[i].state != OBJ_EMPTY ||
+			    (st->ledger && obj_ledger_get(st->ledger, i)->state == OBJ_LEDGER_DELETED))
+				return i;
+		}
+		return OBJ_POOL_NONE;
 	default:
 		return OBJ_POOL_NONE;
 	}
@@ -115,15 +128,30 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 	x->due_ns = due_ns;
 	if (kind == OBJ_KIND_LIST) {
 		char prefix[OBJ_KEY_MAX + 16];
-		if (o->prefixes > 1)
-			snprintf(prefix, sizeof(prefix), "%sp%u/", cl->name_root,
-				 (unsigned)obj_rng_below(&st->rng, o->prefixes));
-		else
+		x->list_sub = -1;
+		if (o->prefixes > 1) {
+			x->list_sub = (int)obj_rng_below(&st->rng, o->prefixes);
+			snprintf(prefix, sizeof(prefix), "%sp%d/", cl->name_root, x->list_sub);
+		} else {
 			snprintf(prefix, sizeof(prefix), "%s", cl->name_root);
+		}
+		x->list_seq = st->pool.write_seq;
+		x->list_bucket = o->buckets > 1 ? (unsigned)obj_rng_below(&st->rng, o->buckets) : 0;
 		r = obj_xfer_prepare_list(x, cl, prefix, NULL);
 	} else {
 		struct obj_entry *e = &st->pool.entries[slot];
-		if (kind == OBJ_KIND_GET || kind == OBJ_KIND_STAT)
+		x->verify = o->verify;
+		x->expect_gone = false;
+		if (kind == OBJ_KIND_AUDIT && e->state == OBJ_EMPTY) {
+			/* A deleted name: HEAD it, 404 is the answer wanted. */
+			x->kind = kind = OBJ_KIND_AUDIT_HEAD;
+			x->expect_gone = true;
+		} else if (kind == OBJ_KIND_AUDIT && e->state == OBJ_DOUBTFUL) {
+			/* Either write may have landed: the data says which. */
+			x->verify = false;
+		}
+		if (kind == OBJ_KIND_GET || kind == OBJ_KIND_STAT || kind == OBJ_KIND_AUDIT ||
+		    kind == OBJ_KIND_AUDIT_HEAD)
 			obj_pool_begin_read(&st->pool, slot);
 		else if (kind == OBJ_KIND_PUT || kind == OBJ_KIND_PREFILL)
 			obj_pool_begin_put(&st->pool, slot, obj_size_pick(&o->size, &st->rng));
@@ -132,17 +160,21 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 		obj_key(cl, st->index, e, x->key, sizeof(x->key));
 		obj_payload_init(&x->payload, x->key, strlen(x->key), e->version);
 		x->size = e->size;
-		x->verify = o->verify;
 		pick_range(st, x);
 		r = obj_xfer_prepare(x, cl);
+		/* Entered in the ledger before it can reach the server. */
+		if (r == 0)
+			obj_book_start(st, x);
 	}
 	if (r == 0)
 		r = curl_multi_add_handle(st->multi, x->easy) == CURLM_OK ? 0 : -ENOMEM;
 	if (r < 0) {
 		log_error("%s: cannot set up a request for %s: %s", cl->wcfg->name, x->key,
 			  strerror(-r));
-		if (kind != OBJ_KIND_LIST)
+		if (kind != OBJ_KIND_LIST) {
+			obj_book_unsent(st, x);
 			undo_pool(st, x, false);
+		}
 		st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
 		/* Issued, and failed at once: an error, not an op that vanishes. */
 		if (cl->op_index[kind] >= 0)
@@ -152,6 +184,7 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 	}
 	x->busy = true;
 	x->submit_ns = mono_ns();
+	st->audit_inflight += kind == OBJ_KIND_AUDIT || kind == OBJ_KIND_AUDIT_HEAD;
 	int op = cl->op_index[kind];
 	uint64_t ready = due_ns > st->slot_free_ns ? due_ns : st->slot_free_ns;
 	if (op >= 0)
@@ -237,6 +270,8 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 	curl_multi_remove_handle(st->multi, x->easy);
 	if (outcome == OBJ_MORE && curl_multi_add_handle(st->multi, x->easy) == CURLM_OK)
 		return; /* the listing's next page */
+	if (outcome == OBJ_WAIT)
+		return; /* a multipart upload's parts go on by themselves */
 	if (outcome == OBJ_MORE)
 		outcome = OBJ_ERROR;
 
@@ -256,6 +291,12 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		op_stats_record_corrupt(os);
 		record_timing(os, x->easy);
 		break;
+	case OBJ_STALE:
+		/* Completed with the wrong (old) data: like corrupt, not an
+		 * error; counted in verify.stale. */
+		os->count++;
+		record_timing(os, x->easy);
+		break;
 	default:
 		op_stats_record_error(os, c);
 		/* A failed op may have opened a connection too: connections
@@ -264,7 +305,16 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		note_failure(st, c, now);
 		break;
 	}
-	if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_STAT)
+	if (x->kind != OBJ_KIND_LIST)
+		obj_book_end(st, x, outcome, c, gone, &os->obj_verify);
+	else if (outcome == OBJ_OK)
+		obj_book_list(st, x, &os->obj_verify);
+	if (x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD) {
+		obj_pool_end_read(&st->pool, x->slot, false); /* obj_book_end settled it */
+		st->audit_inflight--;
+		atomic_fetch_add_explicit(&st->ws->audit_done, 1, memory_order_relaxed);
+	}
+	else if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_STAT)
 		obj_pool_end_read(&st->pool, x->slot, gone);
 	else if (x->kind == OBJ_KIND_DELETE)
 		obj_pool_end_write(&st->pool, x->slot, true, outcome == OBJ_OK || gone);
@@ -282,7 +332,12 @@ void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)
 {
 	/* Due and never completed: missed, with its wait so far. */
 	obj_op_missed(st, x->kind, x->due_ns, mono_ns());
+	int op = st->cl->op_index[x->kind];
+	obj_book_abandon(st, x,
+			 op >= 0 ? &stream_current(&st->ws->stats)->ops[op].obj_verify : NULL);
+	obj_mp_abandon(st, x);
 	curl_multi_remove_handle(st->multi, x->easy);
+	st->audit_inflight -= x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD;
 	if (x->kind != OBJ_KIND_LIST)
 		undo_pool(st, x, false);
 	x->busy = false;

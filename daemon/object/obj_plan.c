@@ -38,6 +38,16 @@ void obj_config_print(const struct object_config *o, FILE *out)
 		print_string(out, o->bucket);
 		fprintf(out, ", \"create_bucket\": %s, \"addressing\": \"%s\"",
 			o->create_bucket ? "true" : "false", o->virtual_host ? "virtual-host" : "path");
+		if (o->sse_s3)
+			fprintf(out, ", \"sse\": \"s3\"");
+		if (o->buckets > 1)
+			fprintf(out, ", \"buckets\": %u", o->buckets);
+		if (o->multipart_threshold) {
+			fprintf(out, ", ");
+			print_size(out, "multipart_threshold", o->multipart_threshold, ", ");
+			print_size(out, "multipart_part_size", o->multipart_part_size, ", ");
+			fprintf(out, "\"multipart_parallel\": %u", o->multipart_parallel);
+		}
 	}
 	if (o->connect_to) {
 		fprintf(out, ", \"connect_to\": ");
@@ -95,5 +105,11 @@ void obj_config_print(const struct object_config *o, FILE *out)
 	format_duration(o->timeout_ns, buf, sizeof(buf));
 	fprintf(out, "\"timeout\": \"%s\", ", buf);
 	format_duration(o->connect_timeout_ns, buf, sizeof(buf));
-	fprintf(out, "\"connect_timeout\": \"%s\",\n", buf);
+	fprintf(out, "\"connect_timeout\": \"%s\", ", buf);
+	if (o->audit == OBJ_AUDIT_INTERVAL) {
+		format_duration(o->audit_interval_ns, buf, sizeof(buf));
+		fprintf(out, "\"audit\": \"interval:%s\",\n", buf);
+	} else {
+		fprintf(out, "\"audit\": \"%s\",\n", o->audit == OBJ_AUDIT_OFF ? "off" : "on_resume");
+	}
 }

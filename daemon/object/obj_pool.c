@@ -95,6 +95,18 @@ static void set_state(struct obj_pool *p, struct obj_entry *e, enum obj_state st
 	p->n_doubtful += state == OBJ_DOUBTFUL;
 }
 
+void obj_pool_restore(struct obj_pool *p, uint32_t i, enum obj_state state, uint64_t id,
+		      uint32_t version, uint64_t size)
+{
+	struct obj_entry *e = &p->entries[i];
+	set_state(p, e, state);
+	e->id = id;
+	e->version = version;
+	e->size = size;
+	if (id >= p->next_id)
+		p->next_id = id + 1;
+}
+
 void obj_pool_begin_read(struct obj_pool *p, uint32_t i)
 {
 	p->entries[i].readers++;
@@ -131,6 +143,7 @@ void obj_pool_end_write(struct obj_pool *p, uint32_t i, bool was_delete, bool ok
 {
 	struct obj_entry *e = &p->entries[i];
 	e->writing = 0;
+	e->write_seq = ++p->write_seq;
 	if (!ok)
 		set_state(p, e, OBJ_DOUBTFUL);
 	else

@@ -36,6 +36,7 @@ struct obj_entry {
 	uint8_t state;      /* enum obj_state */
 	uint8_t writing;    /* a PUT or DELETE is in flight */
 	uint16_t readers;   /* GETs and STATs in flight */
+	uint32_t write_seq; /* the pool's write count when its last write ended */
 };
 
 struct obj_pool {
@@ -44,6 +45,7 @@ struct obj_pool {
 	uint32_t n_present;
 	uint32_t n_doubtful;
 	uint64_t next_id;
+	uint32_t write_seq; /* writes ended so far (wraps) */
 };
 
 #define OBJ_POOL_NONE UINT32_MAX
@@ -66,6 +68,11 @@ uint32_t obj_pool_pick_vacant(struct obj_pool *p, uint64_t *rng);
 /* The next idle slot at or after *cursor whose state is in mask, advancing
  * *cursor past it; OBJ_POOL_NONE at the end.  For prefill and cleanup. */
 uint32_t obj_pool_next(struct obj_pool *p, uint32_t *cursor, unsigned state_mask);
+
+/* A resumed run: slot i holds what the ledger says (state, name number,
+ * version, size); names go on after the largest number seen. */
+void obj_pool_restore(struct obj_pool *p, uint32_t i, enum obj_state state, uint64_t id,
+		      uint32_t version, uint64_t size);
 
 void obj_pool_begin_read(struct obj_pool *p, uint32_t i);
 /* gone: the server said the object does not exist. */

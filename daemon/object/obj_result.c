@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
@@ -22,8 +23,10 @@ static const char *verb(enum obj_kind kind)
 	switch (kind) {
 	case OBJ_KIND_PUT:
 	case OBJ_KIND_PREFILL: return "PUT";
-	case OBJ_KIND_GET: return "GET";
-	case OBJ_KIND_STAT: return "HEAD";
+	case OBJ_KIND_GET:
+	case OBJ_KIND_AUDIT: return "GET";
+	case OBJ_KIND_STAT:
+	case OBJ_KIND_AUDIT_HEAD: return "HEAD";
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP: return "DELETE";
 	case OBJ_KIND_LIST: return "LIST";
@@ -104,12 +107,43 @@ static void log_corrupt(const struct obj_client *cl, const struct obj_xfer *x, c
 		  n + 1 == OBJ_CORRUPT_LOGGED ? " (further corruption is counted, not logged)" : "");
 }
 
-static bool check_get(const struct obj_client *cl, const struct obj_xfer *x)
+void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const char *class,
+		    const char *what)
+{
+	unsigned n = atomic_fetch_add(&((struct obj_client *)cl)->verify_logged, 1);
+	if (n >= OBJ_CORRUPT_LOGGED)
+		return;
+	log_error("%s: %s: %s %s: %s%s", cl->wcfg->name, class, verb(x->kind), x->key, what,
+		  n + 1 == OBJ_CORRUPT_LOGGED ? " (further lost, stale and resurrected objects are "
+						"counted, not logged)" : "");
+}
+
+/* The data is an older version of this very object: the server gave back
+ * what an acknowledged PUT replaced. */
+static bool is_stale(const struct obj_xfer *x)
+{
+	uint64_t name_hash, version;
+
+	if (x->head_len < sizeof(x->head))
+		return false;
+	obj_payload_header(x->head, &name_hash, &version);
+	return name_hash == x->payload.name_hash && version < x->payload.version;
+}
+
+static enum obj_outcome check_get(const struct obj_client *cl, const struct obj_xfer *x)
 {
 	char what[512], want_hex[64], got_hex[64], head[160];
 
 	if (!x->verify)
-		return true;
+		return OBJ_OK;
+	if (x->mismatch && is_stale(x)) {
+		uint64_t name_hash, version;
+		obj_payload_header(x->head, &name_hash, &version);
+		snprintf(what, sizeof(what), "version %" PRIu64 " came back where version %" PRIu64
+			 " was acknowledged", version, x->payload.version);
+		obj_log_verify(cl, x, "STALE", what);
+		return OBJ_STALE;
+	}
 	if (x->mismatch) {
 		uint8_t want[16];
 		obj_payload_fill(&x->payload, x->mismatch_at, want, x->got_len);
@@ -119,15 +153,15 @@ static bool check_get(const struct obj_client *cl, const struct obj_xfer *x)
 		snprintf(what, sizeof(what), "differs from what was written at byte %" PRIu64
 			 ": expected %s, got %s%s", x->mismatch_at, want_hex, got_hex, head);
 		log_corrupt(cl, x, what);
-		return false;
+		return OBJ_CORRUPT;
 	}
 	if (x->pos != x->len) {
 		snprintf(what, sizeof(what), "%" PRIu64 " bytes came back where %" PRIu64
 			 " were written", x->pos, x->len);
 		log_corrupt(cl, x, what);
-		return false;
+		return OBJ_CORRUPT;
 	}
-	return true;
+	return OBJ_OK;
 }
 
 static bool check_stat(const struct obj_client *cl, const struct obj_xfer *x)
@@ -146,19 +180,10 @@ static bool check_stat(const struct obj_client *cl, const struct obj_xfer *x)
 	return false;
 }
 
-/* The text between <tag> and </tag>, XML entities decoded. */
-static bool xml_value(const char *doc, const char *tag, char *out, size_t len)
+/* The text of [s, e) with XML entities decoded into out; false when it
+ * does not fit. */
+static bool xml_decode(const char *s, const char *e, char *out, size_t len)
 {
-	char open[64], close[64];
-	snprintf(open, sizeof(open), "<%s>", tag);
-	snprintf(close, sizeof(close), "</%s>", tag);
-	const char *s = strstr(doc, open);
-	if (!s)
-		return false;
-	s += strlen(open);
-	const char *e = strstr(s, close);
-	if (!e)
-		return false;
 	static const struct { const char *entity; char c; } entities[] = {
 		{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' },
 	};
@@ -179,6 +204,55 @@ static bool xml_value(const char *doc, const char *tag, char *out, size_t len)
 	return s == e;
 }
 
+/* The text between <tag> and </tag>, XML entities decoded. */
+static bool xml_value(const char *doc, const char *tag, char *out, size_t len)
+{
+	char open[64], close[64];
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	const char *s = strstr(doc, open);
+	if (!s)
+		return false;
+	s += strlen(open);
+	const char *e = strstr(s, close);
+	if (!e)
+		return false;
+	return xml_decode(s, e, out, len);
+}
+
+/* Notes a listed key for the comparison with the pool: this thread's
+ * name numbers, and names under the run's root soakd never makes. */
+static void list_key(struct obj_xfer *x, const struct obj_client *cl, const char *s, const char *e)
+{
+	char key[OBJ_KEY_MAX];
+	unsigned stream;
+	uint64_t id;
+
+	if (!x->list_whole)
+		return;
+	if (!xml_decode(s, e, key, sizeof(key))) {
+		x->list_strange++;
+		return;
+	}
+	int r = obj_key_parse(cl, key, &stream, &id);
+	if (r == -EINVAL)
+		x->list_strange++;
+	if (r < 0 || stream != x->st->index)
+		return;
+	if (x->list_n == x->list_ids_cap) {
+		size_t cap = x->list_ids_cap ? x->list_ids_cap * 2 : 1024;
+		uint64_t *grown = cap <= OBJ_LIST_MAX_IDS ? realloc(x->list_ids, cap * sizeof(*grown))
+							  : NULL;
+		if (!grown) {
+			x->list_whole = false; /* too big to compare: not compared */
+			return;
+		}
+		x->list_ids = grown;
+		x->list_ids_cap = cap;
+	}
+	x->list_ids[x->list_n++] = id;
+}
+
 /* Counts a listing page's keys; sets up the next page when there is one. */
 static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *cl,
 				  enum op_error_class *ret_class)
@@ -187,8 +261,12 @@ static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *c
 
 	x->list_pages++;
 	x->list_bytes += x->list_len;
-	for (const char *p = x->list_buf; p && (p = strstr(p, "<Key>")); p += 5)
+	for (const char *p = x->list_buf; p && (p = strstr(p, "<Key>")); p += 5) {
+		const char *end = strstr(p + 5, "</Key>");
 		x->list_keys++;
+		if (end)
+			list_key(x, cl, p + 5, end);
+	}
 	if (!x->list_buf || !strstr(x->list_buf, "ListBucketResult")) {
 		log_failure(cl, x, OP_ERR_TRANSFER, "the response is not a ListObjectsV2 result");
 		*ret_class = OP_ERR_TRANSFER;
@@ -197,8 +275,10 @@ static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *c
 	if (!xml_value(x->list_buf, "IsTruncated", truncated, sizeof(truncated)) ||
 	    strcmp(truncated, "true") != 0)
 		return OBJ_OK;
-	if (x->list_pages >= OBJ_LIST_MAX_PAGES)
+	if (x->list_pages >= OBJ_LIST_MAX_PAGES) {
+		x->list_whole = false;
 		return OBJ_OK; /* bounded: a listing op never runs forever */
+	}
 	if (!xml_value(x->list_buf, "NextContinuationToken", token, sizeof(token)) ||
 	    obj_xfer_prepare_list(x, cl, x->key, token) < 0) {
 		log_failure(cl, x, OP_ERR_TRANSFER, "a truncated listing without a usable "
@@ -209,8 +289,23 @@ static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *c
 	return OBJ_MORE;
 }
 
+static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_client *cl,
+				       CURLcode result, enum op_error_class *ret_class, bool *ret_gone);
+
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone)
+{
+	enum obj_outcome outcome = finish_request(x, cl, result, ret_class, ret_gone);
+	/* A multipart PUT's steps; its outcome is the last one's. */
+	if (x->mp_step != OBJ_MP_NONE) {
+		*ret_gone = false;
+		return obj_mp_step_done(x, cl, outcome, ret_class);
+	}
+	return outcome;
+}
+
+static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_client *cl,
+				       CURLcode result, enum op_error_class *ret_class, bool *ret_gone)
 {
 	char detail[OBJ_ERRBODY_MAX + 64], message[OBJ_ERRBODY_MAX];
 	long status = 0;
@@ -226,7 +321,8 @@ enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl
 	if (status >= 200 && status <= 299) {
 		switch (x->kind) {
 		case OBJ_KIND_GET:
-			return check_get(cl, x) ? OBJ_OK : OBJ_CORRUPT;
+		case OBJ_KIND_AUDIT:
+			return check_get(cl, x);
 		case OBJ_KIND_STAT:
 			return check_stat(cl, x) ? OBJ_OK : OBJ_CORRUPT;
 		case OBJ_KIND_LIST:
@@ -238,9 +334,9 @@ enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl
 	/* Cleaning up what is already gone leaves the state we wanted (a
 	 * doubtful write may never have happened); in the mix, a 404 means
 	 * an object the workload wrote was lost. */
-	if (status == 404 && x->kind == OBJ_KIND_CLEANUP)
-		return OBJ_OK;
 	*ret_gone = status == 404;
+	if (status == 404 && (x->kind == OBJ_KIND_CLEANUP || x->kind == OBJ_KIND_AUDIT_HEAD))
+		return OBJ_OK;
 	*ret_class = status >= 400 && status <= 499 ? OP_ERR_HTTP_4XX
 		     : status >= 500 && status <= 599 ? OP_ERR_HTTP_5XX : OP_ERR_TRANSFER;
 	cl->proto->error_message(x->body, x->body_len, message, sizeof(message));

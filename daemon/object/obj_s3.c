@@ -32,27 +32,32 @@ static int s3_setup_handle(const struct obj_client *cl, CURL *e)
 
 static int s3_object_url(const struct obj_client *cl, const char *key, char *buf, size_t len)
 {
-	char escaped[OBJ_KEY_MAX * 3];
+	char escaped[OBJ_KEY_MAX * 3], bucket[OBJ_MAX_URL_LEN];
 	int r = obj_escape_path(key, escaped, sizeof(escaped));
+	if (r == 0 && cl->cfg->buckets > 1)
+		r = obj_bucket_url(cl, obj_key_bucket(cl, key), bucket, sizeof(bucket));
 	if (r < 0)
 		return r;
-	if ((size_t)snprintf(buf, len, "%s/%s", cl->base_url, escaped) >= len)
+	if ((size_t)snprintf(buf, len, "%s/%s", cl->cfg->buckets > 1 ? bucket : cl->base_url,
+			     escaped) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
 /* SigV4 wants the query sorted by name; these are written in that order. */
-static int s3_list_url(const struct obj_client *cl, const char *prefix, const char *token,
-		       char *buf, size_t len)
+static int s3_list_url(const struct obj_client *cl, unsigned bucket, const char *prefix,
+		       const char *token, char *buf, size_t len)
 {
-	char esc_prefix[OBJ_KEY_MAX * 3], esc_token[3 * 1024 + 1] = "";
+	char esc_prefix[OBJ_KEY_MAX * 3], esc_token[3 * 1024 + 1] = "", base[OBJ_MAX_URL_LEN];
 	int r = obj_escape_query(prefix, esc_prefix, sizeof(esc_prefix));
 	if (r == 0 && token)
 		r = obj_escape_query(token, esc_token, sizeof(esc_token));
+	if (r == 0)
+		r = obj_bucket_url(cl, bucket, base, sizeof(base));
 	if (r < 0)
 		return r;
 	if ((size_t)snprintf(buf, len, "%s/?%s%s%slist-type=2&max-keys=%u&prefix=%s",
-			     cl->base_url, token ? "continuation-token=" : "", esc_token,
+			     base, token ? "continuation-token=" : "", esc_token,
 			     token ? "&" : "", cl->cfg->list_max_keys, esc_prefix) >= len)
 		return -ENAMETOOLONG;
 	return 0;
@@ -91,8 +96,8 @@ static void creds_source(const struct obj_client *cl, char *buf, size_t len)
 		 o->creds_file, o->creds_profile);
 }
 
-static int create_bucket(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
-			 size_t errlen)
+static int create_bucket(const struct obj_client *cl, const char *base, const char *bucket,
+			 enum op_error_class *ret_class, char *err, size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 	struct obj_response resp;
@@ -104,7 +109,7 @@ static int create_bucket(const struct obj_client *cl, enum op_error_class *ret_c
 			 "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
 			 "<LocationConstraint>%s</LocationConstraint></CreateBucketConfiguration>",
 			 o->region);
-	int r = obj_request(cl, "PUT", cl->base_url, body[0] ? body : NULL, &resp);
+	int r = obj_request(cl, "PUT", base, body[0] ? body : NULL, &resp);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
 		return r;
@@ -115,24 +120,30 @@ static int create_bucket(const struct obj_client *cl, enum op_error_class *ret_c
 		return -EAGAIN;
 	}
 	if (resp.status == 200 || strstr(resp.body, "BucketAlreadyOwnedByYou")) {
-		log_info("%s: bucket %s is ready at %s", cl->wcfg->name, o->bucket, o->endpoint);
+		log_info("%s: bucket %s is ready at %s", cl->wcfg->name, bucket, o->endpoint);
 		return 0;
 	}
 	obj_response_describe(cl, &resp, why, sizeof(why));
-	snprintf(err, errlen, "cannot create bucket %s at %s: %s", o->bucket, o->endpoint, why);
+	snprintf(err, errlen, "cannot create bucket %s at %s: %s", bucket, o->endpoint, why);
 	return -EPERM;
 }
 
-static int s3_probe(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
-		    size_t errlen)
+static int probe_bucket(const struct obj_client *cl, unsigned i, enum op_error_class *ret_class,
+			char *err, size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 	struct obj_response resp;
 	char url[OBJ_MAX_URL_LEN + 32], why[OBJ_ERRBODY_MAX + 64], source[PATH_MAX + 128];
+	char base[OBJ_MAX_URL_LEN], bucket[80];
 
+	obj_bucket_name(cl, i, bucket, sizeof(bucket));
+	if (obj_bucket_url(cl, i, base, sizeof(base)) < 0) {
+		snprintf(err, errlen, "the URL of bucket %s is too long", bucket);
+		return -ENAMETOOLONG;
+	}
 	/* A one-key listing: needs the bucket and valid credentials, and
 	 * unlike HEAD its errors come with S3's code and message. */
-	snprintf(url, sizeof(url), "%s/?list-type=2&max-keys=1", cl->base_url);
+	snprintf(url, sizeof(url), "%s/?list-type=2&max-keys=1", base);
 	int r = obj_request(cl, "GET", url, NULL, &resp);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
@@ -148,21 +159,33 @@ static int s3_probe(const struct obj_client *cl, enum op_error_class *ret_class,
 	obj_response_describe(cl, &resp, why, sizeof(why));
 	if (resp.status == 404 && strstr(resp.body, "NoSuchBucket")) {
 		if (o->create_bucket)
-			return create_bucket(cl, ret_class, err, errlen);
+			return create_bucket(cl, base, bucket, ret_class, err, errlen);
 		snprintf(err, errlen, "bucket %s does not exist at %s (%s); create it, or set "
-				      "\"create_bucket\": true", o->bucket, o->endpoint, why);
+				      "\"create_bucket\": true", bucket, o->endpoint, why);
 		return -ENOENT;
 	}
 	creds_source(cl, source, sizeof(source));
 	if (strstr(resp.body, "<Code>AccessDenied<"))
 		snprintf(err, errlen, "%s denies the credentials from %s access to bucket %s: %s",
-			 o->endpoint, source, o->bucket, why);
+			 o->endpoint, source, bucket, why);
 	else if (resp.status == 403 || resp.status == 400)
 		snprintf(err, errlen, "%s refused the credentials from %s: %s", o->endpoint, source,
 			 why);
 	else
-		snprintf(err, errlen, "%s refused to list bucket %s: %s", o->endpoint, o->bucket, why);
+		snprintf(err, errlen, "%s refused to list bucket %s: %s", o->endpoint, bucket, why);
 	return -EACCES;
+}
+
+/* Every bucket of the workload ("buckets"), each checked or created. */
+static int s3_probe(const struct obj_client *cl, enum op_error_class *ret_class, char *err,
+		    size_t errlen)
+{
+	for (unsigned i = 0; i < cl->cfg->buckets; i++) {
+		int r = probe_bucket(cl, i, ret_class, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 const struct obj_proto obj_proto_s3 = {

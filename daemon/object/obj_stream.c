@@ -23,7 +23,7 @@
 #define CLEANUP_PASSES 3
 #define PROBE_RETRY_MAX_NS (5 * OBJ_NS_PER_S)
 
-enum phase { PHASE_PREFILL, PHASE_RUN, PHASE_CLEANUP };
+enum phase { PHASE_AUDIT, PHASE_PREFILL, PHASE_RUN, PHASE_CLEANUP };
 
 static void close_intervals(struct obj_stream *st, uint64_t now)
 {
@@ -77,6 +77,11 @@ static unsigned pump(struct obj_stream *st)
 		CURLcode result = m->data.result;
 		struct obj_xfer *x = NULL;
 		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+		if (x && obj_mp_is_part(st, x)) {
+			curl_multi_remove_handle(st->multi, easy);
+			obj_mp_part_done(st, (struct obj_part *)(void *)x, result);
+			continue;
+		}
 		if (x) {
 			obj_op_complete(st, x, result, now);
 			done++;
@@ -154,12 +159,49 @@ static bool note_lag(struct obj_stream *st, uint64_t lag, char *reason, size_t r
 				  cfg->max_lag_ns, reason, reason_len);
 }
 
+/*
+ * "audit": "interval:D": every D, a pass over the ledger's objects beside
+ * the mix, one read at a time and only on a transfer the mix does not need
+ * now (open loop: nothing due yet, or another transfer free), so that the
+ * audit never holds the schedule back.
+ */
+static void issue_audit(struct obj_stream *st, uint64_t now)
+{
+	const struct object_config *o = st->cl->cfg;
+	bool open_loop = st->ws->workload->cfg->rate > 0;
+
+	if (o->audit != OBJ_AUDIT_INTERVAL || st->cl->op_index[OBJ_KIND_AUDIT] < 0)
+		return;
+	if (!st->auditing) {
+		if (!st->next_audit_ns)
+			st->next_audit_ns = now + o->audit_interval_ns;
+		if (now < st->next_audit_ns)
+			return;
+		st->auditing = true;
+		st->cursor = 0;
+		log_info("%s: thread %u audits the %" PRIu64 " objects of its ledger",
+			 st->cl->wcfg->name, st->index, obj_book_audit_begin(st));
+	}
+	if (st->audit_inflight || !st->n_free)
+		return;
+	if (open_loop && st->n_free < 2 && (!peek_due(st) || st->due_ns <= now))
+		return;
+	if (obj_op_start(st, OBJ_KIND_AUDIT, now))
+		return;
+	st->auditing = false;
+	st->next_audit_ns = now + o->audit_interval_ns;
+	obj_book_audit_end(st);
+	log_info("%s: thread %u audited the objects of its ledger", st->cl->wcfg->name, st->index);
+}
+
 /* Issues the mix's due ops while transfers are free. */
 static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool *finished)
 {
 	struct workload *w = st->ws->workload;
 	bool open_loop = w->cfg->rate > 0;
 	unsigned skips = 0;
+
+	issue_audit(st, now);
 
 	while (st->n_free && !*finished) {
 		uint64_t due;
@@ -212,8 +254,10 @@ static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now,
 			continue;
 		if (st->n_free < st->n_xfers)
 			break; /* the pass ends when its last op does */
+		/* An audit reads each object once: one pass. */
 		bool left = kind == OBJ_KIND_PREFILL ? st->pool.n_present < st->pool.cap
-						     : st->pool.n_present + st->pool.n_doubtful > 0;
+			    : kind == OBJ_KIND_CLEANUP ? st->pool.n_present + st->pool.n_doubtful > 0
+						       : false;
 		st->passes++;
 		if (!left || (kind == OBJ_KIND_CLEANUP && st->passes >= CLEANUP_PASSES)) {
 			*finished = true;
@@ -251,10 +295,12 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		 * late past its end (see miss_due). */
 		if (open_loop && now >= end_ns)
 			return STREAM_FINISHED;
+		obj_book_flush(st, now, false);
 		if (phase == PHASE_RUN)
 			issue_run(st, now, end_ns, &finished);
 		else
-			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL : OBJ_KIND_CLEANUP,
+			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL
+					: phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
 				    now, &finished);
 
 		/* Ops due but not started because every transfer is busy:
@@ -407,6 +453,9 @@ void *obj_stream_main(void *arg)
 	st->deck_left = 0;
 	st->hold_until_ns = st->backoff_ns = 0;
 	st->skipped = 0;
+	st->auditing = false;
+	st->audit_inflight = 0;
+	st->next_audit_ns = 0;
 	sched_ahead_init(&st->ahead, &ws->sched);
 
 	int r = wait_for_endpoint(st, reason, sizeof(reason));
@@ -414,7 +463,26 @@ void *obj_stream_main(void *arg)
 		outcome = r == -ECANCELED ? STREAM_STOPPED : STREAM_FAILED;
 		goto out;
 	}
-	if (cl->op_index[OBJ_KIND_PREFILL] >= 0 && obj_pool_vacant(&st->pool)) {
+	/* A resumed run goes on with the objects its ledger holds: read
+	 * them once (the audit), and no prefill.  Once: a workload stopped
+	 * (and so cleaned up) and started again prefills like a new one. */
+	bool resumed = st->resumed;
+	st->resumed = false;
+	if (resumed && cl->op_index[OBJ_KIND_AUDIT] >= 0) {
+		obj_book_audit_begin(st);
+		outcome = run_phase(st, PHASE_AUDIT, reason, sizeof(reason));
+		obj_book_audit_end(st);
+		if (outcome != STREAM_FINISHED)
+			goto end;
+		log_info("%s: thread %u audited the objects of its ledger", cl->wcfg->name,
+			 st->index);
+	}
+	if (resumed) {
+		uint64_t missed = miss_due(st, mono_ns());
+		if (missed)
+			log_warning("%s: %" PRIu64 " ops came due during the audit (counted as "
+				    "missed)", cl->wcfg->name, missed);
+	} else if (cl->op_index[OBJ_KIND_PREFILL] >= 0 && obj_pool_vacant(&st->pool)) {
 		outcome = run_phase(st, PHASE_PREFILL, reason, sizeof(reason));
 		if (outcome != STREAM_FINISHED)
 			goto end;
@@ -432,7 +500,10 @@ end:;
 		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
 			    "endpoint could not keep up", cl->wcfg->name, missed);
 	drain(st);
-	if (cl->cfg->cleanup && st->pool.n_present + st->pool.n_doubtful > 0) {
+	/* soakd stops and the run resumes later: its objects stay, the
+	 * ledger knows them, and the resumed run cleans them up. */
+	bool suspended = outcome == STREAM_STOPPED && atomic_load(&w->suspend) && st->ledger;
+	if (cl->cfg->cleanup && !suspended && st->pool.n_present + st->pool.n_doubtful > 0) {
 		char ignored[WORKLOAD_REASON_MAX];
 		run_phase(st, PHASE_CLEANUP, ignored, sizeof(ignored));
 		drain(st);
@@ -443,7 +514,13 @@ end:;
 				    cl->cfg->protocol == OBJ_PROTO_S3 ? cl->cfg->bucket : "",
 				    cl->cfg->protocol == OBJ_PROTO_S3 ? "/" : "", cl->name_root);
 	}
+	/* What the ledger may have lost in a crash: the run's names still
+	 * listed once its own objects are gone. */
+	if (cl->cfg->cleanup && !suspended && st->ledger &&
+	    st->pool.n_present + st->pool.n_doubtful == 0)
+		obj_book_sweep(st);
 out:
+	obj_book_flush(st, mono_ns(), true);
 	atomic_store(&ws->lag_ns, 0);
 	stream_finish(ws, outcome, reason[0] ? "%s" : NULL, reason);
 	return NULL;

@@ -60,6 +60,71 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* mix64's inverse: each step undone in reverse order. */
+static uint64_t unshift(uint64_t z, unsigned s)
+{
+	uint64_t r = z;
+	for (unsigned i = 0; i < 64 / s + 1; i++)
+		r = z ^ (r >> s);
+	return r;
+}
+
+static uint64_t unmix64(uint64_t z)
+{
+	z = unshift(z, 31) * UINT64_C(0x319642b2d24d8ec3);
+	z = unshift(z, 27) * UINT64_C(0x96de1b173f119089);
+	return unshift(z, 30);
+}
+
+unsigned obj_key_sub(const struct obj_client *cl, unsigned stream, uint64_t id)
+{
+	const struct object_config *o = cl->cfg;
+	uint64_t unique = (uint64_t)stream << 40 | id;
+	uint64_t scrambled = mix64(unique ^ obj_name_hash(cl->run_tag, strlen(cl->run_tag)));
+	return (unsigned)((o->naming == OBJ_NAMES_RANDOM ? scrambled : id) % o->prefixes);
+}
+
+int obj_key_parse(const struct obj_client *cl, const char *key, unsigned *ret_stream,
+		  uint64_t *ret_id)
+{
+	const struct object_config *o = cl->cfg;
+	size_t root = strlen(cl->name_root);
+	const char *p = key + root;
+	char *end;
+	unsigned stream;
+	uint64_t id;
+
+	if (strncmp(key, cl->name_root, root) != 0)
+		return -ENOENT;
+	if (o->prefixes > 1) {
+		if (*p != 'p' || !(p = strchr(p, '/')))
+			return -EINVAL;
+		p++;
+	}
+	errno = 0;
+	if (o->naming == OBJ_NAMES_SEQUENTIAL) {
+		if (*p != 't')
+			return -EINVAL;
+		unsigned long s = strtoul(p + 1, &end, 10);
+		if (errno || *end != '-' || s >= OBJ_MAX_THREADS)
+			return -EINVAL;
+		stream = (unsigned)s;
+		id = strtoull(end + 1, &end, 10);
+	} else {
+		if (strlen(p) != 16)
+			return -EINVAL;
+		uint64_t v = strtoull(p, &end, 16);
+		uint64_t unique = unmix64(v) ^ obj_name_hash(cl->run_tag, strlen(cl->run_tag));
+		stream = (unsigned)(unique >> 40);
+		id = unique & ((UINT64_C(1) << 40) - 1);
+	}
+	if (errno || *end || stream >= o->threads)
+		return -EINVAL;
+	*ret_stream = stream;
+	*ret_id = id;
+	return 0;
+}
+
 void obj_key(const struct obj_client *cl, unsigned stream, const struct obj_entry *e, char *buf,
 	     size_t len)
 {
@@ -170,9 +235,9 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 		keep_error_body(x, ptr, n);
 		return n;
 	}
-	if (x->kind == OBJ_KIND_LIST)
+	if (x->kind == OBJ_KIND_LIST || x->mp_step == OBJ_MP_INIT || x->mp_step == OBJ_MP_COMPLETE)
 		return keep_list_page(x, ptr, n) ? n : 0;
-	if (x->kind == OBJ_KIND_GET)
+	if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_AUDIT)
 		check_body(x, (const uint8_t *)ptr, n);
 	x->pos += n;
 	return n;
@@ -213,6 +278,9 @@ void obj_xfer_done(struct obj_xfer *x)
 		curl_easy_cleanup(x->easy);
 	curl_slist_free_all(x->headers);
 	free(x->list_buf);
+	free(x->list_ids);
+	free(x->mp_etags);
+	obj_mp_free(x);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -226,15 +294,20 @@ static void reset_response(struct obj_xfer *x)
 	x->mismatch = false;
 	x->got_len = x->head_len = 0;
 	x->errbuf[0] = '\0';
+	x->mp_step = OBJ_MP_NONE;
 }
 
-/* Content-MD5 or x-amz-checksum-crc32c: one more pass over the payload. */
-static int checksum_headers(struct obj_xfer *x, const struct obj_client *cl)
+/* A PUT's own headers: the client's, Content-MD5 or x-amz-checksum-crc32c
+ * (one more pass over the payload), and the SSE-S3 request (signed with
+ * the rest: libcurl's SigV4 signs every x-amz- header). */
+static int put_headers(struct obj_xfer *x, const struct obj_client *cl, bool whole)
 {
-	char line[96], b64[32];
+	char line[96] = "", b64[32];
 	struct curl_slist *list = NULL;
 
-	if (cl->cfg->checksum == OBJ_CHECKSUM_MD5) {
+	if (cl->cfg->checksum == OBJ_CHECKSUM_NONE || !whole) {
+		/* no checksum */
+	} else if (cl->cfg->checksum == OBJ_CHECKSUM_MD5) {
 		uint8_t digest[16];
 		if (obj_payload_md5(&x->payload, x->size, digest) < 0)
 			return -ENOMEM;
@@ -252,10 +325,16 @@ static int checksum_headers(struct obj_xfer *x, const struct obj_client *cl)
 			goto oom;
 		list = n;
 	}
-	struct curl_slist *n = curl_slist_append(list, line);
-	if (!n)
-		goto oom;
-	x->headers = n;
+	const char *extra[] = { line, cl->cfg->sse_s3 ? "x-amz-server-side-encryption: AES256" : "" };
+	for (size_t i = 0; i < 2; i++) {
+		if (!extra[i][0])
+			continue;
+		struct curl_slist *n = curl_slist_append(list, extra[i]);
+		if (!n)
+			goto oom;
+		list = n;
+	}
+	x->headers = list;
 	return 0;
 oom:
 	curl_slist_free_all(list);
@@ -284,15 +363,20 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 	case OBJ_KIND_PREFILL:
 		x->off = 0;
 		x->len = x->size;
-		if (cl->cfg->checksum != OBJ_CHECKSUM_NONE) {
-			r = checksum_headers(x, cl);
+		/* Checksums cover a whole body: not a multipart upload's. */
+		bool parts = obj_mp_wanted(cl, x);
+		if ((cl->cfg->checksum != OBJ_CHECKSUM_NONE && !parts) || cl->cfg->sse_s3) {
+			r = put_headers(x, cl, !parts);
 			if (r < 0)
 				return r;
 		}
+		if (parts)
+			return obj_mp_prepare(x, cl);
 		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
 		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->size);
 		break;
 	case OBJ_KIND_GET:
+	case OBJ_KIND_AUDIT:
 		if (x->ranged) {
 			snprintf(x->range, sizeof(x->range), "%" PRIu64 "-%" PRIu64, x->off,
 				 x->off + x->len - 1);
@@ -300,6 +384,7 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 		}
 		break;
 	case OBJ_KIND_STAT:
+	case OBJ_KIND_AUDIT_HEAD:
 		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
 		break;
 	case OBJ_KIND_DELETE:
@@ -325,9 +410,11 @@ int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const
 	if (!token) {
 		x->list_pages = 0;
 		x->list_keys = x->list_bytes = 0;
+		x->list_n = x->list_strange = 0;
+		x->list_whole = true;
 		snprintf(x->key, sizeof(x->key), "%s", prefix);
 	}
-	r = cl->proto->list_url(cl, prefix, token, x->url, sizeof(x->url));
+	r = cl->proto->list_url(cl, x->list_bucket, prefix, token, x->url, sizeof(x->url));
 	if (r < 0)
 		return r;
 	curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);

@@ -89,8 +89,8 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 	if (r == 0) {
 		w->slot = i;
 		w->resuming = true;
+		w->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
 		w->run_start_ns = d->run_start_ns;
-		w->run_dir = rundir_path(d->rundir);
 		r = workload_prepare(w, err, sizeof(err));
 	}
 	if (r == 0) {
@@ -155,6 +155,7 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 		was_running[i] = was[i].running;
 		was_pending[i] = was[i].pending_start_ns != 0;
 		d->pending_start_ns[i] = 0;
+		atomic_store(&old->suspend, true);
 		workload_request_stop(old, "replaced by a reload");
 	}
 	for (size_t j = 0; j < p->cfg->n_workloads; j++) {
@@ -215,6 +216,17 @@ char *handle_reload(struct daemon *d)
 	if (d->state == RUN_STOPPING) {
 		free(p);
 		return proto_error_line("soakd is shutting down");
+	}
+	/* Its steps or probes are the workload's schedule, judged as they
+	 * end: a definition changed under them would judge something else. */
+	if (d->certify || d->search) {
+		free(p);
+		log_error("reload refused: the run %s; restart soakd with --new-run to change it",
+			  d->certify ? "certifies" : "searches");
+		return proto_error_line("a run that %s cannot be reloaded: its %s are its workload's "
+					"schedule; restart soakd with --new-run to change it",
+					d->certify ? "certifies" : "searches",
+					d->certify ? "steps" : "probes");
 	}
 	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
 	r = plan_reload(d, p, &err);

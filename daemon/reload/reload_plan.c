@@ -160,7 +160,7 @@ int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 		r = workload_new(wc, 0, p->cfg->interval_ns, &p->fresh[j], err, sizeof(err));
 		if (r == 0) {
 			p->fresh[j]->slot = p->slot[j];
-			p->fresh[j]->run_dir = rundir_path(d->rundir);
+			p->fresh[j]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
 			/* A replacement opens its devices once the workload it
 			 * replaces has let go of them (swap_replaced); it does
 			 * not prep devices the run has already aged. */

@@ -180,6 +180,7 @@ void results_free(struct results *r)
 		return;
 	for (size_t i = 0; r->w && i < r->n; i++)
 		free_slot(&r->w[i]);
+	json_decref(r->host_last);
 	free(r->w);
 	free(r);
 }
@@ -349,6 +350,8 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	row.frozen_ns = wr->iv_frozen_ns;
 	mark_generator_late(r, wr, &row);
 	fold_into_slice(r, wr, &row);
+	if (r->on_interval && !stalled)
+		r->on_interval(r->on_interval_userdata, r, (size_t)(wr - r->w), &row, target);
 	uint64_t n_intervals = r->cfg->interval_ns ? (span + r->cfg->interval_ns / 2) / r->cfg->interval_ns
 						   : 1;
 	if (r->rundir) {
@@ -363,6 +366,9 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 			rundir_append(r->rundir, rec);
 		json_decref(rec);
 	}
+	if (r->interval_seen)
+		r->interval_seen(r->interval_seen_userdata, (size_t)(wr - r->w), row.generator_late,
+				 wr->interval, wr->n_ops, mono_since(w->started_ns, wr->iv_end_ns));
 	wr->iv_prev_end_ns = wr->iv_end_ns;
 	wr->intervals++;
 	/* What a replay of this record would know (checkpoints). */

@@ -28,6 +28,7 @@ struct op_summary {
 	uint64_t ttfb_p50, ttfb_p99;        /* object ops: ttfb_us, in ns */
 	uint64_t issue_p50, issue_p99, issue_max; /* issue_delay_us, in ns */
 	uint64_t verify[OP_VERIFY_CLASSES]; /* device ops with "verify": blocks by class */
+	struct obj_verify obj_verify;       /* object ops: checks against the ledger */
 };
 
 struct interval_row {
@@ -111,6 +112,20 @@ struct results {
 			     uint64_t end_ns, json_t *record);
 	void *record_extra_userdata;
 	struct probes *probes;              /* kernel series: journal, status, dump; may be NULL */
+	/* Sees each interval of workload slot as it is recorded, before its
+	 * stats are reset (certification): ops[n_ops], sched_ns its position
+	 * in the workload's schedule at its end.  NULL: none. */
+	void (*interval_seen)(void *userdata, size_t slot, bool generator_late,
+			      const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
+	void *interval_seen_userdata;
+	json_t *host_last;                  /* the host's last record (daemon/host), or NULL */
+	/* Called with each closed interval soakd measured (not stalled),
+	 * before its record is written, the interval's op_stats still in
+	 * wr->interval (daemon/drift). */
+	void (*on_interval)(void *userdata, struct results *r, size_t index,
+			    const struct interval_row *row, double target_ops);
+	void *on_interval_userdata;
+	json_t *drift_state;                /* daemon/drift's gauges (borrowed), or NULL */
 	bool live_table;
 	unsigned table_lines;
 	struct workload_results *w;

@@ -53,13 +53,14 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 		.issue_p50 = hist_percentile(&o->issue_delay, 50),
 		.issue_p99 = hist_percentile(&o->issue_delay, 99),
 		.issue_max = hist_max(&o->issue_delay),
+		.obj_verify = o->obj_verify,
 	};
 	memcpy(ret->verify, o->verify, sizeof(ret->verify));
 }
 
 /* A journal entry's fields, built one printf at a time so that some can
  * be left out (the kernel's, when tracing is off or unavailable). */
-#define JOURNAL_MAX_FIELDS 80
+#define JOURNAL_MAX_FIELDS 96
 struct journal_fields {
 	struct iovec iov[JOURNAL_MAX_FIELDS];
 	char *text[JOURNAL_MAX_FIELDS];
@@ -114,7 +115,7 @@ static void journal_add_op(struct journal_fields *f, const struct workload *w,
 	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
 	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
 	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
-	if (w->cfg->type == WORKLOAD_OBJECT || w->cfg->verify.on)
+	if (w->cfg->verify.on)
 		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
 	/* SOAK_VERIFY_CHECKED=, SOAK_VERIFY_STALE=, ... */
 	for (size_t c = 0; w->cfg->verify.on && c < OP_VERIFY_CLASSES; c++) {
@@ -124,6 +125,17 @@ static void journal_add_op(struct journal_fields *f, const struct workload *w,
 			field[k++] = (char)(*p - 'a' + 'A');
 		field[k] = '\0';
 		journal_add(f, "SOAK_VERIFY_%s=%" PRIu64, field, s->verify[c]);
+	}
+	if (w->cfg->type == WORKLOAD_OBJECT) {
+		const struct obj_verify *v = &s->obj_verify;
+		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+		journal_add(f, "SOAK_CHECKED=%" PRIu64, v->checked);
+		journal_add(f, "SOAK_LOST=%" PRIu64, v->lost);
+		journal_add(f, "SOAK_RESURRECTED=%" PRIu64, v->resurrected);
+		journal_add(f, "SOAK_STALE=%" PRIu64, v->stale);
+		journal_add(f, "SOAK_LIST_MISSING=%" PRIu64, v->list_missing);
+		journal_add(f, "SOAK_LIST_EXTRA=%" PRIu64, v->list_extra);
+		journal_add(f, "SOAK_UNCERTAIN=%" PRIu64, v->uncertain);
 	}
 }
 
@@ -239,6 +251,12 @@ void results_status_line(const struct results *r, char *buf, size_t len)
 		int n = snprintf(buf + off, len - off, "%s%s %s", i ? "; " : "", w->cfg->name,
 				 workload_state_name(w->state));
 		off += n > 0 ? (size_t)n : 0;
+		uint64_t done, total;
+		if (off < len && workload_audit(w, &done, &total)) {
+			n = snprintf(buf + off, len - off, " auditing %" PRIu64 "/%" PRIu64 " objects",
+				     done, total);
+			off += n > 0 ? (size_t)n : 0;
+		}
 		for (size_t op = 0; wr->have_last && op < wr->n_ops && off < len; op++) {
 			n = snprintf(buf + off, len - off, " %s %.0f/s p99 %.0fus", w->op_names[op],
 				     wr->last.ops[op].rate_achieved, wr->last.ops[op].p99 / 1e3);
@@ -289,6 +307,7 @@ static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t act
 		json_object_set_new(j, "ttfb_us", latency_json(&o->ttfb));
 		json_object_set_new(j, "connect_us", latency_json(&o->connect));
 		json_object_set_new(j, "connections", json_integer((json_int_t)o->connect.count));
+		obj_verify_set_json(j, &o->obj_verify, o->corrupt);
 	}
 	return j;
 }
@@ -323,6 +342,14 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 				json_object_set_new(jop, "verify_total",
 						    op_verify_to_json(wr->totals[op].verify, true));
 			}
+			if (w->cfg->type == WORKLOAD_OBJECT) {
+				obj_verify_set_json(jop, &s->obj_verify, s->corrupt);
+				json_t *total = json_object();
+				obj_verify_set_json(total, &wr->totals[op].obj_verify,
+						    wr->totals[op].corrupt);
+				json_object_set(jop, "verify_total", json_object_get(total, "verify"));
+				json_decref(total);
+			}
 			/* The kernel's view of the same op on the same devices, last interval. */
 			struct kstats_summary blk;
 			if (probes_workload_blk(r->probes, i, w->op_names[op], &blk))
@@ -337,6 +364,10 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 				       "lag_ms", workload_lag_ns(w) / 1e6, "ops", ops);
 		if (w->reason[0])
 			json_object_set_new(jw, "reason", json_string(w->reason));
+		uint64_t audit_done, audit_total;
+		if (workload_audit(w, &audit_done, &audit_total))
+			json_object_set_new(jw, "audit", json_pack("{s:I,s:I}", "done",
+				(json_int_t)audit_done, "total", (json_int_t)audit_total));
 		struct kstats_tcp_summary tcp;
 		if (probes_workload_tcp(r->probes, i, &tcp))
 			json_object_set_new(jw, "tcp", json_pack(

@@ -34,6 +34,40 @@ json_t *op_verify_to_json(const uint64_t verify[OP_VERIFY_CLASSES], bool keep_ze
 	return j;
 }
 
+void obj_verify_set_json(json_t *op, const struct obj_verify *v, uint64_t corrupt)
+{
+	json_t *j = json_object_get(op, "verify");
+	if (!json_is_object(j)) {
+		j = json_object();
+		json_object_set_new(op, "verify", j);
+	}
+	json_object_set_new(j, "checked", json_integer((json_int_t)v->checked));
+	json_object_set_new(j, "corrupt", json_integer((json_int_t)corrupt));
+	json_object_set_new(j, "stale", json_integer((json_int_t)v->stale));
+	json_object_set_new(j, "uncertain", json_integer((json_int_t)v->uncertain));
+	json_object_set_new(j, "lost", json_integer((json_int_t)v->lost));
+	json_object_set_new(j, "resurrected", json_integer((json_int_t)v->resurrected));
+	json_object_set_new(j, "list_missing", json_integer((json_int_t)v->list_missing));
+	json_object_set_new(j, "list_extra", json_integer((json_int_t)v->list_extra));
+}
+
+static uint64_t get_count(json_t *j, const char *key);
+
+void obj_verify_merge_json(struct obj_verify *v, json_t *verify)
+{
+	/* Device ops have a "verify" of their own with some of the same
+	 * names; "lost" is only ever in an object op's. */
+	if (!json_is_object(verify) || !json_object_get(verify, "lost"))
+		return;
+	v->checked += get_count(verify, "checked");
+	v->stale += get_count(verify, "stale");
+	v->uncertain += get_count(verify, "uncertain");
+	v->lost += get_count(verify, "lost");
+	v->resurrected += get_count(verify, "resurrected");
+	v->list_missing += get_count(verify, "list_missing");
+	v->list_extra += get_count(verify, "list_extra");
+}
+
 json_t *op_stats_to_json(const struct op_stats *o)
 {
 	json_t *j = json_pack("{s:I,s:I,s:I}", "count", (json_int_t)o->count,
@@ -57,6 +91,9 @@ json_t *op_stats_to_json(const struct op_stats *o)
 	json_t *verify = op_verify_to_json(o->verify, false);
 	if (verify)
 		json_object_set_new(j, "verify", verify);
+	struct obj_verify none = { 0 };
+	if (obj_verify_add(&none, &o->obj_verify))
+		obj_verify_set_json(j, &o->obj_verify, o->corrupt);
 	set_hist(j, "latency", &o->latency);
 	set_hist(j, "service", &o->service);
 	set_hist(j, "ttfb", &o->ttfb);
@@ -94,9 +131,12 @@ int op_stats_merge_json(struct op_stats *dst, json_t *recorded)
 	json_t *classes = json_object_get(recorded, "errors_by_class");
 	for (int c = 0; classes && c < OP_ERR_CLASSES; c++)
 		dst->error_class[c] += get_count(classes, class_names[c]);
+	/* A device op's "verify" (its classes, "torn" among them) or an
+	 * object op's ("lost" among them). */
 	json_t *verify = json_object_get(recorded, "verify");
-	for (int c = 0; verify && c < OP_VERIFY_CLASSES; c++)
+	for (int c = 0; json_object_get(verify, "torn") && c < OP_VERIFY_CLASSES; c++)
 		dst->verify[c] += get_count(verify, op_verify_names[c]);
+	obj_verify_merge_json(&dst->obj_verify, verify);
 	if ((r = merge_hist(&dst->latency, recorded, "latency")) < 0 ||
 	    (r = merge_hist(&dst->service, recorded, "service")) < 0 ||
 	    (r = merge_hist(&dst->ttfb, recorded, "ttfb")) < 0 ||

@@ -22,6 +22,8 @@
 #include "base/loop.h"
 #include "ctl/dumper.h"
 #include "device/dev_facts.h"
+#include "drift/drift.h"
+#include "host/host.h"
 #include "export/export.h"
 #include "parse.h"
 #include "probes/probes.h"
@@ -73,6 +75,10 @@ static void replay(struct daemon *d)
 				d->last_watchdog_ns = now;
 			}
 		}
+		/* The host's records are not in checkpoints. */
+		const char *type = json_string_value(json_object_get(rec, "type"));
+		if (type && strcmp(type, "host") == 0)
+			host_fold(d->host, rec);
 		/* What the checkpoint holds already. */
 		if (restored && checkpoint_record_run_ns(rec) <= covered) {
 			json_decref(rec);
@@ -183,6 +189,7 @@ int begin_run(struct daemon *d)
 	int r;
 
 	record_devices(d);
+	host_begin_run(d->host, d->cfg->slice_ns);
 	uint64_t now = mono_ns();
 	d->checkpointer.last_run_ns = 0;  /* a new run, or set by the resume's own */
 	d->run_start_ns = (int64_t)now;
@@ -195,6 +202,7 @@ int begin_run(struct daemon *d)
 	d->results->probes = d->probes;
 	d->results->record_extra = probes_record_extra;
 	d->results->record_extra_userdata = d->probes;
+	drift_attach(d->drift, d->results);
 
 	uint64_t elapsed = 0;
 	if (resume) {
@@ -228,12 +236,17 @@ int begin_run(struct daemon *d)
 	if (resume)
 		checkpoint(d, now, true);
 
+	r = certify_begin(d, resume);
+	if (r == 0)
+		r = search_begin(d, resume);
+	if (r < 0)
+		return r;
 	if (elapsed == 0 && d->cfg->start_at_ns)
 		apply_start_at(d, now);
 	d->run_end_ns = d->run_start_ns + (int64_t)d->cfg->duration_ns;
 	for (size_t i = 0; i < d->n_workloads; i++) {
 		d->workloads[i]->run_start_ns = d->run_start_ns;
-		d->workloads[i]->run_dir = rundir_path(d->rundir);
+		d->workloads[i]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
 	}
 	r = arm_timer(d);
 	if (r < 0)

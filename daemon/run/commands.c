@@ -21,7 +21,9 @@
 #include "base/loop.h"
 #include "ctl/ctl_server.h"
 #include "ctl/dumper.h"
+#include "drift/drift.h"
 #include "export/export.h"
+#include "host/host.h"
 #include "parse.h"
 #include "probes/probes.h"
 #include "results/results.h"
@@ -142,6 +144,13 @@ static json_t *workload_states(struct daemon *d)
  * reply written on a dumper thread (dumper.h): the loop only hands the
  * request over.
  */
+/* The host's summary (dump) or slices (report) beside the results. */
+static json_t *with_host(struct daemon *d, json_t *reply, bool report)
+{
+	host_add_to_reply(d->host, reply, report);
+	return reply;
+}
+
 static char *handle_dump_from_log(struct daemon *d, const struct proto_request *req)
 {
 	if (!d->rundir)
@@ -202,6 +211,16 @@ static char *reply_off_loop(struct daemon *d, json_t *v)
 	return CTL_REPLY_DEFERRED;
 }
 
+/* A dump or report, with the certification's verdicts if the run has one. */
+static json_t *with_certify(struct daemon *d, json_t *v)
+{
+	if (v && d->certify)
+		json_object_set_new(v, "certify", certify_report_json(d->certify));
+	if (v && d->search)
+		json_object_set_new(v, "search", search_report_json(d->search));
+	return v;
+}
+
 /* The results' status, and what only the run knows: start_at, exports. */
 static json_t *status_json(struct daemon *d)
 {
@@ -223,9 +242,21 @@ static json_t *status_json(struct daemon *d)
 				    json_real(mono_since(d->run_start_ns, d->finished_ns) / 1e9));
 	if (v && d->exports)
 		json_object_set_new(v, "exports", exports_status_json(d->exports));
+	/* Drift alarms: every test's state, the line STATUS= shows. */
+	if (v && drift_state(d->drift) && json_object_size(drift_state(d->drift))) {
+		char line[512];
+		drift_status(d->drift, line, sizeof(line));
+		json_object_set_new(v, "drift", json_pack("{s:O,s:s,s:I}", "tests",
+			drift_state(d->drift), "alarms_on", line,
+			"alarms", (json_int_t)drift_alarms(d->drift)));
+	}
 	/* Where the run's files are, for soakctl report --html on this host. */
 	if (v && d->rundir)
 		json_object_set_new(v, "run_dir", json_string(rundir_path(d->rundir)));
+	if (v && d->certify)
+		json_object_set_new(v, "certify", certify_status_json(d->certify));
+	if (v && d->search)
+		json_object_set_new(v, "search", search_status_json(d->search));
 	return v;
 }
 
@@ -260,12 +291,14 @@ char *ctl_handle(void *userdata, const struct proto_request *req)
 		return handle_start_stop(d, req);
 	case PROTO_DUMP:
 		if (req->format == PROTO_FORMAT_JSON && !req->has_filters)
-			return reply_off_loop(d, results_dump_json(d->results));
+			return reply_off_loop(d, with_host(d, with_certify(d, results_dump_json(d->results)),
+							   false));
 		return handle_dump_from_log(d, req);
 	case PROTO_TRACE:
 		return handle_trace(d, req);
 	case PROTO_REPORT:
-		return reply_off_loop(d, results_report_json(d->results));
+		return reply_off_loop(d, with_host(d, with_certify(d, results_report_json(d->results)),
+						   true));
 	case PROTO_RELOAD:
 		return handle_reload(d);
 	case PROTO_DEBUG:

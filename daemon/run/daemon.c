@@ -25,7 +25,9 @@
 #include "base/loop.h"
 #include "ctl/ctl_server.h"
 #include "ctl/dumper.h"
+#include "drift/drift.h"
 #include "export/export.h"
+#include "host/host.h"
 #include "probes/probes.h"
 #include "results/checkpoint.h"
 #include "results/results.h"
@@ -120,6 +122,21 @@ void checkpoint(struct daemon *d, uint64_t now, bool wait)
 	checkpointer_write(&d->checkpointer, d->rundir, d->results, run_ns, wait);
 }
 
+/* The host's interval beside the workloads' (host.h). */
+static void sample_host(struct daemon *d, uint64_t now)
+{
+	if (!d->host || !d->results || waiting_for_start_at(d, now))
+		return;
+	host_watch_workloads(d->host, d->workloads, d->n_workloads);
+	json_t *rec = host_sample(d->host, now, d->run_start_ns, d->results->wall_offset_ns);
+	if (!rec)
+		return;
+	if (d->rundir)
+		rundir_append(d->rundir, rec);
+	json_decref(d->results->host_last);
+	d->results->host_last = rec;
+}
+
 static void tick(struct daemon *d, uint64_t now)
 {
 	char status[1024];
@@ -140,7 +157,12 @@ static void tick(struct daemon *d, uint64_t now)
 		}
 		probes_workload_active(d->probes, i, workload_is_active(w));
 	}
+	/* The host's interval before the workloads' it covers, so a dump's
+	 * CSV rows can carry it. */
+	sample_host(d, now);
 	results_tick(d->results, now);
+	certify_tick(d, now);
+	search_tick(d, now);
 	exports_publish(d->exports, d->results, now);
 	if (mono_since(d->run_start_ns, now) >= d->checkpointer.last_run_ns + CHECKPOINT_EVERY_NS)
 		checkpoint(d, now, false);
@@ -167,7 +189,9 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 
 	results_status_line(d->results, status, sizeof(status));
-	sd_notifyf(0, "STATUS=%s", status);
+	char drift[256];
+	drift_status(d->drift, drift, sizeof(drift));
+	sd_notifyf(0, "STATUS=%s%s%s", status, drift[0] ? "; " : "", drift);
 	ctl_server_expire(d->ctl, now);
 	d->ticks++;
 }
@@ -206,6 +230,10 @@ void shutdown_run(struct daemon *d, const char *why)
 	sd_notify(0, "STOPPING=1");
 	d->stopping_sent = true;
 	d->state = RUN_STOPPING;
+	/* The run resumes when soakd comes back. */
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (d->workloads && d->workloads[i])
+			atomic_store(&d->workloads[i]->suspend, true);
 	stop_all(d, why);
 	d->quit = true;
 }
@@ -384,7 +412,7 @@ static int prepare_workloads(struct daemon *d)
 		if (r == 0) {
 			d->workloads[i]->slot = i;
 			d->workloads[i]->resuming = d->resuming;
-			d->workloads[i]->run_dir = rundir_path(d->rundir);
+			d->workloads[i]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
 			r = workload_prepare(d->workloads[i], err, sizeof(err));
 		}
 		if (r < 0) {
@@ -403,6 +431,8 @@ static void free_daemon(struct daemon *d)
 	free(d->plan);
 	ctl_server_free(d->ctl);
 	results_free(d->results);
+	host_free(d->host);
+	drift_free(d->drift);
 	probes_free(d->probes);
 	exports_free(d->exports);
 	for (size_t i = 0; d->workloads && i < d->n_workloads; i++)
@@ -412,6 +442,11 @@ static void free_daemon(struct daemon *d)
 		config_free(d->reloaded[j]);
 	free(d->reloaded);
 	free(d->workloads);
+	/* After the workloads: a confirmation's or a search's workload runs
+	 * on a definition they hold. */
+	certify_free(d->certify);
+	search_free(d->search);
+	search_free(d->retired_search);
 	free(d->pending_start_ns);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
@@ -457,6 +492,11 @@ static int set_up(struct daemon *d)
 
 	if (exports_new(&cfg->exports, &d->exports) < 0)
 		return -1;
+	/* Never fatal either: a record without the host is still a result. */
+	if (host_new("/proc", "/sys", &d->host) < 0)
+		log_warning("the host's counters are unavailable: out of memory");
+	if (drift_new(&d->drift) < 0)
+		return log_error_errno(-ENOMEM, "cannot set up drift alarms");
 
 	/* Before begin_run: resuming a long run pings the watchdog. */
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)

@@ -20,6 +20,10 @@
 #include "results/checkpoint.h"
 
 struct daemon_options;
+struct certify;
+struct search;
+struct host;
+struct drift;
 
 #define EXIT_WORKLOAD_FAILED 3
 #define STOP_TIMEOUT_NS (UINT64_C(10) * 1000000000)
@@ -48,6 +52,8 @@ struct daemon {
 	char *plan;                   /* the resolved configuration, as recorded */
 	struct probes *probes;        /* NULL: kernel tracing unavailable */
 	struct exports *exports;      /* NULL: none configured */
+	struct host *host;            /* the host's counters (daemon/host); NULL: none */
+	struct drift *drift;          /* drift alarms (daemon/drift); NULL: none */
 	struct workload **workloads;  /* [CONFIG_MAX_WORKLOADS]: a reload appends */
 	size_t n_workloads;
 	bool removed[CONFIG_MAX_WORKLOADS]; /* a reload took it out of the configuration */
@@ -73,6 +79,11 @@ struct daemon {
 	uint64_t catchup_next_ns;
 	/* Checkpoints of the results (resuming reads them, not the whole log). */
 	struct checkpointer checkpointer;
+	struct certify *certify;       /* the run's certification (certify_int.h); NULL: none */
+	/* The run's capacity search (search_int.h); NULL: none.  The workload
+	 * it searches runs on its copy of the definition; a new run's search
+	 * leaves the old one retired until the workloads go. */
+	struct search *search, *retired_search;
 };
 
 /* daemon.c: the lifecycle, the tick, signals, the watchdog. */
@@ -132,6 +143,38 @@ void end_run(struct daemon *d, const char *why);
 
 /* soakctl start --new-run: the current run ends and a new one starts. */
 char *handle_new_run(struct daemon *d);
+
+/* certify.c, certify_out.c: the run's certification (the "certify"
+ * block; what a step's verdict rests on is in certify_int.h). */
+
+/* Starts judging the run's certification, if it has one (d->certify
+ * stays NULL otherwise): at a new run, or resuming one (the log's
+ * verdicts and the current step's intervals read back).  After the
+ * results are set up, before the workloads start.  0 or -errno. */
+int certify_begin(struct daemon *d, bool resume);
+void certify_free(struct certify *c);
+
+/* After each tick's results: judges the steps whose hold has ended. */
+void certify_tick(struct daemon *d, uint64_t now_ns);
+
+/* status: the current step and the verdicts so far; report and dump:
+ * every verdict with its table, and the answer.  NULL without one. */
+json_t *certify_status_json(const struct certify *c);
+json_t *certify_report_json(const struct certify *c);
+
+/* search.c, search_out.c: the run's capacity search ("search"). */
+
+/* Starts the search, if the run has one (d->search stays NULL
+ * otherwise), with the workload's first probe, or resuming the probe a
+ * resumed run was in.  After the results are set up, before the
+ * workloads start.  0 or -errno. */
+int search_begin(struct daemon *d, bool resume);
+void search_free(struct search *s);
+/* After each tick's results: a probe that ended is judged, the next one
+ * started. */
+void search_tick(struct daemon *d, uint64_t now_ns);
+json_t *search_status_json(const struct search *s);
+json_t *search_report_json(const struct search *s);
 
 /* commands.c: the control commands' handlers. */
 

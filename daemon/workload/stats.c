@@ -18,6 +18,7 @@ void op_stats_init(struct op_stats *o)
 	o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
 	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
 		o->error_class[c] = 0;
+	o->obj_verify = (struct obj_verify){ 0 };
 	hist_init(&o->latency);
 	hist_init(&o->service);
 	hist_init(&o->ttfb);
@@ -36,6 +37,7 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 		dst->error_class[c] += src->error_class[c];
 	for (size_t c = 0; c < OP_VERIFY_CLASSES; c++)
 		dst->verify[c] += src->verify[c];
+	obj_verify_add(&dst->obj_verify, &src->obj_verify);
 	hist_merge(&dst->latency, &src->latency);
 	hist_merge(&dst->service, &src->service);
 	/* Empty for device ops: hist_merge returns at once. */
@@ -71,6 +73,19 @@ void op_stats_record_corrupt(struct op_stats *o)
 {
 	o->count++;
 	o->corrupt++;
+}
+
+bool obj_verify_add(struct obj_verify *dst, const struct obj_verify *src)
+{
+	dst->checked += src->checked;
+	dst->lost += src->lost;
+	dst->resurrected += src->resurrected;
+	dst->stale += src->stale;
+	dst->list_missing += src->list_missing;
+	dst->list_extra += src->list_extra;
+	dst->uncertain += src->uncertain;
+	return src->checked || src->lost || src->resurrected || src->stale || src->list_missing ||
+	       src->list_extra || src->uncertain;
 }
 
 void op_stats_record_missed(struct op_stats *o, uint64_t wait_ns)

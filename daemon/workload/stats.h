@@ -54,6 +54,17 @@ enum op_verify_class {
 };
 /* "checked", "corrupt", ...: the names in records, dumps and exports. */
 extern const char *const op_verify_names[OP_VERIFY_CLASSES];
+/* Object ops checked against the run's write ledger (issue 17); corrupt
+ * is op_stats.corrupt.  Kept apart from the device's verification. */
+struct obj_verify {
+	uint64_t checked;      /* reads compared with what was acknowledged */
+	uint64_t lost;         /* an acknowledged object answered 404 */
+	uint64_t resurrected;  /* the object of an acknowledged DELETE is back */
+	uint64_t stale;        /* an older version than the last acknowledged PUT */
+	uint64_t list_missing; /* a LIST left out an acknowledged object */
+	uint64_t list_extra;   /* a LIST showed an object the ledger does not hold */
+	uint64_t uncertain;    /* a PUT or DELETE ended with no clear answer */
+};
 
 struct op_stats {
 	uint64_t count;     /* completed, successful or not */
@@ -71,6 +82,7 @@ struct op_stats {
 	uint64_t error_class[OP_ERR_CLASSES]; /* object ops: errors by cause */
 	/* Device ops with "verify" (corrupt above is their failures' sum). */
 	uint64_t verify[OP_VERIFY_CLASSES];
+	struct obj_verify obj_verify;          /* object ops */
 	struct hist latency; /* from the intended issue time */
 	struct hist service; /* from the actual submit */
 	struct hist ttfb;    /* object ops: submit to the first response byte */
@@ -114,6 +126,8 @@ void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_n
  * completed with data other than what was written (corrupt, not an error). */
 void op_stats_record_error(struct op_stats *o, enum op_error_class c);
 void op_stats_record_corrupt(struct op_stats *o);
+/* Adds src's object verification counters to dst; true if any is set. */
+bool obj_verify_add(struct obj_verify *dst, const struct obj_verify *src);
 /* An op declared missed wait_ns after it was due: its wait is a lower bound
  * of its latency, and goes into latency_us so abandoning ops never makes
  * the percentiles look better. */

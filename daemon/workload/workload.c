@@ -132,6 +132,7 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 		return -EBUSY;
 	}
 	atomic_store(&w->stop_requested, false);
+	atomic_store(&w->suspend, false);
 	/* After a reboot the position can exceed the clock: the origin
 	 * is then before this boot, negative. */
 	w->started_ns = (int64_t)now_ns - (int64_t)pos_ns;
@@ -168,6 +169,20 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 	}
 	w->state = WORKLOAD_RUNNING;
 	return 0;
+}
+
+bool workload_audit(const struct workload *w, uint64_t *ret_done, uint64_t *ret_total)
+{
+	uint64_t done = 0, total = 0;
+	for (size_t i = 0; i < w->n_streams; i++) {
+		done += atomic_load_explicit(&w->streams[i].audit_done, memory_order_relaxed);
+		total += atomic_load_explicit(&w->streams[i].audit_total, memory_order_relaxed);
+	}
+	if (!total)
+		return false;
+	*ret_done = done;
+	*ret_total = total;
+	return true;
 }
 
 void workload_request_stop(struct workload *w, const char *reason)

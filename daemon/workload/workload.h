@@ -51,6 +51,9 @@ struct workload_stream {
 	void *engine;               /* engine's per-stream state */
 	struct dev_facts *facts;    /* its device, read at prepare; NULL if none */
 	_Atomic uint64_t lag_ns;    /* how late the next due op is, now */
+	/* An audit reading every object of the run's ledger (object
+	 * workloads): objects read so far, of how many; total 0: none. */
+	_Atomic uint64_t audit_done, audit_total;
 	/* Set by the thread before `outcome` is stored with release order. */
 	char reason[WORKLOAD_REASON_MAX];
 	/* Set by the thread before `outcome`: it leaves I/O the device never
@@ -86,10 +89,15 @@ struct workload {
 	enum workload_state state;
 	char reason[WORKLOAD_REASON_MAX];
 	_Atomic bool stop_requested;
+	/* Set before a stop request when the run goes on later (soakd
+	 * stopping, a reload replacing the workload): engines keep what the
+	 * run holds (object workloads leave their objects for the resume). */
+	_Atomic bool suspend;
 	int64_t started_ns;         /* schedule origin, CLOCK_MONOTONIC (see mono_since) */
 	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
 	bool resuming;              /* set before prepare: a resumed run does not prep again */
-	const char *run_dir;        /* the run's directory (device verify state), before prepare */
+	const char *run_dir;        /* set before prepare: the run's directory (object ledgers,
+				     * device verify state) */
 	int64_t run_start_ns;       /* interval boundaries: run_start + k * interval */
 	uint64_t interval_ns;
 	void *engine_data;
@@ -149,6 +157,8 @@ void workload_release(struct workload *w);
 
 bool workload_is_active(const struct workload *w);
 const char *workload_state_name(enum workload_state s);
+/* An audit's progress over the streams: false when none runs. */
+bool workload_audit(const struct workload *w, uint64_t *ret_done, uint64_t *ret_total);
 /* Largest current lag over the streams. */
 uint64_t workload_lag_ns(const struct workload *w);
 /* Target ops over [from, to) (absolute CLOCK_MONOTONIC), summed over streams. */

@@ -157,7 +157,7 @@ for example in "${examples[@]}"; do
 	name=$(basename "$example")
 	rc=0
 	no_targets=()
-	grep -q '"targets": *\["/' "$example" && no_targets=(--no-targets)
+	grep -Eq '"(targets|devices)": *\[ *(\{"path": *)?"/' "$example" && no_targets=(--no-targets)
 	(cd "$WORK/cwd" && timeout 20 "$SOAKD" --check-config "$example" ${no_targets[@]+"${no_targets[@]}"}) \
 		>"$WORK/$name.plan" 2>"$WORK/$name.err" || rc=$?
 	((rc == 0)) || fail "config/$name: --check-config exited $rc: $(cat "$WORK/$name.err" "$WORK/$name.plan")"

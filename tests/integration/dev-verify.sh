@@ -68,9 +68,11 @@ fails = sum(v[k] for k in ("corrupt", "stale", "misdirected", "torn", "foreign")
 if read["corrupt"] != fails:
     sys.exit(f"dump: op corrupt {read['corrupt']} is not the failures' sum {fails}")
 rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["op"] == "read"]
-csv_fails = sum(int(r["verify_" + k]) for r in rows
-                for k in ("corrupt", "stale", "misdirected", "torn", "foreign"))
-if csv_fails != fails or sum(int(r["verify_checked"]) for r in rows) != v["checked"]:
+# The CSV's columns: object and device classes in one list, the device's
+# CRC class as verify_corrupt (corrupt is the op's).
+csv_fails = sum(int(r[k]) for r in rows
+                for k in ("verify_corrupt", "stale", "misdirected", "torn", "foreign"))
+if csv_fails != fails or sum(int(r["checked"]) for r in rows) != v["checked"]:
     sys.exit(f"CSV: {csv_fails} failures, the dump {fails}")
 print(f"# dump: {v}")
 PY

@@ -121,7 +121,13 @@ assert r["get"]["corrupt"] == 0 and r["put"]["corrupt"] == 0, "false corruption 
 assert all(w["state"] == "running" for w in d.values())
 PY
 
-# soakd cleans up on its way out, doubtful objects (PUTs cut by the kill) too.
+# Stopping the workloads ends them: each cleans up, doubtful objects (PUTs
+# cut by the kill) too.  (soakd stopping alone keeps them for the resumed
+# run: see obj-ledger.sh.)
+ctl stop >/dev/null || fail "soakctl stop failed"
+for w in recover victim lost; do
+	wait_until 60 "workload $w to stop" workload_is "$w" stopped
+done
 stop_soakd 60
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 secret_absent "$SOAKD_LOG" "$WORK/dump.json"

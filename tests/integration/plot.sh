@@ -19,7 +19,8 @@ wait_until 20 "the workload to finish" workload_is w finished
 (cd "$WORK" && timeout 20 "$SOAKCTL" --socket "$SOCK" plot) 2>"$WORK/plot.err" ||
 	fail "soakctl plot failed: $(cat "$WORK/plot.err")"
 [[ -s $WORK/plot.svg ]] || fail "soakctl plot wrote no plot.svg: $(cat "$WORK/plot.err")"
-grep -q "wrote plot.svg (10 series)" "$WORK/plot.err" || fail "plot said: $(cat "$WORK/plot.err")"
+# 10 of the ops, 7 of the host (its host_*_pct columns).
+grep -q "wrote plot.svg (17 series)" "$WORK/plot.err" || fail "plot said: $(cat "$WORK/plot.err")"
 ctl plot --op write --output "$WORK/write.svg" 2>/dev/null || fail "plot --op write failed"
 ctl plot --output - >"$WORK/stdout.svg" || fail "plot --output - failed"
 ctl dump --format csv >"$WORK/dump.csv" || fail "dump --format csv failed"
@@ -73,15 +74,17 @@ def check(name, series):
     title = doc.getElementsByTagName("title")[0].firstChild.data
     return title
 
+host = [f"w/host/{m}" for m in ("cpu_user", "cpu_system", "cpu_iowait", "cpu_steal",
+                                "cpu_soakd", "psi_io_some", "disk_util")]
 every = [f"w/{op}/{m}" for op in ("read", "write")
-         for m in ("p50", "p99", "p999", "ops_per_s", "target_per_s")]
+         for m in ("p50", "p99", "p999", "ops_per_s", "target_per_s")] + host
 title = check("plot.svg", every)
 if not title or not title.startswith("soakd run plot"):
     problems.append(f"plot.svg: title {title!r}")
 check("stdout.svg", every)
 check("rundir.svg", every)
 check("csv.svg", every)
-check("write.svg", [s for s in every if s.startswith("w/write/")])
+check("write.svg", [s for s in every if s.startswith(("w/write/", "w/host/"))])
 print(f"# plots well-formed, {len(every)} series each; title {title!r}")
 if problems:
     sys.exit("\n".join(problems))

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Drift alarms over a run (drift.h): a test per workload slot and op, fed
+ * from the results' interval hook on the main thread, and what an alarm
+ * does (journal, run log, status, gauge, stop).
+ */
+#include "drift.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <systemd/sd-journal.h>
+
+#include "base/journal_ids.h"
+#include "base/log.h"
+#include "config/config_drift.h"
+#include "results/rundir.h"
+#include "workload/workload.h"
+
+#include "drift_detect.h"
+
+struct drift_slot {
+	const struct workload_config *cfg;  /* the definition the tests are for */
+	struct drift_op *ops;               /* [n_ops] */
+	size_t n_ops;
+};
+
+struct drift {
+	struct drift_slot slots[CONFIG_MAX_WORKLOADS];
+	json_t *state;
+	uint64_t alarms;
+};
+
+int drift_new(struct drift **ret)
+{
+	struct drift *d = calloc(1, sizeof(*d));
+
+	if (!d || !(d->state = json_object())) {
+		free(d);
+		return -ENOMEM;
+	}
+	*ret = d;
+	return 0;
+}
+
+static void slot_clear(struct drift_slot *s)
+{
+	for (size_t i = 0; s->ops && i < s->n_ops; i++)
+		drift_op_free(&s->ops[i]);
+	free(s->ops);
+	*s = (struct drift_slot){ 0 };
+}
+
+void drift_free(struct drift *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < CONFIG_MAX_WORKLOADS; i++)
+		slot_clear(&d->slots[i]);
+	json_decref(d->state);
+	free(d);
+}
+
+json_t *drift_state(const struct drift *d)
+{
+	return d ? d->state : NULL;
+}
+
+uint64_t drift_alarms(const struct drift *d)
+{
+	return d ? d->alarms : 0;
+}
+
+void drift_status(const struct drift *d, char *buf, size_t len)
+{
+	const char *wname, *oname, *mname;
+	json_t *ops, *metrics, *v;
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	if (!d)
+		return;
+	json_object_foreach(d->state, wname, ops)
+		json_object_foreach(ops, oname, metrics)
+			json_object_foreach(metrics, mname, v) {
+				if (!json_integer_value(v) || at >= len)
+					continue;
+				int n = snprintf(buf + at, len - at, "%s%s/%s %s",
+						 at ? ", " : "drift: ", wname, oname, mname);
+				at = n < 0 ? len : at + (size_t)n;
+			}
+}
+
+/* The slot's tests, for the workload it measures now (a reload that
+ * replaced its definition starts them afresh). */
+static struct drift_slot *slot_for(struct drift *d, size_t index, const struct workload *w)
+{
+	struct drift_slot *s = &d->slots[index];
+
+	if (s->cfg == w->cfg && s->ops)
+		return s;
+	slot_clear(s);
+	if (!w->cfg->drift.enabled)
+		return NULL;
+	struct drift_params p;
+	drift_params_from_config(&w->cfg->drift, w->interval_ns, &p);
+	s->ops = calloc(w->n_ops, sizeof(*s->ops));
+	if (!s->ops)
+		return NULL;
+	for (; s->n_ops < w->n_ops; s->n_ops++)
+		if (drift_op_init(&s->ops[s->n_ops], &p) < 0) {
+			slot_clear(s);
+			return NULL;
+		}
+	s->cfg = w->cfg;
+	json_t *ops = json_object();
+	for (size_t op = 0; ops && op < w->n_ops; op++) {
+		json_t *metrics = json_object();
+		for (int m = 0; metrics && m < DRIFT_METRICS; m++)
+			if (p.metrics & (1u << m))
+				json_object_set_new(metrics, drift_metric_name(m), json_integer(0));
+		json_object_set_new(ops, w->op_names[op], metrics);
+	}
+	json_object_set_new(d->state, w->cfg->name, ops);
+	return s;
+}
+
+static void describe(const struct drift_finding *f, const char *op, unsigned window_s,
+		     char *buf, size_t len)
+{
+	switch (f->metric) {
+	case DRIFT_P99:
+	case DRIFT_P999:
+		snprintf(buf, len, "%s %s drift: %.2f%% of the last %us's %" PRIu64 " ops were slower "
+			 "than %gx the reference's %s of %.3f ms (%.1f%% were slower than it)", op,
+			 drift_metric_name(f->metric), f->observed * 100, window_s, f->n, f->ratio,
+			 f->metric == DRIFT_P99 ? "p99" : "p99.9", f->ref_ns / 1e6,
+			 f->expected * 100);
+		break;
+	case DRIFT_THROUGHPUT:
+		snprintf(buf, len, "%s throughput drift: %.1f ops/s over the last %us, the reference "
+			 "did %.1f ops/s at the same schedule", op, f->observed, window_s,
+			 f->expected);
+		break;
+	default:
+		snprintf(buf, len, "%s errors drift: %.3f%% of ops failed over the last %us, the "
+			 "reference's rate was %.3f%%", op, f->observed * 100, window_s,
+			 f->expected * 100);
+	}
+}
+
+static void raise_alarm(struct drift *d, struct results *r, struct workload *w, const char *op,
+			const struct drift_finding *f, const struct interval_row *row)
+{
+	uint64_t window_ns = w->cfg->drift.window_ns;
+	uint64_t start = row->end_ns > window_ns ? row->end_ns - window_ns : 0;
+	const char *metric = drift_metric_name(f->metric);
+	char message[512];
+
+	describe(f, op, (unsigned)(window_ns / 1000000000), message, sizeof(message));
+	d->alarms++;
+	json_object_set_new(json_object_get(json_object_get(d->state, w->cfg->name), op), metric,
+			    json_integer(1));
+	log_warning("workload %s: %s", w->cfg->name, message);
+	sd_journal_send("MESSAGE=workload %s: %s", w->cfg->name, message,
+			"MESSAGE_ID=" SOAK_MESSAGE_DRIFT, "PRIORITY=%d", LOG_WARNING,
+			"SYSLOG_IDENTIFIER=soakd", "SOAK_EVENT=drift", "SOAK_RUN=%s", r->cfg->name,
+			"SOAK_WORKLOAD=%s", w->cfg->name, "SOAK_OP=%s", op, "SOAK_METRIC=%s", metric,
+			"SOAK_DRIFT_START_S=%.3f", start / 1e9, "SOAK_DRIFT_OBSERVED=%g", f->observed,
+			"SOAK_DRIFT_EXPECTED=%g", f->expected, NULL);
+	if (r->rundir) {
+		json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:s}", "type", "event",
+					"event", "drift", "workload", w->cfg->name, "op", op,
+					"metric", metric, "start_ns", (json_int_t)start,
+					"end_ns", (json_int_t)row->end_ns, "message", message);
+		if (rec)
+			rundir_append(r->rundir, rec);
+		json_decref(rec);
+	}
+	if (w->cfg->drift.stop) {
+		char reason[WORKLOAD_REASON_MAX];
+		snprintf(reason, sizeof(reason), "on_drift: %.240s", message);
+		workload_request_stop(w, reason);
+	}
+}
+
+static void on_interval(void *userdata, struct results *r, size_t index,
+			const struct interval_row *row, double target_ops)
+{
+	struct drift *d = userdata;
+	struct workload_results *wr = &r->w[index];
+	struct workload *w = wr->workload;
+	struct drift_slot *s = index < CONFIG_MAX_WORKLOADS ? slot_for(d, index, w) : NULL;
+	double secs = (row->end_ns - row->start_ns) / 1e9;
+
+	if (!s || secs <= 0)
+		return;
+	for (size_t op = 0; op < s->n_ops && op < wr->n_ops; op++) {
+		const struct op_stats *o = &wr->interval[op];
+		struct drift_finding found[DRIFT_METRICS];
+		double rate = target_ops * w->op_share[op] / secs;
+		size_t n = drift_op_feed(&s->ops[op], &o->latency, o->count, o->errors, secs, rate,
+					 found);
+		/* What is no longer failing reads 0 again. */
+		json_t *metrics = json_object_get(json_object_get(d->state, w->cfg->name),
+						  w->op_names[op]);
+		for (int m = 0; m < DRIFT_METRICS; m++)
+			if (json_object_get(metrics, drift_metric_name(m)))
+				json_object_set_new(metrics, drift_metric_name(m),
+						    json_integer(s->ops[op].active[m]));
+		for (size_t k = 0; k < n; k++)
+			raise_alarm(d, r, w, w->op_names[op], &found[k], row);
+	}
+}
+
+void drift_attach(struct drift *d, struct results *r)
+{
+	if (!d || !r)
+		return;
+	for (size_t i = 0; i < CONFIG_MAX_WORKLOADS; i++)
+		slot_clear(&d->slots[i]);
+	json_object_clear(d->state);
+	d->alarms = 0;
+	r->on_interval = on_interval;
+	r->on_interval_userdata = d;
+	r->drift_state = d->state;
+}

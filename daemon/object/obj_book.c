@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The bookkeeping between a thread's name pool and its write ledger: the
+ * ledger opened in the run directory (a resumed run takes its names and
+ * pool back from it), every PUT and DELETE entered before it is sent and
+ * settled when it ends, and what a read says about an acknowledged object
+ * counted in the op's verify counters (lost, stale, resurrected,
+ * uncertain).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "obj_engine.h"
+#include "workload/workload.h"
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int obj_book_dir_open(const char *path, char *err, size_t errlen)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "the run directory's path is too long");
+		return -ENAMETOOLONG;
+	}
+	/* The run directory's writer creates it too, on its own thread:
+	 * whoever comes first. */
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		(void)mkdir(buf, 0750);
+		*p = '/';
+	}
+	(void)mkdir(buf, 0750);
+	int fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int r = -errno;
+		snprintf(err, errlen, "cannot open the run directory %s for the object ledger: %s",
+			 path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* The pool as the ledger left it: acknowledged objects present, those with
+ * a write of unknown outcome doubtful (read by no one, rewritten or
+ * deleted under the same name), the rest empty. */
+static void restore_pool(struct obj_stream *st)
+{
+	for (uint32_t s = 0; s < st->pool.cap; s++) {
+		const struct obj_ledger_entry *e = obj_ledger_get(st->ledger, s);
+		if (e->pending == OBJ_PENDING_PUT) {
+			bool same = e->state == OBJ_LEDGER_PRESENT && e->id == e->try_id;
+			obj_pool_restore(&st->pool, s, OBJ_DOUBTFUL, e->try_id,
+					 same && e->version > e->try_version ? e->version
+									     : e->try_version,
+					 e->try_size);
+		} else if (e->pending == OBJ_PENDING_DELETE) {
+			obj_pool_restore(&st->pool, s, OBJ_DOUBTFUL, e->id, e->version, e->size);
+		} else if (e->state == OBJ_LEDGER_PRESENT) {
+			obj_pool_restore(&st->pool, s, OBJ_PRESENT, e->id, e->version, e->size);
+		} else if (e->state == OBJ_LEDGER_DELETED) {
+			obj_pool_restore(&st->pool, s, OBJ_EMPTY, e->id, e->version, 0);
+		}
+	}
+}
+
+int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen)
+{
+	struct obj_client *cl = st->cl;
+	struct obj_ledger_info info;
+	char base[128];
+	int r;
+
+	snprintf(base, sizeof(base), "ledger.%s.%u", cl->wcfg->name, st->index);
+	r = obj_ledger_open(dir_fd, base, st->pool.cap, cl->run_tag, &st->ledger, &info, err,
+			    errlen);
+	if (r < 0)
+		return r;
+	if (info.torn || info.damaged)
+		log_warning("%s: the ledger %s was cut short (%" PRIu64 " damaged record(s)); the "
+			    "writes it lost are uncertain", cl->wcfg->name, base, info.damaged);
+	if (!info.resumed)
+		return 0;
+	/* The run's names are the ledger's: the first thread's ledger
+	 * decides, the others must agree. */
+	if (st->index == 0 && strcmp(info.tag, cl->run_tag) != 0) {
+		r = obj_client_set_tag(cl, info.tag);
+		if (r < 0) {
+			snprintf(err, errlen, "\"prefix\" is too long");
+			return r;
+		}
+	} else if (strcmp(info.tag, cl->run_tag) != 0) {
+		snprintf(err, errlen, "the ledger %s names objects %s, thread 0's %s: the run "
+			 "directory is damaged", base, info.tag, cl->run_tag);
+		return -EINVAL;
+	}
+	restore_pool(st);
+	st->resumed = info.present + info.uncertain + info.deleted > 0;
+	if (st->resumed)
+		log_info("%s: thread %u resumes %" PRIu64 " objects under %s (%" PRIu64
+			 " uncertain, %" PRIu64 " deleted) from its ledger", cl->wcfg->name,
+			 st->index, info.present, cl->name_root, info.uncertain, info.deleted);
+	return 0;
+}
+
+static void ledger_failed(struct obj_stream *st, int r)
+{
+	if (r >= 0 || st->ledger_failed)
+		return;
+	st->ledger_failed = true;
+	log_error("%s: cannot write the object ledger in the run directory: %s; objects written "
+		  "now may be left behind or unchecked after a restart", st->cl->wcfg->name,
+		  strerror(-r));
+}
+
+void obj_book_start(struct obj_stream *st, const struct obj_xfer *x)
+{
+	const struct obj_entry *e = &st->pool.entries[x->slot];
+
+	if (!st->ledger)
+		return;
+	switch (x->kind) {
+	case OBJ_KIND_PUT:
+	case OBJ_KIND_PREFILL:
+		ledger_failed(st, obj_ledger_intend_put(st->ledger, x->slot, e->id, e->version,
+							e->size));
+		break;
+	case OBJ_KIND_DELETE:
+	case OBJ_KIND_CLEANUP:
+		ledger_failed(st, obj_ledger_intend_delete(st->ledger, x->slot));
+		break;
+	default:
+		break;
+	}
+}
+
+static uint64_t etag_of(CURL *easy)
+{
+	struct curl_header *h = NULL;
+	if (curl_easy_header(easy, "ETag", 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h || !h->value)
+		return 0;
+	return obj_ledger_etag_hash(h->value, strlen(h->value));
+}
+
+/* "sse": "s3": the server says it encrypted the object (said once if not). */
+static void check_sse(struct obj_stream *st, const struct obj_xfer *x)
+{
+	struct curl_header *h = NULL;
+	if (curl_easy_header(x->easy, "x-amz-server-side-encryption", 0, CURLH_HEADER, -1, &h) ==
+		    CURLHE_OK && h && h->value && strcmp(h->value, "AES256") == 0)
+		return;
+	if (!atomic_exchange(&st->cl->sse_unconfirmed_logged, true))
+		log_warning("%s: PUT %s: the server did not confirm SSE-S3 (no "
+			    "\"x-amz-server-side-encryption: AES256\" in its answer)",
+			    st->cl->wcfg->name, x->key);
+}
+
+/* Whether a write that failed may still have happened. */
+static bool outcome_unknown(enum op_error_class c)
+{
+	return c == OP_ERR_TIMEOUT || c == OP_ERR_HTTP_5XX || c == OP_ERR_TRANSFER;
+}
+
+static void end_write(struct obj_stream *st, struct obj_xfer *x, bool done, bool unknown,
+		      struct obj_verify *v)
+{
+	int r;
+	if (done)
+		r = obj_ledger_ack(st->ledger, x->slot,
+				   x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL
+					   ? etag_of(x->easy) : 0, wall_ns());
+	else if (unknown)
+		r = obj_ledger_uncertain(st->ledger, x->slot);
+	else
+		r = obj_ledger_abort(st->ledger, x->slot);
+	if (!done && unknown && v)
+		v->uncertain++;
+	ledger_failed(st, r);
+}
+
+/* An audit GET of an object whose last write is uncertain: the version
+ * its first bytes name settles which write the server kept. */
+static void settle(struct obj_stream *st, struct obj_xfer *x, const struct obj_ledger_entry *e,
+		   bool gone, struct obj_verify *v)
+{
+	uint64_t name_hash = 0, version = 0;
+
+	if (gone) {
+		/* Nothing under the name: a fine outcome for a DELETE or a
+		 * first PUT, not for an overwrite of an acknowledged object. */
+		bool lost = e->pending == OBJ_PENDING_PUT && e->state == OBJ_LEDGER_PRESENT &&
+			    e->id == e->try_id;
+		if (lost) {
+			v->lost++;
+			obj_log_verify(st->cl, x, "LOST", "an acknowledged object is gone (its "
+				       "overwrite had no clear answer)");
+		}
+		ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, false, 0, 0, 0, wall_ns()));
+		obj_pool_restore(&st->pool, x->slot, OBJ_EMPTY, st->pool.entries[x->slot].id, 0, 0);
+		return;
+	}
+	if (x->head_len == sizeof(x->head))
+		obj_payload_header(x->head, &name_hash, &version);
+	uint64_t size = version == e->try_version ? e->try_size : e->size;
+	bool known = name_hash == x->payload.name_hash && x->pos == size &&
+		     ((e->pending == OBJ_PENDING_PUT && version == e->try_version) ||
+		      (e->state == OBJ_LEDGER_PRESENT && version == e->version));
+	if (!known)
+		return; /* stays doubtful: rewritten or deleted later */
+	ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, true, st->pool.entries[x->slot].id,
+					    (uint32_t)version, size, wall_ns()));
+	obj_pool_restore(&st->pool, x->slot, OBJ_PRESENT, st->pool.entries[x->slot].id,
+			 (uint32_t)version, size);
+}
+
+void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
+		  enum op_error_class c, bool gone, struct obj_verify *v)
+{
+	const struct obj_ledger_entry *e = st->ledger ? obj_ledger_get(st->ledger, x->slot) : NULL;
+	bool ok = outcome == OBJ_OK;
+
+	switch (x->kind) {
+	case OBJ_KIND_PUT:
+	case OBJ_KIND_PREFILL:
+		if (ok && st->cl->cfg->sse_s3)
+			check_sse(st, x);
+		if (e)
+			end_write(st, x, ok, outcome == OBJ_ERROR && outcome_unknown(c), v);
+		else if (outcome == OBJ_ERROR && outcome_unknown(c) && v)
+			v->uncertain++;
+		return;
+	case OBJ_KIND_DELETE:
+	case OBJ_KIND_CLEANUP:
+		/* Listings that began before may still show the name. */
+		st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] = st->pool.entries[x->slot].id;
+		st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
+		st->n_deleted++;
+		if (gone && x->kind == OBJ_KIND_DELETE && v) {
+			v->lost++;
+			obj_log_verify(st->cl, x, "LOST", "the server answers 404 to a DELETE of an "
+				       "object whose PUT it acknowledged");
+		}
+		if (e)
+			end_write(st, x, ok || gone, outcome == OBJ_ERROR && !gone && outcome_unknown(c),
+				  v);
+		else if (outcome == OBJ_ERROR && !gone && outcome_unknown(c) && v)
+			v->uncertain++;
+		return;
+	case OBJ_KIND_AUDIT_HEAD:
+		if (outcome == OBJ_OK && v)
+			v->checked++;
+		if (outcome == OBJ_OK && !gone && v) {
+			v->resurrected++;
+			obj_log_verify(st->cl, x, "RESURRECTED", "an object whose DELETE was "
+				       "acknowledged is back");
+		}
+		return;
+	case OBJ_KIND_AUDIT:
+		if (e && e->pending != OBJ_PENDING_NONE) {
+			if (outcome != OBJ_ERROR || gone)
+				settle(st, x, e, gone, v);
+			return;
+		}
+		/* An acknowledged object, read in full: as a GET. */
+		__attribute__((fallthrough));
+	case OBJ_KIND_GET:
+	case OBJ_KIND_STAT:
+		if (!v)
+			return;
+		if (outcome == OBJ_OK || outcome == OBJ_STALE || outcome == OBJ_CORRUPT)
+			v->checked++;
+		if (outcome == OBJ_STALE)
+			v->stale++;
+		/* HEAD carries no data: its ETag says whether the object is
+		 * still the version whose PUT was acknowledged. */
+		if (outcome == OBJ_OK && x->kind == OBJ_KIND_STAT && e && e->etag &&
+		    e->state == OBJ_LEDGER_PRESENT && !e->pending && e->id == st->pool.entries[x->slot].id) {
+			uint64_t etag = etag_of(x->easy);
+			if (etag && etag != e->etag) {
+				v->stale++;
+				obj_log_verify(st->cl, x, "STALE", "its ETag is not the one the "
+					       "acknowledged PUT was given");
+			}
+		}
+		if (gone) {
+			v->lost++;
+			obj_log_verify(st->cl, x, "LOST", "the server answers 404 for an object "
+				       "whose PUT it acknowledged");
+			if (e)
+				ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, false, 0, 0, 0,
+								    wall_ns()));
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+void obj_book_abandon(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v)
+{
+	if (x->kind != OBJ_KIND_PUT && x->kind != OBJ_KIND_PREFILL && x->kind != OBJ_KIND_DELETE &&
+	    x->kind != OBJ_KIND_CLEANUP)
+		return;
+	if (v)
+		v->uncertain++;
+	if (st->ledger)
+		ledger_failed(st, obj_ledger_uncertain(st->ledger, x->slot));
+}
+
+void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x)
+{
+	if (st->ledger && (x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL ||
+			   x->kind == OBJ_KIND_DELETE || x->kind == OBJ_KIND_CLEANUP))
+		ledger_failed(st, obj_ledger_abort(st->ledger, x->slot));
+}
+
+struct id_slot {
+	uint64_t id;
+	uint32_t slot;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_id_slot(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct id_slot *)a)->id, &((const struct id_slot *)b)->id);
+}
+
+/* Whether write count a comes after b (both wrap). */
+static bool seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/* The name's DELETE ended after the listing began. */
+static bool deleted_since(const struct obj_stream *st, uint64_t id, uint32_t since)
+{
+	uint64_t n = st->n_deleted < OBJ_DELETED_RING ? st->n_deleted : OBJ_DELETED_RING;
+	for (uint64_t k = 1; k <= n; k++) {
+		uint64_t at = (st->n_deleted - k) % OBJ_DELETED_RING;
+		if (!seq_after(st->deleted_seq[at], since))
+			break;
+		if (st->deleted_ids[at] == id)
+			return true;
+	}
+	return false;
+}
+
+void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v)
+{
+	const struct obj_pool *p = &st->pool;
+	struct obj_client *cl = st->cl;
+	uint64_t missing = 0, extra = 0, back = 0;
+
+	if (!x->list_whole || !v)
+		return;
+	/* qsort and bsearch want an array, even an empty one. */
+	uint64_t none = 0;
+	uint64_t *listed = x->list_n ? x->list_ids : &none;
+	if (x->list_n)
+		qsort(listed, x->list_n, sizeof(*listed), cmp_u64);
+	/* Missing: acknowledged, no write since the listing began, under
+	 * the prefix listed, and not in it. */
+	for (uint32_t s = 0; s < p->cap; s++) {
+		const struct obj_entry *e = &p->entries[s];
+		if (e->state != OBJ_PRESENT || e->writing || seq_after(e->write_seq, x->list_seq))
+			continue;
+		if (x->list_sub >= 0 && obj_key_sub(cl, st->index, e->id) != (unsigned)x->list_sub)
+			continue;
+		if (cl->cfg->buckets > 1) {
+			char key[OBJ_KEY_MAX];
+			obj_key(cl, st->index, e, key, sizeof(key));
+			if (obj_key_bucket(cl, key) != x->list_bucket)
+				continue;
+		}
+		if (!bsearch(&e->id, listed, x->list_n, sizeof(*listed), cmp_u64))
+			missing++;
+	}
+	/* Extra: listed, yet neither in the pool nor deleted meanwhile; the
+	 * oldest deletes are forgotten past the ring, then this is skipped. */
+	uint64_t oldest = st->n_deleted >= OBJ_DELETED_RING ? st->n_deleted % OBJ_DELETED_RING : 0;
+	bool ring_covers = st->n_deleted < OBJ_DELETED_RING ||
+			   !seq_after(st->deleted_seq[oldest], x->list_seq + 1);
+	struct id_slot *ids = ring_covers ? malloc(p->cap * sizeof(*ids)) : NULL;
+	size_t n = 0;
+	for (uint32_t s = 0; ids && s < p->cap; s++)
+		if (p->entries[s].id)
+			ids[n++] = (struct id_slot){ p->entries[s].id, s };
+	if (ids) {
+		qsort(ids, n, sizeof(*ids), cmp_id_slot);
+		for (size_t k = 0; k < x->list_n; k++) {
+			struct id_slot key = { .id = x->list_ids[k] };
+			const struct id_slot *f = bsearch(&key, ids, n, sizeof(*ids), cmp_id_slot);
+			const struct obj_entry *e = f ? &p->entries[f->slot] : NULL;
+			if (e && (e->state != OBJ_EMPTY || e->writing))
+				continue;
+			if (deleted_since(st, x->list_ids[k], x->list_seq))
+				continue;
+			extra++;
+			back += e != NULL; /* its slot's last DELETE was acknowledged */
+		}
+		free(ids);
+	}
+	extra += x->list_strange;
+	v->list_missing += missing;
+	v->list_extra += extra;
+	v->resurrected += back;
+	if (missing || extra) {
+		char what[256];
+		snprintf(what, sizeof(what), "%" PRIu64 " acknowledged object(s) of thread %u missing, "
+			 "%" PRIu64 " listed that the ledger does not hold (%" PRIu64 " deleted before)",
+			 missing, st->index, extra, back);
+		obj_log_verify(cl, x, "LIST MISMATCH", what);
+	}
+}
+
+/* One request of the sweep, synchronously, on the sweep's own transfer. */
+static enum obj_outcome sweep_request(struct obj_xfer *x, const struct obj_client *cl)
+{
+	enum op_error_class c;
+	bool gone;
+	CURLcode result = curl_easy_perform(x->easy);
+	return obj_xfer_finish(x, cl, result, &c, &gone);
+}
+
+void obj_book_sweep(struct obj_stream *st)
+{
+	struct obj_client *cl = st->cl;
+	struct obj_xfer x;
+	uint64_t found = 0, deleted = 0;
+
+	if (!cl->proto->list_url || obj_xfer_init(&x, cl, st) < 0)
+		return;
+	for (unsigned b = 0; b < cl->cfg->buckets; b++) {
+		enum obj_outcome o;
+		x.kind = OBJ_KIND_LIST;
+		x.list_bucket = b;
+		if (obj_xfer_prepare_list(&x, cl, cl->name_root, NULL) < 0)
+			break;
+		while ((o = sweep_request(&x, cl)) == OBJ_MORE)
+			;
+		if (o != OBJ_OK || !x.list_whole)
+			continue;
+		uint64_t *ids = x.list_ids;
+		size_t n = x.list_n;
+		/* The transfer is reused for the deletes: keep the ids. */
+		x.list_ids = NULL;
+		x.list_n = x.list_ids_cap = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct obj_entry e = { .id = ids[i] };
+			found++;
+			x.kind = OBJ_KIND_CLEANUP;
+			obj_key(cl, st->index, &e, x.key, sizeof(x.key));
+			if (obj_xfer_prepare(&x, cl) == 0 && sweep_request(&x, cl) == OBJ_OK)
+				deleted++;
+		}
+		free(ids);
+	}
+	obj_xfer_done(&x);
+	if (found)
+		log_warning("%s: thread %u found %" PRIu64 " objects of the run the ledger did not "
+			    "hold (their records were lost in a crash) and deleted %" PRIu64,
+			    cl->wcfg->name, st->index, found, deleted);
+}
+
+uint64_t obj_book_audit_begin(struct obj_stream *st)
+{
+	uint64_t n = 0;
+	for (uint32_t s = 0; s < st->pool.cap; s++)
+		n += st->pool.entries[s].state != OBJ_EMPTY ||
+		     (st->ledger && obj_ledger_get(st->ledger, s)->state == OBJ_LEDGER_DELETED);
+	atomic_store(&st->ws->audit_done, 0);
+	atomic_store(&st->ws->audit_total, n);
+	return n;
+}
+
+void obj_book_audit_end(struct obj_stream *st)
+{
+	atomic_store(&st->ws->audit_total, 0);
+	atomic_store(&st->ws->audit_done, 0);
+}
+
+void obj_book_flush(struct obj_stream *st, uint64_t now, bool force)
+{
+	if (st->ledger)
+		ledger_failed(st, obj_ledger_flush(st->ledger, now, force));
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_OBJ_LEDGER_H
+#define SOAK_OBJ_LEDGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The write ledger of one object workload thread: for every slot of its
+ * name pool, what the server last acknowledged (the object's name number,
+ * version, size, ETag and when), and a write whose outcome is not known
+ * yet.  It lives in the run directory, so a restarted soakd goes on with
+ * the same names, checks that what was acknowledged before is still there
+ * and cleans up every object the run ever wrote.
+ *
+ * On disk, two files per thread, of fixed-size records with a CRC32C each:
+ * "<base>.map", every slot's state as of a generation (written to a
+ * temporary file, synced and renamed over the old one), and "<base>.journal",
+ * every change since, appended.  An intent is appended before a PUT or
+ * DELETE is sent and the outcome after it ends, so whatever the server may
+ * hold is in the ledger even if soakd is killed in between (then it is
+ * uncertain, see below).  The journal is synced at most OBJ_LEDGER_SYNC_NS
+ * after a record (a crash of soakd loses nothing written; a power cut at
+ * most that long, which the run's final LIST-based cleanup covers).  When
+ * the journal outgrows the live set it is folded into a new map and
+ * started afresh: disk stays within two records per slot plus a constant,
+ * and memory at one entry per slot.
+ *
+ * A torn last record (a crash mid-write) is dropped; a record with a bad
+ * CRC elsewhere stops the replay there and is reported.
+ */
+
+#define OBJ_LEDGER_SYNC_NS (UINT64_C(1000000000))
+#define OBJ_LEDGER_TAG_LEN 16
+
+enum obj_ledger_state {
+	OBJ_LEDGER_NONE,     /* nothing was ever acknowledged in this slot */
+	OBJ_LEDGER_PRESENT,  /* a PUT of (id, version) was acknowledged */
+	OBJ_LEDGER_DELETED,  /* a DELETE of id was acknowledged: must stay gone */
+};
+
+enum obj_ledger_pending {
+	OBJ_PENDING_NONE,
+	OBJ_PENDING_PUT,     /* a PUT of (try_id, try_version, try_size) was sent */
+	OBJ_PENDING_DELETE,  /* a DELETE of id was sent */
+};
+
+struct obj_ledger_entry {
+	uint64_t id;          /* name number of the acknowledged state */
+	uint64_t size;        /* bytes of the acknowledged version */
+	uint64_t etag;        /* hash of the ETag the server gave it; 0 unknown */
+	uint64_t try_id;      /* a pending PUT's name number */
+	uint64_t try_size;
+	uint32_t version;
+	uint32_t try_version;
+	uint32_t time_s;      /* wall clock of the acknowledgement */
+	uint8_t state;        /* enum obj_ledger_state */
+	/* enum obj_ledger_pending.  A pending write whose transfer is over
+	 * without a clear answer (timeout, connection lost, soakd killed) is
+	 * "uncertain": either outcome may be what the server holds, until a
+	 * read says which. */
+	uint8_t pending;
+	uint8_t uncertain;
+};
+
+struct obj_ledger;
+
+/* What the ledger was opened with and what it found. */
+struct obj_ledger_info {
+	char tag[OBJ_LEDGER_TAG_LEN + 1];  /* the run tag of its names */
+	bool resumed;                      /* it held a ledger already */
+	uint64_t records_replayed;
+	uint64_t present, uncertain, deleted;
+	bool torn;                         /* its last record was cut short */
+	uint64_t damaged;                  /* records with a bad CRC (replay stopped) */
+};
+
+/*
+ * Opens (creating if need be) the ledger "<base>.map" / "<base>.journal"
+ * in the directory dir_fd, for `slots` slots.  tag is the run tag to record
+ * if the ledger is new; an existing ledger's own tag is returned in
+ * ret_info.  A ledger for another number of slots is refused.  Returns 0 or
+ * a negative errno with err saying what and why.
+ */
+int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *tag,
+		    struct obj_ledger **ret, struct obj_ledger_info *ret_info, char *err,
+		    size_t errlen);
+/* Syncs and closes; NULL is fine. */
+void obj_ledger_close(struct obj_ledger *l);
+
+uint32_t obj_ledger_slots(const struct obj_ledger *l);
+const struct obj_ledger_entry *obj_ledger_get(const struct obj_ledger *l, uint32_t slot);
+
+/*
+ * Changes.  Each appends one journal record (write(2) before returning, so
+ * a PUT is never sent before its intent is written); they return 0 or a
+ * negative errno from the disk, which the caller counts and reports (the
+ * in-memory state changes either way).
+ */
+int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint32_t version,
+			  uint64_t size);
+int obj_ledger_intend_delete(struct obj_ledger *l, uint32_t slot);
+/* The pending write was acknowledged (etag: a hash of its ETag, or 0). */
+int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t wall_ns);
+/* The pending write certainly did not happen (the server refused it). */
+int obj_ledger_abort(struct obj_ledger *l, uint32_t slot);
+/* The pending write ended without a clear answer: uncertain until read. */
+int obj_ledger_uncertain(struct obj_ledger *l, uint32_t slot);
+/* A read settled what the server holds: (id, version, size) present, or
+ * (present false) nothing under the slot's name. */
+int obj_ledger_settle(struct obj_ledger *l, uint32_t slot, bool present, uint64_t id,
+		      uint32_t version, uint64_t size, uint64_t wall_ns);
+
+/* Syncs the journal if its oldest unsynced record is older than
+ * OBJ_LEDGER_SYNC_NS (or always, with force); folds the journal into a new
+ * map when it outgrew it.  Returns 0 or a negative errno. */
+int obj_ledger_flush(struct obj_ledger *l, uint64_t now_ns, bool force);
+
+/* For status and tests: bytes on disk, and journal records since the map. */
+uint64_t obj_ledger_disk_bytes(const struct obj_ledger *l);
+uint64_t obj_ledger_journal_records(const struct obj_ledger *l);
+/* The last disk error (0 if none), for reporting once. */
+int obj_ledger_error(const struct obj_ledger *l);
+
+/* Hash of an ETag as the server sent it (quotes and all); never 0. */
+uint64_t obj_ledger_etag_hash(const char *etag, size_t len);
+
+#endif

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The object write ledger: what survives a reopen, a torn record, a fold,
+ * and what a million objects cost in memory and on disk. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/object/obj_ledger.h"
+
+#define TAG "0123456789abcdef"
+
+static char dir[200];
+static int dir_fd = -1;
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(dir, sizeof(dir), "%s/test-ledger-XXXXXX", tmp);
+	if (!mkdtemp(dir))
+		return -1;
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return dir_fd < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[300];
+	close(dir_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct obj_ledger *open_ok(uint32_t slots, const char *tag, struct obj_ledger_info *info)
+{
+	struct obj_ledger *l = NULL;
+	char err[256] = "";
+	int r = obj_ledger_open(dir_fd, "w.0", slots, tag, &l, info, err, sizeof(err));
+	if (r < 0)
+		fail_msg("open: %s (%d)", err, r);
+	return l;
+}
+
+static off_t file_size(const char *name)
+{
+	struct stat st;
+	return fstatat(dir_fd, name, &st, 0) == 0 ? st.st_size : -1;
+}
+
+static void test_new_then_resumed_keeps_tag_and_state(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(8, TAG, &info);
+	assert_false(info.resumed);
+	assert_string_equal(info.tag, TAG);
+
+	/* Slot 0: acknowledged.  1: acknowledged, then deleted.  2: a PUT
+	 * refused.  3: a PUT in flight when soakd dies.  4: a PUT that timed
+	 * out.  5: overwritten twice. */
+	for (uint32_t s = 0; s < 6; s++) {
+		assert_int_equal(obj_ledger_intend_put(l, s, 10 + s, 1, 100 * s), 0);
+		if (s != 2 && s != 3)
+			assert_int_equal(obj_ledger_ack(l, s, 77, 5000000000ull), 0);
+	}
+	obj_ledger_abort(l, 2);
+	obj_ledger_intend_put(l, 4, 14, 2, 5);
+	obj_ledger_uncertain(l, 4);
+	obj_ledger_intend_delete(l, 1);
+	obj_ledger_ack(l, 1, 0, 6000000000ull);
+	obj_ledger_intend_put(l, 5, 15, 2, 7);
+	obj_ledger_ack(l, 5, 78, 0);
+	obj_ledger_intend_put(l, 5, 15, 3, 9);
+	obj_ledger_ack(l, 5, 79, 0);
+	obj_ledger_close(l);
+
+	/* Another tag is asked for: the ledger's own wins. */
+	l = open_ok(8, "ffffffffffffffff", &info);
+	assert_true(info.resumed);
+	assert_string_equal(info.tag, TAG);
+	const struct obj_ledger_entry *e = obj_ledger_get(l, 0);
+	assert_int_equal(e->state, OBJ_LEDGER_PRESENT);
+	assert_int_equal(e->id, 10);
+	assert_int_equal(e->etag, 77);
+	assert_int_equal(e->time_s, 5);
+	assert_false(e->uncertain);
+	assert_int_equal(obj_ledger_get(l, 1)->state, OBJ_LEDGER_DELETED);
+	assert_int_equal(obj_ledger_get(l, 1)->id, 11);
+	assert_int_equal(obj_ledger_get(l, 2)->state, OBJ_LEDGER_NONE);
+	assert_int_equal(obj_ledger_get(l, 2)->pending, OBJ_PENDING_NONE);
+	/* In flight at the "crash": uncertain now, with what was tried. */
+	e = obj_ledger_get(l, 3);
+	assert_int_equal(e->state, OBJ_LEDGER_NONE);
+	assert_int_equal(e->pending, OBJ_PENDING_PUT);
+	assert_true(e->uncertain);
+	assert_int_equal(e->try_id, 13);
+	assert_int_equal(e->try_size, 300);
+	assert_true(obj_ledger_get(l, 4)->uncertain);
+	assert_int_equal(obj_ledger_get(l, 4)->state, OBJ_LEDGER_PRESENT);
+	e = obj_ledger_get(l, 5);
+	assert_int_equal(e->version, 3);
+	assert_int_equal(e->size, 9);
+	assert_int_equal(e->etag, 79);
+	assert_int_equal(info.present, 2);   /* 0 and 5 */
+	assert_int_equal(info.uncertain, 2); /* 3 and 4 */
+	assert_int_equal(info.deleted, 1);
+
+	/* A read settles the uncertain ones. */
+	obj_ledger_settle(l, 3, true, 13, 1, 300, 0);
+	obj_ledger_settle(l, 4, false, 0, 0, 0, 0);
+	obj_ledger_close(l);
+	l = open_ok(8, TAG, &info);
+	assert_int_equal(obj_ledger_get(l, 3)->state, OBJ_LEDGER_PRESENT);
+	assert_false(obj_ledger_get(l, 3)->uncertain);
+	assert_int_equal(obj_ledger_get(l, 4)->state, OBJ_LEDGER_DELETED);
+	assert_int_equal(info.uncertain, 0);
+	obj_ledger_close(l);
+}
+
+static void test_torn_last_record_is_dropped(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(4, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 1, 10);
+	obj_ledger_ack(l, 0, 5, 0);
+	obj_ledger_intend_put(l, 1, 2, 1, 20);
+	obj_ledger_ack(l, 1, 6, 0);
+	obj_ledger_close(l);
+	/* A crash in the middle of the last record. */
+	off_t size = file_size("w.0.journal");
+	int fd = openat(dir_fd, "w.0.journal", O_WRONLY);
+	assert_int_equal(ftruncate(fd, size - 20), 0);
+	close(fd);
+
+	l = open_ok(4, TAG, &info);
+	assert_true(info.torn);
+	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_PRESENT);
+	/* Slot 1's ack was lost: its PUT is uncertain, not forgotten. */
+	assert_int_equal(obj_ledger_get(l, 1)->pending, OBJ_PENDING_PUT);
+	assert_true(obj_ledger_get(l, 1)->uncertain);
+	obj_ledger_close(l);
+	/* The fold at open left whole records only. */
+	assert_int_equal(file_size("w.0.journal") % 48, 0);
+	l = open_ok(4, TAG, &info);
+	assert_false(info.torn);
+	assert_true(obj_ledger_get(l, 1)->uncertain);
+	obj_ledger_close(l);
+}
+
+static void test_damaged_record_stops_replay(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(4, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 1, 10);
+	obj_ledger_ack(l, 0, 5, 0);
+	obj_ledger_close(l);
+	int fd = openat(dir_fd, "w.0.journal", O_WRONLY);
+	assert_int_equal(pwrite(fd, "X", 1, 48 + 20), 1);
+	close(fd);
+	l = open_ok(4, TAG, &info);
+	assert_int_equal(info.damaged, 1);
+	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_NONE);
+	obj_ledger_close(l);
+}
+
+static void test_other_pool_size_is_refused(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(4, TAG, &info);
+	obj_ledger_close(l);
+	char err[256] = "";
+	assert_int_equal(obj_ledger_open(dir_fd, "w.0", 5, TAG, &l, &info, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "for 4 objects"));
+}
+
+static void test_symlink_is_refused(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l;
+	char err[256] = "";
+	assert_int_equal(symlinkat("/etc/passwd", dir_fd, "s.journal"), 0);
+	assert_true(obj_ledger_open(dir_fd, "s", 4, TAG, &l, &info, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "s.journal"));
+	assert_int_equal(mkfifoat(dir_fd, "f.journal", 0600), 0);
+	assert_int_equal(obj_ledger_open(dir_fd, "f", 4, TAG, &l, &info, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "a FIFO"));
+}
+
+/* A crash between the new map's rename and the journal's reset: the
+ * journal of the old generation is folded in already and must be ignored,
+ * not replayed over the map. */
+static void test_journal_older_than_map_is_ignored(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	char cmd[600];
+	struct obj_ledger *l = open_ok(2, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 1, 10);
+	obj_ledger_ack(l, 0, 5, 0);
+	obj_ledger_close(l);
+	snprintf(cmd, sizeof(cmd), "cp '%s/w.0.journal' '%s/old'", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	l = open_ok(2, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 2, 20);
+	obj_ledger_ack(l, 0, 6, 0);
+	obj_ledger_close(l);
+	/* A torn byte makes the next open fold into map generation 1. */
+	snprintf(cmd, sizeof(cmd), "truncate -s +1 '%s/w.0.journal'", dir);
+	assert_int_equal(system(cmd), 0);
+	l = open_ok(2, TAG, &info);
+	assert_int_equal(obj_ledger_get(l, 0)->version, 2);
+	obj_ledger_close(l);
+	assert_true(file_size("w.0.map") > 0);
+	snprintf(cmd, sizeof(cmd), "cp '%s/old' '%s/w.0.journal'", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	l = open_ok(2, TAG, &info);
+	assert_int_equal(obj_ledger_get(l, 0)->version, 2);
+	assert_int_equal(obj_ledger_get(l, 0)->etag, 6);
+	/* What is written from then on must not go into the old journal,
+	 * which the next open would ignore again. */
+	obj_ledger_intend_put(l, 1, 2, 1, 30);
+	obj_ledger_ack(l, 1, 7, 0);
+	obj_ledger_close(l);
+	l = open_ok(2, TAG, &info);
+	assert_int_equal(obj_ledger_get(l, 1)->state, OBJ_LEDGER_PRESENT);
+	assert_int_equal(obj_ledger_get(l, 1)->etag, 7);
+	obj_ledger_close(l);
+}
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* A million objects, each written twice and a tenth deleted: memory is
+ * one entry per slot, and the journal is folded so that disk stays within
+ * about two records per slot. */
+static void test_million_objects_stay_bounded(void **state)
+{
+	(void)state;
+	const uint32_t slots = 1000000;
+	struct obj_ledger_info info;
+	long before = rss_kib();
+	struct obj_ledger *l = open_ok(slots, TAG, &info);
+	uint64_t max_disk = 0;
+	for (int pass = 1; pass <= 2; pass++)
+		for (uint32_t s = 0; s < slots; s++) {
+			assert_int_equal(obj_ledger_intend_put(l, s, s + 1, (uint32_t)pass, 4096), 0);
+			assert_int_equal(obj_ledger_ack(l, s, s, 0), 0);
+			if (pass == 2 && s % 10 == 0) {
+				obj_ledger_intend_delete(l, s);
+				obj_ledger_ack(l, s, 0, 0);
+			}
+			if (s % 4096 == 0) {
+				assert_int_equal(obj_ledger_flush(l, 0, false), 0);
+				uint64_t disk = (uint64_t)file_size("w.0.map") +
+						(uint64_t)file_size("w.0.journal");
+				if (disk > max_disk)
+					max_disk = disk;
+			}
+		}
+	long grown = rss_kib() - before;
+	obj_ledger_close(l);
+	print_message("a million objects: %ld KiB of memory, at most %.1f MiB on disk\n", grown,
+		      max_disk / 1048576.0);
+	/* 56 bytes an entry, and the sanitizers' shadow. */
+	assert_true(grown < 100 * 1024);
+	assert_true(max_disk <= (uint64_t)slots * 48 * 2 + 8 * 4096 * 48);
+
+	l = open_ok(slots, TAG, &info);
+	assert_int_equal(info.present, slots - slots / 10);
+	assert_int_equal(info.deleted, slots / 10);
+	assert_int_equal(obj_ledger_get(l, 999999)->version, 2);
+	obj_ledger_close(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_new_then_resumed_keeps_tag_and_state, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_torn_last_record_is_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_record_stops_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_pool_size_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_older_than_map_is_ignored, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_million_objects_stay_bounded, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
