@@ -225,7 +225,8 @@ int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errle
 		return 0;
 	struct dev_verify *v = calloc(1, sizeof(*v));
 	if (!v || !(v->slot_state = calloc(d->n_slots, 1)) ||
-	    !(v->slot_epoch = calloc(d->n_slots, sizeof(*v->slot_epoch)))) {
+	    !(v->slot_epoch = calloc(d->n_slots, sizeof(*v->slot_epoch))) ||
+	    !(v->slot_ring = calloc(d->n_slots, sizeof(*v->slot_ring)))) {
 		dev_verify_free(v);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
