@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -291,6 +292,14 @@ int verify_map_sync_clean(struct verify_map *m)
 		return -errno;
 	m->st->clean = 1;
 	return msync(m->st, STATE_HEADER, MS_SYNC) < 0 ? -errno : 0;
+}
+
+void verify_map_untrusted(struct verify_map *m)
+{
+	/* As if written under another boot and not closed cleanly. */
+	m->st->boot_wall_s = INT64_MIN / 2;
+	m->st->clean = 0;
+	msync(m->st, STATE_HEADER, MS_SYNC);
 }
 
 void verify_map_dirty(struct verify_map *m)

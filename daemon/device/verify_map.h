@@ -69,6 +69,9 @@ void verify_map_close(struct verify_map *m);
  * again. */
 int verify_map_sync_clean(struct verify_map *m);
 void verify_map_dirty(struct verify_map *m);
+/* The next open is to find host_restarted again: a check owed after a
+ * host restart was interrupted. */
+void verify_map_untrusted(struct verify_map *m);
 
 uint64_t verify_map_run_id(const struct verify_map *m);
 bool verify_map_filled(const struct verify_map *m);

@@ -280,6 +280,8 @@ char *ctl_handle(void *userdata, const struct proto_request *req)
 {
 	struct daemon *d = userdata;
 
+	if (d->preparing.active)
+		return handle_preparing(d, req);
 	switch (req->cmd) {
 	case PROTO_STATUS:
 		return reply(status_json(d));

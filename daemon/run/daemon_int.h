@@ -68,6 +68,18 @@ struct daemon {
 	enum run_state state;
 	uint64_t finished_ns;          /* CLOCK_MONOTONIC when the run finished */
 	bool quit;
+	/* Workloads being prepared (set_up, before the run begins): a
+	 * verify fill or check, a prep; the control socket answers status
+	 * with this progress meanwhile, and stop, SIGTERM or SIGINT
+	 * interrupt it. */
+	struct {
+		bool active, interrupted;
+		const char *workload;
+		char target[256], what[96], unit[16];
+		uint64_t done, total;
+		uint64_t since_ns, since_done; /* when this target's `what` began */
+		uint64_t next_poll_ns;
+	} preparing;
 	bool ever_started;
 	bool stopping_sent;
 	bool summary_printed;
@@ -95,6 +107,15 @@ const char *run_state_name(enum run_state s);
 bool waiting_for_start_at(const struct daemon *d, uint64_t now);
 
 struct workload *find_workload(struct daemon *d, const char *name, size_t *ret_index);
+
+/* preparing.c: the workloads' preparation, served (set_up's prepare).
+ * The progress hook (workload_set_progress_hook) with the daemon; what
+ * status says meanwhile; a control request meanwhile. */
+bool prepare_progress(void *userdata, const struct workload_progress *p);
+json_t *preparing_status_json(const struct daemon *d);
+char *handle_preparing(struct daemon *d, const struct proto_request *req);
+/* A signal read meanwhile: SIGTERM and SIGINT stop the preparation. */
+void preparing_signal(struct daemon *d, int signo);
 
 int start_workload(struct daemon *d, size_t i, char *err, size_t errlen);
 
