@@ -96,6 +96,7 @@ struct obj_client {
 	_Atomic unsigned verify_logged;   /* lost, stale, resurrected */
 	_Atomic bool version_logged;
 	_Atomic bool sse_unconfirmed_logged;
+	_Atomic bool vid_unkept_logged;     /* "versioning": said once */
 	_Atomic bool ready;         /* the endpoint answered the probe */
 };
 
@@ -190,6 +191,8 @@ struct obj_xfer {
 	char key[OBJ_KEY_MAX];
 	char url[OBJ_MAX_URL_LEN];
 	char range[64];
+	/* A versioned bucket: the acknowledged version a GET reads ("" the latest). */
+	char version_id[OBJ_LEDGER_VID_MAX];
 };
 
 #define OBJ_NS_PER_S UINT64_C(1000000000)

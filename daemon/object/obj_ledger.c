@@ -21,7 +21,9 @@
 #include "obj_payload.h"
 
 #define MAGIC UINT64_C(0x31474c4b414f53) /* "SOAKLG1" */
-#define FORMAT 1
+/* 2 added R_VERSION_ID; a format 1 ledger (none of them) loads as it is. */
+#define FORMAT 2
+#define FORMAT_1 1
 /* The journal is folded into the map when it holds more records than
  * this beyond the number of slots. */
 #define FOLD_SLACK 4096
@@ -36,7 +38,14 @@ enum rec_type {
 	R_ABORT,
 	R_UNCERTAIN,
 	R_SETTLE,        /* state: present or not; id, version, size */
+	/* The acknowledged PUT's version id (a versioned bucket), after its
+	 * R_ACK or R_SLOT: state = its encoded length, the bytes from
+	 * "version" to "time_s" (VID_BYTES) = the id, a UUID as 16 bytes. */
+	R_VERSION_ID,
 };
+
+#define VID_BYTES 32
+#define VID_UUID 0x80   /* the length byte of a UUID kept as 16 bytes */
 
 /* 48 bytes, host byte order (the run directory belongs to this host). */
 struct rec {
@@ -62,6 +71,9 @@ struct obj_ledger {
 	uint32_t gen;
 	uint64_t tag;
 	struct obj_ledger_entry *entries;
+	/* Per slot: the length byte and VID_BYTES of R_VERSION_ID; allocated
+	 * with the first version id (only versioned buckets have any). */
+	uint8_t (*vids)[1 + VID_BYTES];
 	uint64_t journal_records;   /* since the map */
 	uint64_t unsynced_since_ns; /* 0: all synced */
 	uint64_t map_bytes;
@@ -104,13 +116,31 @@ static int tag_parse(const char *text, uint64_t *ret)
 	return 0;
 }
 
+static uint8_t *vid_bytes(struct rec *r)
+{
+	return (uint8_t *)r + offsetof(struct rec, version);
+}
+
 /* Applies one change record to the in-memory state. */
 static int apply(struct obj_ledger *l, const struct rec *r)
 {
 	if (r->slot >= l->slots)
 		return -ERANGE;
 	struct obj_ledger_entry *e = &l->entries[r->slot];
+	/* A new acknowledged state forgets the old one's version id. */
+	if (l->vids && (r->type == R_SLOT || r->type == R_ACK || r->type == R_SETTLE))
+		l->vids[r->slot][0] = 0;
 	switch (r->type) {
+	case R_VERSION_ID: {
+		unsigned len = r->state & ~VID_UUID;
+		if ((r->state & VID_UUID) ? len != 16 : len > VID_BYTES)
+			return -EINVAL;
+		if (!l->vids && !(l->vids = calloc(l->slots, sizeof(*l->vids))))
+			return -ENOMEM;
+		l->vids[r->slot][0] = r->state;
+		memcpy(&l->vids[r->slot][1], vid_bytes((struct rec *)r), VID_BYTES);
+		return 0;
+	}
 	case R_SLOT:
 		e->state = r->state;
 		e->id = r->id;
@@ -257,7 +287,15 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				goto done;
 			}
 			if (n == 0) {
-				if (rec->type != R_HEADER || rec->id != MAGIC || rec->version != FORMAT) {
+				if (rec->type == R_HEADER && rec->id == MAGIC &&
+				    (rec->version > FORMAT || rec->version < FORMAT_1)) {
+					snprintf(err, errlen, "the ledger %s is of format %u, this "
+						 "soakd reads formats %u to %u (a newer soakd wrote it)",
+						 name, rec->version, FORMAT_1, FORMAT);
+					r = -EINVAL;
+					goto out;
+				}
+				if (rec->type != R_HEADER || rec->id != MAGIC) {
 					snprintf(err, errlen, "%s is not a soakd ledger (format %u)", name,
 						 FORMAT);
 					r = -EINVAL;
@@ -351,7 +389,7 @@ static int fold(struct obj_ledger *l)
 		const struct obj_ledger_entry *e = &l->entries[s];
 		if (e->state == OBJ_LEDGER_NONE && e->pending == OBJ_PENDING_NONE)
 			continue;
-		if (n + 3 > IO_RECORDS) {
+		if (n + 4 > IO_RECORDS) {
 			if ((r = write_all(fd, buf, n * sizeof(*buf))) < 0)
 				goto fail;
 			bytes += n * sizeof(*buf);
@@ -361,6 +399,12 @@ static int fold(struct obj_ledger *l)
 				       .version = e->version, .id = e->id, .size = e->size,
 				       .etag = e->etag, .time_s = e->time_s, .gen = l->gen };
 		seal(&buf[n++]);
+		if (l->vids && l->vids[s][0]) {
+			buf[n] = (struct rec){ .type = R_VERSION_ID, .state = l->vids[s][0], .slot = s,
+					       .gen = l->gen };
+			memcpy(vid_bytes(&buf[n]), &l->vids[s][1], VID_BYTES);
+			seal(&buf[n++]);
+		}
 		if (e->pending != OBJ_PENDING_NONE) {
 			buf[n] = (struct rec){ .type = e->pending == OBJ_PENDING_PUT ? R_INTEND_PUT
 										   : R_INTEND_DELETE,
@@ -501,6 +545,7 @@ void obj_ledger_close(struct obj_ledger *l)
 	if (l->dir_fd >= 0)
 		close(l->dir_fd);
 	free(l->entries);
+	free(l->vids);
 	free(l->map_name);
 	free(l->journal_name);
 	free(l->tmp_name);
@@ -545,6 +590,60 @@ int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint
 int obj_ledger_intend_delete(struct obj_ledger *l, uint32_t slot)
 {
 	return record(l, (struct rec){ .type = R_INTEND_DELETE, .slot = slot });
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A lowercase 8-4-4-4-12 UUID (MinIO's version ids) as 16 bytes. */
+static bool uuid_pack(const char *text, uint8_t out[16])
+{
+	size_t o = 0;
+	if (strlen(text) != 36)
+		return false;
+	for (size_t i = 0; i < 36;) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (text[i++] != '-')
+				return false;
+			continue;
+		}
+		int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[o++] = (uint8_t)(hi << 4 | lo);
+		i += 2;
+	}
+	return true;
+}
+
+int obj_ledger_set_version_id(struct obj_ledger *l, uint32_t slot, const char *vid)
+{
+	struct rec r = { .type = R_VERSION_ID, .slot = slot };
+	size_t len = strlen(vid);
+	if (uuid_pack(vid, vid_bytes(&r)))
+		r.state = VID_UUID | 16;
+	else if (len > 0 && len <= VID_BYTES && !strpbrk(vid, "\r\n"))
+		memcpy(vid_bytes(&r), vid, (r.state = (uint8_t)len));
+	else
+		return -E2BIG;
+	return record(l, r);
+}
+
+void obj_ledger_version_id(const struct obj_ledger *l, uint32_t slot, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (!l->vids || slot >= l->slots || !l->vids[slot][0] || len < OBJ_LEDGER_VID_MAX)
+		return;
+	const uint8_t *v = &l->vids[slot][1];
+	unsigned n = l->vids[slot][0] & ~VID_UUID;
+	if (l->vids[slot][0] & VID_UUID)
+		snprintf(buf, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+			 "%02x%02x%02x%02x%02x%02x", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
+			 v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]);
+	else
+		snprintf(buf, len, "%.*s", (int)n, (const char *)v);
 }
 
 int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t wall_ns)

@@ -103,6 +103,14 @@ int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint
 int obj_ledger_intend_delete(struct obj_ledger *l, uint32_t slot);
 /* The pending write was acknowledged (etag: a hash of its ETag, or 0). */
 int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t wall_ns);
+/* A versioned bucket: the version id (x-amz-version-id) of the PUT just
+ * acknowledged in slot.  Kept when it is a UUID (MinIO) or at most 32
+ * bytes (AWS); -E2BIG otherwise (then reads take the latest version). */
+#define OBJ_LEDGER_VID_MAX 64
+int obj_ledger_set_version_id(struct obj_ledger *l, uint32_t slot, const char *vid);
+/* The version id of slot's acknowledged PUT into buf (at least
+ * OBJ_LEDGER_VID_MAX bytes); "" when none is kept. */
+void obj_ledger_version_id(const struct obj_ledger *l, uint32_t slot, char *buf, size_t len);
 /* The pending write certainly did not happen (the server refused it). */
 int obj_ledger_abort(struct obj_ledger *l, uint32_t slot);
 /* The pending write ended without a clear answer: uncertain until read. */

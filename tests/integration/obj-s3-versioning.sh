@@ -90,6 +90,65 @@ left=$(versions ver-0 soakd-w/; versions ver-1 soakd-w/)
 [[ -z $left ]] || fail "the cleanup left $(wc -l <<<"$left") versions and delete markers: $(head -5 <<<"$left")"
 note "versioning enabled on both buckets; no version or delete marker of the run left"
 
+################ 2. the acknowledged version by its id, across a kill of soakd
+# An object rewritten behind soakd's back (a newer version of other bytes)
+# is still read right by GETs, which ask for the acknowledged version by
+# its id; the same bytes put again (same ETag, a new version id) make a
+# STAT (the latest version) stale; the ids survive soakd's SIGKILL, so the
+# resumed run's audit reads the acknowledged versions too.
+cat >"$WORK/v2.json" <<JSON
+{
+  "run": {"name": "ver2", "duration": "30s", "interval": "1s", "on_finish": "idle"},
+  "workloads": [ {"name": "w", "type": "object", "protocol": "s3",
+    "credentials": {"file": "$CREDS"}, "endpoint": "$EP", "bucket": "ver2",
+    "create_bucket": true, "versioning": true, "cleanup": true,
+    "size": "4KiB", "objects": 6, "rate": 60, "concurrency": 2,
+    "mix": {"get": 60, "stat": 40}} ]
+}
+JSON
+STATE2="$WORK/state2"
+start_soakd --config "$WORK/v2.json" --socket "$SOCK" --state-dir "$STATE2" --no-table
+wait_until 20 "the control socket" ctl_answers
+wait_until 20 "the mix to start" grep -q '"type":"interval"' "$STATE2/ver2/intervals.log"
+keys=$(s3_list ver2 soakd-w/ | cut -d' ' -f1)
+k1=$(sed -n 1p <<<"$keys")
+k2=$(sed -n 2p <<<"$keys")
+[[ -n $k1 && -n $k2 ]] || fail "no objects after the prefill: $keys"
+kill -KILL "$SOAKD_PID"
+wait_soakd_exit 5
+# Behind soakd's back: k1 gets other bytes, k2 its own bytes again.
+head -c 4096 /dev/zero >"$WORK/zeros"
+s3 -f -o /dev/null -X PUT --data-binary @"$WORK/zeros" "$EP/ver2/$k1" || fail "cannot rewrite $k1"
+s3 -f -o "$WORK/k2" "$EP/ver2/$k2" || fail "cannot read $k2"
+s3 -f -o /dev/null -X PUT --data-binary @"$WORK/k2" "$EP/ver2/$k2" || fail "cannot rewrite $k2"
+start_soakd --config "$WORK/v2.json" --socket "$SOCK" --state-dir "$STATE2" --no-table
+wait_until 20 "the control socket" ctl_answers
+grep -q "resumes" "$SOAKD_LOG" || fail "the run did not resume: $(tail -5 "$SOAKD_LOG")"
+wait_until 20 "a stale STAT" op_at_least w stat verify.stale 1
+dump_json "$WORK/v2.dump"
+python3 - "$WORK/v2.dump" <<'PY' || fail "$(head -c 3000 "$WORK/v2.dump")"
+import json, sys
+w = next(x for x in json.load(open(sys.argv[1]))["workloads"] if x["name"] == "w")
+ops = w["ops"]
+v = lambda op, k: ops[op].get("verify", {}).get(k, 0)
+print("# audit", ops["audit"]["count"], ops["audit"].get("verify"), "get", ops["get"]["count"],
+      ops["get"]["corrupt"], "stat", ops["stat"].get("verify"))
+assert ops["audit"]["count"] >= 6, "the resumed run did not audit its objects"
+for op in ("audit", "get"):
+    assert ops[op]["corrupt"] == 0, f"{op}: {ops[op]['corrupt']} corrupt: not the acknowledged version"
+    assert v(op, "lost") == 0 and v(op, "stale") == 0, f"{op}: {ops[op].get('verify')}"
+assert ops["get"]["count"] > 0
+assert v("stat", "stale") > 0
+PY
+grep -q "STALE.*$k2.*latest version is not the one" "$SOAKD_LOG" ||
+	fail "no STAT of $k2 reported stale by its version id: $(grep STALE "$SOAKD_LOG" | head -3)"
+ctl stop w >/dev/null
+wait_until 60 "the workload to stop" workload_is w stopped
+stop_soakd 30
+left=$(versions ver2 soakd-w/)
+[[ -z $left ]] || fail "the cleanup left $(wc -l <<<"$left") versions: $(head -3 <<<"$left")"
+note "GETs and the audit read the acknowledged versions by id; $k2 put again is stale by its id"
+
 # Not for http.
 cat >"$WORK/h.json" <<JSON
 { "workloads": [ {"name": "h", "type": "object", "protocol": "http",
