@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/regfile.h"
+#include "obj_ledger_util.h"
 #include "obj_payload.h"
 
 #define MAGIC UINT64_C(0x31474c4b414f53) /* "SOAKLG1" */
@@ -44,8 +45,8 @@ enum rec_type {
 	R_VERSION_ID,
 };
 
-#define VID_BYTES 32
-#define VID_UUID 0x80   /* the length byte of a UUID kept as 16 bytes */
+#define VID_BYTES OBJ_LEDGER_VID_BYTES
+#define VID_UUID OBJ_LEDGER_VID_UUID
 
 /* 48 bytes, host byte order (the run directory belongs to this host). */
 struct rec {
@@ -80,13 +81,6 @@ struct obj_ledger {
 	int error;
 };
 
-static uint64_t mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint32_t rec_crc(const struct rec *r)
 {
 	return obj_crc32c_update(0, (const uint8_t *)r + 4, sizeof(*r) - 4);
@@ -95,25 +89,6 @@ static uint32_t rec_crc(const struct rec *r)
 static void seal(struct rec *r)
 {
 	r->crc = rec_crc(r);
-}
-
-uint64_t obj_ledger_etag_hash(const char *etag, size_t len)
-{
-	uint64_t h = obj_name_hash(etag, len);
-	return h ? h : 1;
-}
-
-static int tag_parse(const char *text, uint64_t *ret)
-{
-	char *end;
-	if (strlen(text) != OBJ_LEDGER_TAG_LEN)
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 16);
-	if (errno || *end)
-		return -EINVAL;
-	*ret = v;
-	return 0;
 }
 
 static uint8_t *vid_bytes(struct rec *r)
@@ -211,23 +186,6 @@ static struct rec header(const struct obj_ledger *l)
 			 .etag = l->tag, .gen = l->gen };
 	seal(&h);
 	return h;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENOSPC;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int open_file(struct obj_ledger *l, const char *name, int flags, char *err, size_t errlen)
@@ -355,7 +313,7 @@ static int reset_journal(struct obj_ledger *l)
 	struct rec h = header(l);
 	if (ftruncate(l->journal_fd, 0) < 0 || lseek(l->journal_fd, 0, SEEK_SET) < 0)
 		return -errno;
-	int r = write_all(l->journal_fd, &h, sizeof(h));
+	int r = obj_ledger_write_all(l->journal_fd, &h, sizeof(h));
 	if (r == 0 && fdatasync(l->journal_fd) < 0)
 		r = -errno;
 	l->journal_records = 0;
@@ -390,7 +348,7 @@ static int fold(struct obj_ledger *l)
 		if (e->state == OBJ_LEDGER_NONE && e->pending == OBJ_PENDING_NONE)
 			continue;
 		if (n + 4 > IO_RECORDS) {
-			if ((r = write_all(fd, buf, n * sizeof(*buf))) < 0)
+			if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
 				goto fail;
 			bytes += n * sizeof(*buf);
 			n = 0;
@@ -417,7 +375,7 @@ static int fold(struct obj_ledger *l)
 			seal(&buf[n++]);
 		}
 	}
-	if ((r = write_all(fd, buf, n * sizeof(*buf))) < 0)
+	if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
 		goto fail;
 	bytes += n * sizeof(*buf);
 	if (fsync(fd) < 0 || renameat(l->dir_fd, l->tmp_name, l->dir_fd, l->map_name) < 0 ||
@@ -465,7 +423,7 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 	l->dir_fd = -1;
 	l->journal_fd = -1;
 	l->slots = slots;
-	if (slots == 0 || tag_parse(tag, &l->tag) < 0) {
+	if (slots == 0 || obj_ledger_tag_parse(tag, &l->tag) < 0) {
 		snprintf(err, errlen, "a ledger needs slots and a %d-digit hex run tag",
 			 OBJ_LEDGER_TAG_LEN);
 		r = -EINVAL;
@@ -569,14 +527,14 @@ static int record(struct obj_ledger *l, struct rec r)
 	if (apply(l, &r) < 0)
 		return -ERANGE;
 	seal(&r);
-	int e = write_all(l->journal_fd, &r, sizeof(r));
+	int e = obj_ledger_write_all(l->journal_fd, &r, sizeof(r));
 	if (e < 0) {
 		l->error = e;
 		return e;
 	}
 	l->journal_records++;
 	if (!l->unsynced_since_ns)
-		l->unsynced_since_ns = mono();
+		l->unsynced_since_ns = obj_ledger_mono_ns();
 	return 0;
 }
 
@@ -592,58 +550,18 @@ int obj_ledger_intend_delete(struct obj_ledger *l, uint32_t slot)
 	return record(l, (struct rec){ .type = R_INTEND_DELETE, .slot = slot });
 }
 
-static int hex_digit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* A lowercase 8-4-4-4-12 UUID (MinIO's version ids) as 16 bytes. */
-static bool uuid_pack(const char *text, uint8_t out[16])
-{
-	size_t o = 0;
-	if (strlen(text) != 36)
-		return false;
-	for (size_t i = 0; i < 36;) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (text[i++] != '-')
-				return false;
-			continue;
-		}
-		int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		out[o++] = (uint8_t)(hi << 4 | lo);
-		i += 2;
-	}
-	return true;
-}
-
 int obj_ledger_set_version_id(struct obj_ledger *l, uint32_t slot, const char *vid)
 {
 	struct rec r = { .type = R_VERSION_ID, .slot = slot };
-	size_t len = strlen(vid);
-	if (uuid_pack(vid, vid_bytes(&r)))
-		r.state = VID_UUID | 16;
-	else if (len > 0 && len <= VID_BYTES && !strpbrk(vid, "\r\n"))
-		memcpy(vid_bytes(&r), vid, (r.state = (uint8_t)len));
-	else
-		return -E2BIG;
-	return record(l, r);
+	int e = obj_ledger_vid_pack(vid, vid_bytes(&r), &r.state);
+	return e < 0 ? e : record(l, r);
 }
 
 void obj_ledger_version_id(const struct obj_ledger *l, uint32_t slot, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	if (!l->vids || slot >= l->slots || !l->vids[slot][0] || len < OBJ_LEDGER_VID_MAX)
-		return;
-	const uint8_t *v = &l->vids[slot][1];
-	unsigned n = l->vids[slot][0] & ~VID_UUID;
-	if (l->vids[slot][0] & VID_UUID)
-		snprintf(buf, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-			 "%02x%02x%02x%02x%02x%02x", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
-			 v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]);
-	else
-		snprintf(buf, len, "%.*s", (int)n, (const char *)v);
+	if (l->vids && slot < l->slots && l->vids[slot][0])
+		obj_ledger_vid_format(l->vids[slot][0], &l->vids[slot][1], buf, len);
 }
 
 int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t wall_ns)

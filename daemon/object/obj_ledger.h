@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "obj_ledger_util.h"
+
 /*
  * The write ledger of one object workload thread: for every slot of its
  * name pool, what the server last acknowledged (the object's name number,
@@ -32,7 +34,6 @@
  */
 
 #define OBJ_LEDGER_SYNC_NS (UINT64_C(1000000000))
-#define OBJ_LEDGER_TAG_LEN 16
 
 enum obj_ledger_state {
 	OBJ_LEDGER_NONE,     /* nothing was ever acknowledged in this slot */
@@ -106,7 +107,6 @@ int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t 
 /* A versioned bucket: the version id (x-amz-version-id) of the PUT just
  * acknowledged in slot.  Kept when it is a UUID (MinIO) or at most 32
  * bytes (AWS); -E2BIG otherwise (then reads take the latest version). */
-#define OBJ_LEDGER_VID_MAX 64
 int obj_ledger_set_version_id(struct obj_ledger *l, uint32_t slot, const char *vid);
 /* The version id of slot's acknowledged PUT into buf (at least
  * OBJ_LEDGER_VID_MAX bytes); "" when none is kept. */
@@ -130,8 +130,5 @@ uint64_t obj_ledger_disk_bytes(const struct obj_ledger *l);
 uint64_t obj_ledger_journal_records(const struct obj_ledger *l);
 /* The last disk error (0 if none), for reporting once. */
 int obj_ledger_error(const struct obj_ledger *l);
-
-/* Hash of an ETag as the server sent it (quotes and all); never 0. */
-uint64_t obj_ledger_etag_hash(const char *etag, size_t len);
 
 #endif
