@@ -149,6 +149,19 @@ left=$(versions ver2 soakd-w/)
 [[ -z $left ]] || fail "the cleanup left $(wc -l <<<"$left") versions: $(head -3 <<<"$left")"
 note "GETs and the audit read the acknowledged versions by id; $k2 put again is stale by its id"
 
+################ 3. a server without versioning: refused, naming the bucket
+NV_PORT=$(free_port)
+spawn "$WORK/nv.log" python3 "$(dirname "$0")/s3_no_versioning.py" "$NV_PORT"
+wait_until 10 "the server without versioning" curl -s -o /dev/null "http://127.0.0.1:$NV_PORT/"
+sed -e "s|$EP|http://127.0.0.1:$NV_PORT|" -e 's/"name": "ver"/"name": "nover"/' \
+	-e 's/"bucket": "ver"/"bucket": "plain"/' "$WORK/v.json" >"$WORK/nv.json"
+start_soakd --config "$WORK/nv.json" --socket "$SOCK" --state-dir "$WORK/state-nv" --no-table
+wait_soakd_exit 20
+((SOAKD_RC != 0)) || fail "soakd started against a server that cannot enable versioning"
+grep -q "does not enable versioning on bucket plain-0" "$SOAKD_LOG" ||
+	fail "the refusal does not name the bucket: $(tail -5 "$SOAKD_LOG")"
+note "refused: $(grep -o 'does not enable versioning.*' "$SOAKD_LOG" | head -1)"
+
 # Not for http.
 cat >"$WORK/h.json" <<JSON
 { "workloads": [ {"name": "h", "type": "object", "protocol": "http",
