@@ -340,3 +340,79 @@ void chart_spectrum(FILE *out, const struct chart *c, const struct hist *const *
 	legend(out, labels, cols, dashed, n < 4 ? n : 4);
 	fputs("</svg>\n", out);
 }
+
+void chart_xy(FILE *out, const struct chart *c, const double *x, size_t n_pts,
+	      const struct chart_xy_line *lines, size_t n, double x_mark, const char *mark_label)
+{
+	struct axis ya = { .lo = INFINITY, .hi = -INFINITY, .log = true };
+	double xmax = x_mark > 0 ? x_mark : 0;
+	char label[48];
+
+	for (size_t k = 0; k < n_pts; k++) {
+		if (x[k] > xmax)
+			xmax = x[k];
+		for (size_t i = 0; i < n; i++) {
+			double v = lines[i].y[k];
+			if (!(v > 0))
+				continue;
+			if (v < ya.lo)
+				ya.lo = v;
+			if (v > ya.hi)
+				ya.hi = v;
+		}
+	}
+	if (!isfinite(ya.lo)) {
+		ya.lo = 1;
+		ya.hi = 10;
+	}
+	ya.lo = pow(10, floor(log10(ya.lo)));
+	ya.hi = pow(10, ceil(log10(ya.hi * 1.0001)));
+	xmax = xmax > 0 ? xmax * 1.05 : 1;
+	open_svg(out, c);
+	y_axis(out, &ya, "µs");
+	double step = plot_nice_step(xmax, 8);
+	for (double v = 0; v <= xmax + step * 1e-6; v += step) {
+		double px = L + v / xmax * (PW - 1);
+		format_value(c->unit, v, label, sizeof(label));
+		fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
+			     "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+			px, px, T, T + PH, px, T + PH + 14, label);
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool pen = false;
+		fprintf(out, "<path class=\"series\" data-series=\"");
+		html_text(out, lines[i].id);
+		fprintf(out, "\" stroke=\"%s\" d=\"", lines[i].color);
+		for (size_t k = 0; k < n_pts; k++) {
+			if (!(lines[i].y[k] > 0)) {
+				pen = false;
+				continue;
+			}
+			double px = L + x[k] / xmax * (PW - 1), py = y_of(&ya, lines[i].y[k]);
+			/* A lone point still shows: a short tick. */
+			fprintf(out, "%c%.1f %.1fL%.1f %.1f", pen ? 'L' : 'M', px, py, px + (pen ? 0 : 1.5),
+				py);
+			pen = true;
+		}
+		fputs("\"/>\n", out);
+	}
+	const char *labels[17], *colors[17];
+	bool dashed[17];
+	size_t k = n < 16 ? n : 16;
+	for (size_t i = 0; i < k; i++) {
+		labels[i] = lines[i].label;
+		colors[i] = lines[i].color;
+		dashed[i] = false;
+	}
+	if (x_mark > 0) {
+		double px = L + x_mark / xmax * (PW - 1);
+		fprintf(out, "<line class=\"mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+			     "stroke=\"#1a1a1a\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>\n",
+			px, px, T, T + PH);
+		labels[k] = mark_label;
+		colors[k] = "#1a1a1a";
+		dashed[k++] = true;
+	}
+	legend(out, labels, colors, dashed, k);
+	fputs("</svg>\n", out);
+}

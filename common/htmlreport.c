@@ -570,6 +570,7 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 				op_section(out, m, w, &w->ops[k], bands, nb);
 		fputs("</section>\n", out);
 	}
+	html_report_search(out, m);
 	html_report_host(out, m);
 	html_report_facts(out, m, in->plan, in->devices);
 	html_page_end(out);

@@ -135,6 +135,10 @@ struct runmodel {
 	/* Certification records as they are ("type": "certify" and "certify_*":
 	 * steps, answer), at most RM_MAX_CERTIFY, for the report to show. */
 	json_t *certify;
+	/* Capacity search records ("type": "search": a probe each, with
+	 * "probe", then the answer, with "answer_rate"), at most
+	 * RM_MAX_CERTIFY. */
+	json_t *search;
 	double end_s;       /* last interval's end */
 	uint64_t wall_start_ns;
 	uint64_t skipped;   /* records not understood */
