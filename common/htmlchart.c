@@ -123,6 +123,28 @@ static void open_svg(FILE *out, const struct chart *c)
 	html_text(out, c->id);
 	fputs("-d\">", out);
 	html_text(out, c->desc);
+	/* The chart's own numbers follow (desc_range), then close_desc. */
+}
+
+/* " LABEL: LO to HI UNIT." in the description: the chart's numbers as
+ * text, for a screen reader or a page that cannot show the SVG. */
+static void desc_range(FILE *out, const char *unit, const char *label, double lo, double hi)
+{
+	char a[48], b[48];
+
+	fputc(' ', out);
+	html_text(out, label);
+	if (!isfinite(lo) || !isfinite(hi)) {
+		fputs(": no values.", out);
+		return;
+	}
+	format_value(unit, lo, a, sizeof(a));
+	format_value(unit, hi, b, sizeof(b));
+	fprintf(out, ": %s to %s.", a, b);
+}
+
+static void close_desc(FILE *out, const struct chart *c)
+{
 	fputs("</desc>\n", out);
 	fprintf(out, "<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", L, T, PW,
 		PH);
@@ -253,6 +275,20 @@ void chart_time(FILE *out, const struct chart *c, const struct chart_line *lines
 		ya.hi = ya.hi > ya.lo ? ya.hi * 1.1 : ya.lo + 1;
 	}
 	open_svg(out, c);
+	for (size_t i = 0; i < n; i++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t k = 0; lines[i].s && k < lines[i].s->n; k++) {
+			const struct rm_point *p = &lines[i].s->pts[k];
+			if (!isnan(p->v) && p->v < lo)
+				lo = p->v;
+			if (!isnan(p->vmax) && p->vmax > hi)
+				hi = p->vmax;
+			else if (!isnan(p->v) && p->v > hi)
+				hi = p->v;
+		}
+		desc_range(out, c->unit, lines[i].label, lo, hi);
+	}
+	close_desc(out, c);
 	for (size_t i = 0; i < c->n_bands; i++) {
 		double x0 = L + c->bands[i].t0 / t_end * (PW - 1);
 		double x1 = L + c->bands[i].t1 / t_end * (PW - 1);
@@ -303,6 +339,19 @@ void chart_spectrum(FILE *out, const struct chart *c, const struct hist *const *
 	ya.lo = pow(10, floor(log10(ya.lo)));
 	ya.hi = pow(10, ceil(log10(ya.hi * 1.0001)));
 	open_svg(out, c);
+	for (size_t i = 0; i < n; i++) {
+		char p50[48], p99[48], p999[48], max[48];
+		if (!hists[i] || !hists[i]->count)
+			continue;
+		chart_format_us(hist_percentile(hists[i], 50) / 1e3, p50, sizeof(p50));
+		chart_format_us(hist_percentile(hists[i], 99) / 1e3, p99, sizeof(p99));
+		chart_format_us(hist_percentile(hists[i], 99.9) / 1e3, p999, sizeof(p999));
+		chart_format_us(hist_max(hists[i]) / 1e3, max, sizeof(max));
+		fputc(' ', out);
+		html_text(out, labels[i]);
+		fprintf(out, ": p50 %s, p99 %s, p99.9 %s, max %s.", p50, p99, p999, max);
+	}
+	close_desc(out, c);
 	y_axis(out, &ya, "µs");
 	for (int d = 0; d <= (int)xmax; d++) {
 		double x = L + d / xmax * (PW - 1);
@@ -369,6 +418,17 @@ void chart_xy(FILE *out, const struct chart *c, const double *x, size_t n_pts,
 	ya.hi = pow(10, ceil(log10(ya.hi * 1.0001)));
 	xmax = xmax > 0 ? xmax * 1.05 : 1;
 	open_svg(out, c);
+	for (size_t i = 0; i < n; i++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t k = 0; k < n_pts; k++) {
+			if (lines[i].y[k] > 0 && lines[i].y[k] < lo)
+				lo = lines[i].y[k];
+			if (lines[i].y[k] > hi)
+				hi = lines[i].y[k];
+		}
+		desc_range(out, "µs", lines[i].label, lo, hi);
+	}
+	close_desc(out, c);
 	y_axis(out, &ya, "µs");
 	double step = plot_nice_step(xmax, 8);
 	for (double v = 0; v <= xmax + step * 1e-6; v += step) {

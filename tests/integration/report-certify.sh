@@ -160,4 +160,11 @@ if got is None or (want is None and got != "none") or \
     sys.exit(f"the search's answer: the page shows {got}, the log {want}")
 print(f"# search: {len(probes)} probes, answer {want} ops/s")
 PY
+# The steps' verdict cells and the search's chart meet WCAG's contrast too.
+for name in cert search; do
+	page "file://$WORK/$name.html" --eval "$SRCDIR/tests/integration/report_a11y.js" \
+		"$WORK/$name.a11y.json" || fail "chromium could not evaluate $name.html"
+	python3 "$SRCDIR/tests/integration/report_a11y.py" "$WORK/$name.a11y.json" ||
+		fail "$name.html is not accessible enough"
+done
 note "ok"
