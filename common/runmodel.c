@@ -363,7 +363,8 @@ int runmodel_add(struct runmodel *m, json_t *rec)
 			 json_string_value(json_object_get(rec, "workload")) ?: "");
 		snprintf(e->op, sizeof(e->op), "%s", json_string_value(json_object_get(rec, "op")) ?: "");
 		snprintf(e->metric, sizeof(e->metric), "%s",
-			 json_string_value(json_object_get(rec, "metric")) ?:
+			 json_string_value(json_object_get(rec, "metric")) ?: "");
+		snprintf(e->event, sizeof(e->event), "%s",
 			 json_string_value(json_object_get(rec, "event")) ?: "");
 		snprintf(e->message, sizeof(e->message), "%s",
 			 json_string_value(json_object_get(rec, "message")) ?: "");

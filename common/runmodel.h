@@ -91,6 +91,7 @@ struct rm_late {
 
 struct rm_event {
 	char workload[64], op[64], metric[64];
+	char event[32];     /* "drift", ... ("" when the record names none) */
 	double t;           /* run time, s */
 	char message[256];
 };

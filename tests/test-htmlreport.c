@@ -153,6 +153,7 @@ static void test_tolerant_reader(void **state)
 	assert_non_null(strstr(html, "data-workload=\"w&lt;1&gt;\""));
 	assert_non_null(strstr(html, "data-k=\"w&lt;1&gt;/read/verify.novel_class\">2<"));
 	assert_non_null(strstr(html, "&lt;b&gt;rose&lt;/b&gt;"));
+	assert_non_null(strstr(html, "data-event=\"drift\">at 2s: <b>drift of p99</b> w&lt;1&gt; read"));
 	assert_null(strstr(html, "<b>rose"));
 	assert_non_null(strstr(html, "id=\"host-cpu\""));
 	assert_non_null(strstr(html, "data-k=\"certify/step/2/verdict\">fail</td>"));
