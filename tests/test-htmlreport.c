@@ -103,6 +103,10 @@ static void test_tolerant_reader(void **state)
 	add(m, "{\"type\":\"certify\",\"step\":2,\"of\":2,\"load\":\"3x\",\"load_x\":3,"
 	       "\"rate\":300,\"start_ns\":5000000000,\"end_ns\":10000000000,"
 	       "\"verdict\":\"fail\",\"why\":\"read: 7.1% over 1 ms\",\"workloads\":[]}");
+	add(m, "{\"type\":\"certify\",\"confirm_start\":1,\"load\":\"1x\",\"run_ns\":1}");
+	add(m, "{\"type\":\"certify\",\"step\":1,\"of\":2,\"load\":\"1x\",\"rate\":100,"
+	       "\"start_ns\":10000000000,\"end_ns\":13000000000,\"verdict\":\"pass\","
+	       "\"confirm\":true,\"why\":\"held again\"}");
 	add(m, "{\"type\":\"certify\",\"steps_passed\":1,\"steps\":2,\"answer\":\"1x\","
 	       "\"rate\":100,\"why\":\"the highest load that passed\",\"thresholds_ms\":[1,8],"
 	       "\"limits_pct\":[5,null]}");
@@ -160,6 +164,10 @@ static void test_tolerant_reader(void **state)
 	assert_non_null(strstr(html, "data-k=\"certify/step/1/verdict\">pass</td>"));
 	assert_non_null(strstr(html, "data-k=\"certify/step/2/why\">read: 7.1% over 1 ms</td>"));
 	assert_non_null(strstr(html, "id=\"certify-answer\" data-answer=\"1x\""));
+	/* The confirmation is a row of its own; its start marker is none. */
+	assert_non_null(strstr(html, "data-k=\"certify/confirm/1/step\">confirm 1</td>"));
+	assert_non_null(strstr(html, "data-k=\"certify/confirm/1/hold\">3s</td>"));
+	assert_null(strstr(html, "certify/step/0/"));
 	assert_non_null(strstr(html, "≤ 5% over 1 ms, over 8 ms (no limit)"));
 	/* The search: its answer, a chart of the curve and the table by rate. */
 	assert_non_null(strstr(html, "data-answer-rate=\"200.0\""));

@@ -260,4 +260,9 @@ for name in cert search; do
 	python3 "$SRCDIR/tests/integration/report_a11y.py" "$WORK/$name.a11y.json" ||
 		fail "$name.html is not accessible enough"
 done
+# And soakctl cmp's page, with its changed answer marked.
+page "file://$WORK/cmp-cert-b.html" --eval "$SRCDIR/tests/integration/report_a11y.js" \
+	"$WORK/cmp.a11y.json" || fail "chromium could not evaluate cmp-cert-b.html"
+python3 "$SRCDIR/tests/integration/report_a11y.py" "$WORK/cmp.a11y.json" --no-charts ||
+	fail "cmp's page is not accessible enough"
 note "ok"
