@@ -382,7 +382,7 @@ static int run(struct prep *p)
 		if (!report_progress(p) && !p->error) {
 			char where[768];
 			summary(p, where, sizeof(where));
-			fail(p, -EINTR, "prep interrupted by a signal (%s): what is not done is left "
+			fail(p, -EINTR, "prep interrupted: soakd is stopping (%s): what is not done is left "
 			     "partly written", where);
 		}
 		for (size_t i = 0; i < p->n; i++) {

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,15 +247,21 @@ static int open_state(struct workload *w, struct dev_stream *d, struct dev_verif
 	return check_on_resume(d, v, err, errlen);
 }
 
+/* The run directory holds this stream's verify state (a map was made). */
 static bool state_exists(const struct workload *w, const struct dev_verify *v)
 {
-	char path[PATH_MAX];
+	char name[128];
 	struct stat st;
 
 	if (!w->run_dir)
 		return false;
-	snprintf(path, sizeof(path), "%s/%s.state", w->run_dir, v->name);
-	return stat(path, &st) == 0;
+	int dir_fd = open(w->run_dir, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd < 0)
+		return false;
+	snprintf(name, sizeof(name), "%s.state", v->name);
+	bool found = fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(dir_fd);
+	return found;
 }
 
 int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errlen)
