@@ -79,6 +79,8 @@ static void replay(struct daemon *d)
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		if (type && strcmp(type, "host") == 0)
 			host_fold(d->host, rec);
+		/* Nor the drift tests' references and windows. */
+		drift_replay(d->drift, d->results, rec);
 		/* What the checkpoint holds already. */
 		if (restored && checkpoint_record_run_ns(rec) <= covered) {
 			json_decref(rec);
