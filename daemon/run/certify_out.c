@@ -289,3 +289,43 @@ json_t *certify_report_json(const struct certify *c)
 		json_object_set(s, "answer", c->answer);
 	return s;
 }
+
+void certify_status_line(const struct certify *c, char *buf, size_t len)
+{
+	json_t *st = certify_status_json(c), *v;
+	size_t at, i;
+	int n;
+
+	if (len)
+		buf[0] = '\0';
+	if (!st || !len) {
+		json_decref(st);
+		return;
+	}
+	const char *state = str(st, "state");
+	if (strcmp(state, "over") == 0) {
+		json_t *answer = json_object_get(st, "answer");
+		n = snprintf(buf, len, "certify: answer %s",
+			     json_is_string(answer) ? json_string_value(answer) : "none");
+	} else {
+		n = snprintf(buf, len, "certify: %s %lld/%lld (%s, %.1f ops/s) %.0f/%.0fs",
+			     strcmp(state, "confirming") == 0 ? "confirming step" : "step",
+			     (long long)json_integer_value(json_object_get(st, "step")),
+			     (long long)json_integer_value(json_object_get(st, "of")), str(st, "load"),
+			     json_number_value(json_object_get(st, "rate")),
+			     json_number_value(json_object_get(st, "held_s")),
+			     json_number_value(json_object_get(st, "hold_s")));
+	}
+	at = n < 0 ? len : (size_t)n;
+	json_array_foreach(json_object_get(st, "verdicts"), i, v) {
+		if (at >= len)
+			break;
+		n = snprintf(buf + at, len - at, "%s%s%s %s", i ? ", " : " [",
+			     json_is_true(json_object_get(v, "confirm")) ? "confirm " : "",
+			     str(v, "load"), str(v, "verdict"));
+		at = n < 0 ? len : at + (size_t)n;
+	}
+	if (json_array_size(json_object_get(st, "verdicts")) && at < len)
+		snprintf(buf + at, len - at, "]");
+	json_decref(st);
+}
