@@ -78,16 +78,17 @@ static int merge_b64(struct hist *dst, json_t *j, const char *key)
 
 const char *const rd_verify_names[RD_VERIFY_CLASSES] = {
 	"checked", "lost", "resurrected", "stale", "list_missing", "list_extra", "uncertain",
+	"misdirected", "torn", "foreign", "unchecked", "corrupt",
 };
 
+/* An object op's or a device op's: each has only its own names. */
 static void verify_add(struct rd_op *o, json_t *rec)
 {
 	json_t *v = json_object_get(rec, "verify");
-	/* An object op's: device ops' "verify" has no "lost". */
-	if (!json_object_get(v, "lost"))
-		return;
 	for (size_t i = 0; json_is_object(v) && i < RD_VERIFY_CLASSES; i++)
 		o->verify[i] += u64(v, rd_verify_names[i]);
+	if (json_object_get(v, "torn"))
+		o->dev_verify = true;
 }
 
 /* Adds a recorded op (count, errors, ..., base64 histograms) to o. */
@@ -122,6 +123,7 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	o->missed = u64(rec, "missed");
 	o->pending = u64(rec, "pending");
 	memset(o->verify, 0, sizeof(o->verify));
+	o->dev_verify = false;
 	verify_add(o, rec);
 	o->target_ops = target_ops;
 	for (size_t i = 0; i < 3; i++) {
@@ -159,8 +161,8 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 				 "rate_achieved,latency_p50_us,latency_p90_us,latency_p99_us,"
 				 "latency_p999_us,latency_max_us,service_p50_us,service_p99_us,"
 				 "lag_max_ms,corrupt,missed,pending,issue_delay_p50_us,issue_delay_p99_us,"
-				 "issue_delay_max_us,generator_late_ms,checked,lost,resurrected,stale,"
-				 "list_missing,list_extra,uncertain" RD_HOST_CSV_COLUMNS "\n");
+				 "issue_delay_max_us,generator_late_ms," RD_VERIFY_CSV_COLUMNS
+				 RD_HOST_CSV_COLUMNS "\n");
 	if (format == RUNDUMP_REPORT && !d->f.slice_ns)
 		d->f.slice_ns = UINT64_C(3600) * 1000000000;
 	return d;

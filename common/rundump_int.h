@@ -27,18 +27,31 @@
 #define RD_HOST_CSV_N 8
 #define RD_MAX_DRIFT_MARKS 64
 
-/* Object ops' checks against the write ledger ("verify" in records). */
-#define RD_VERIFY_CLASSES 7
+/*
+ * The "verify" object of a recorded op: object ops' checks against the
+ * write ledger (checked, lost, resurrected, stale, list_missing,
+ * list_extra, uncertain) and device ops' block checks (checked, stale,
+ * uncertain, and misdirected, torn, foreign, unchecked, corrupt), one list
+ * for both: the first seven are the object's, in the CSV's order.  An
+ * object op's "corrupt" there is its op's; a device op's, its class
+ * (CRC mismatches), the op's corrupt being the sum of its failures.
+ */
+#define RD_VERIFY_CLASSES 12
+#define RD_VERIFY_CSV_COLUMNS \
+	"checked,lost,resurrected,stale,list_missing,list_extra,uncertain,misdirected,torn," \
+	"foreign,unchecked,verify_corrupt"
 extern const char *const rd_verify_names[RD_VERIFY_CLASSES];
 
 struct rd_op {
 	char name[64];
 	uint64_t count, errors, bytes, corrupt;
 	uint64_t verify[RD_VERIFY_CLASSES];
+	bool dev_verify;            /* its "verify" was a device op's */
 	uint64_t missed, pending;   /* pending: a gauge, the latest interval's */
 	double target_ops;
 	struct hist *lat, *svc;
 	struct hist *iss;                  /* issue_delay: soakd's own lateness */
+	/* Device ops with "verify": blocks by class, in rd_verify_names' order. */
 };
 
 struct rd_ops {

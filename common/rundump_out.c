@@ -204,10 +204,13 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t s
 		for (size_t k = 0; k < RD_VERIFY_CLASSES; k++)
 			checked |= o->verify[k] != 0;
 		if (checked) {
+			/* An object op's corrupt is its op's; a device op's is a
+			 * class of its own (the op's is the sum of its failures). */
 			json_t *v = json_pack("{s:I}", "corrupt", (json_int_t)o->corrupt);
 			for (size_t k = 0; k < RD_VERIFY_CLASSES; k++)
-				json_object_set_new(v, rd_verify_names[k],
-						    json_integer((json_int_t)o->verify[k]));
+				if (o->dev_verify || strcmp(rd_verify_names[k], "corrupt") != 0)
+					json_object_set_new(v, rd_verify_names[k],
+							    json_integer((json_int_t)o->verify[k]));
 			json_object_set_new(json_object_get(j, o->name), "verify", v);
 		}
 		free(text);

@@ -123,6 +123,52 @@ static void test_block_size_list(void **state)
 	config_free(c);
 }
 
+/* "verify" and its keys (issue 15): defaults, the plan, and errors at
+ * the key that is wrong. */
+static void test_verify(void **state)
+{
+	(void)state;
+	struct run_config *c;
+	char *errors;
+	assert_int_equal(load("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+			      "\"targets\":[\"/dev/loop7\"],\"read_pct\":50,\"verify\":true,"
+			      "\"prep\":true,\"verify_on_resume\":\"full\"}]}", &c, &errors), 0);
+	const struct verify_config *v = &c->workloads[0].verify;
+	assert_true(v->on);
+	assert_true(v->fill);           /* prep writes generation 0 last */
+	assert_false(v->pre_read);
+	assert_int_equal(v->flush_interval_ns, 1000000000);
+	assert_int_equal(v->on_resume, VERIFY_RESUME_FULL);
+	char *plan = config_workload_text(&c->workloads[0]);
+	assert_non_null(strstr(plan, "\"verify\": {\"fill\": true, \"pre_read\": false, "
+				     "\"fua\": false, \"flush_interval\": \"1s\", "
+				     "\"verify_on_resume\": \"full\"}"));
+	free(plan);
+	free(errors);
+	config_free(c);
+	/* ACT models take it too. */
+	assert_int_equal(load("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+			      "\"model\":\"act-storage\",\"devices\":[\"/dev/loop7\"],"
+			      "\"load\":\"1x\",\"verify\":true,\"fua\":true}]}", &c, &errors), 0);
+	assert_true(c->workloads[0].verify.fua);
+	free(errors);
+	config_free(c);
+
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"pre_read\":true}]}", "t.json:1:59:", "\"pre_read\" needs \"verify\": true");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"verify\":true,\"verify_on_resume\":\"some\"}]}", "t.json:1:",
+		     "\"touched\", \"full\" or \"none\", not \"some\"");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"verify\":true,\"flush_interval\":\"1ms\"}]}", "t.json:1:",
+		     "between 10ms and 1h");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"read_pct\":50,\"block_size\":\"512\",\"verify\":true}]}", "t.json:1:",
+		     "multiple of 4096 bytes (the verify block), not 512");
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"],"
+		     "\"verify\":\"yes\"}]}", "t.json:1:", "verify");
+}
+
 static void test_syntax_error_position(void **state)
 {
 	(void)state;
@@ -264,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_key_position),
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_impossible_values),
+		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_run_and_workload_names),
 		cmocka_unit_test(test_all_errors_reported),
 		cmocka_unit_test(test_jsonpos),

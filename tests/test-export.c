@@ -364,6 +364,47 @@ static void test_statsd_lines(void **state)
 	assert_string_equal(buf, "soakd.rand4k.lag:12.500|g\nsoakd.rand4k.generator_late:0|g\n");
 }
 
+/* Device workloads with "verify": a counter per class, per workload and
+ * per target, in Prometheus and StatsD (issue 15). */
+static void test_verify_counts(void **state)
+{
+	(void)state;
+	struct export_op vops[2] = { ops[1], ops[2] };
+	for (size_t i = 0; i < 2; i++) {
+		vops[i].has_dev_verify = true;
+		vops[i].dev_verify_total[OP_VERIFY_CHECKED] = 1000 + i;
+		vops[i].dev_verify_total[OP_VERIFY_STALE] = 2 + i;
+	}
+	struct export_snapshot s = snapshot();
+	s.ops = vops;
+	s.n_ops = 2;
+	char *text = prom_text(&s);
+	expect_line(text, "# TYPE soakd_verify_total counter");
+	expect_line(text, "soakd_verify_total{run=\"demo\",workload=\"rand4k\",op=\"write\","
+			  "class=\"checked\"} 1000");
+	expect_line(text, "soakd_verify_total{run=\"demo\",workload=\"rand4k\",op=\"write\","
+			  "class=\"stale\"} 2");
+	expect_line(text, "soakd_verify_total{run=\"demo\",workload=\"rand4k\",op=\"read\","
+			  "target=\"/dev/loop0 \\\"a\\\"\\\\b\\nc\",class=\"stale\"} 3");
+	free(text);
+	/* Without "verify": no such series. */
+	s = snapshot();
+	text = prom_text(&s);
+	assert_null(strstr(text, "soakd_verify_total"));
+	free(text);
+
+	struct export_delta d = { .ops = 10 };
+	d.dev_verify[OP_VERIFY_CHECKED] = 12;
+	d.dev_verify[OP_VERIFY_TORN] = 1;
+	char buf[2048];
+	export_statsd_format_op(buf, sizeof(buf), "s", &vops[0], &d);
+	assert_non_null(strstr(buf, "s.rand4k.write.verify.checked:12|c\n"));
+	assert_non_null(strstr(buf, "s.rand4k.write.verify.torn:1|c\n"));
+	assert_non_null(strstr(buf, "s.rand4k.write.verify.unchecked:0|c\n"));
+	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
+	assert_null(strstr(buf, ".verify."));
+}
+
 static void test_statsd_names(void **state)
 {
 	(void)state;
@@ -452,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_prom_write_atomic),
 		cmocka_unit_test(test_statsd_lines),
 		cmocka_unit_test(test_statsd_names),
+		cmocka_unit_test(test_verify_counts),
 		cmocka_unit_test(test_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "config_limits.h"
 #include "config_drift.h"
 #include "config_trace.h"
+#include "config_verify.h"
 #include "obj_config.h"
 #include "rfc3339.h"
 
@@ -200,7 +201,8 @@ static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config 
 {
 	static const char *const keys[] = {
 		"model", "targets", "file_size", "read_pct", "block_size", "access", "queue_depth",
-		"prep", NULL,
+		"prep", /* config_verify_keys */ "verify", "fill", "pre_read", "flush_interval",
+		"fua", "verify_on_resume", NULL,
 	};
 	const char *s;
 
@@ -231,6 +233,7 @@ static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config 
 			cfg_report(c, "an ACT model needs a non-zero read or write rate");
 			cfg_pop(c);
 		}
+		verify_config_parse(c, obj, w);
 		return;
 	}
 	cfg_check_keys2(c, obj, "a device workload", config_common_workload_keys, keys);
@@ -254,6 +257,7 @@ static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config 
 	u = w->queue_depth;
 	cfg_get_uint(c, obj, "queue_depth", 1, CONFIG_MAX_QUEUE_DEPTH, &u);
 	w->queue_depth = (unsigned)u;
+	verify_config_parse(c, obj, w);
 }
 
 static void parse_workload(struct cfg_ctx *c, json_t *obj, struct workload_config *w,

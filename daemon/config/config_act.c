@@ -21,12 +21,16 @@
 static const char *const act_storage_keys[] = {
 	"model", "devices", "load", "read_reqs_per_sec", "write_reqs_per_sec", "record_bytes",
 	"record_bytes_range_max", "large_block_op_kbytes", "replication_factor", "update_pct",
-	"defrag_lwm_pct", "service_threads", "prep", NULL,
+	"defrag_lwm_pct", "service_threads", "prep",
+	/* config_verify_keys */
+	"verify", "fill", "pre_read", "flush_interval", "fua", "verify_on_resume", NULL,
 };
 
 static const char *const act_index_keys[] = {
 	"model", "devices", "load", "read_reqs_per_sec", "write_reqs_per_sec",
-	"replication_factor", "defrag_lwm_pct", "service_threads", "cache_threads", "prep", NULL,
+	"replication_factor", "defrag_lwm_pct", "service_threads", "cache_threads", "prep",
+	/* config_verify_keys */
+	"verify", "fill", "pre_read", "flush_interval", "fua", "verify_on_resume", NULL,
 };
 
 static uint32_t round_up(uint32_t v, uint32_t unit)

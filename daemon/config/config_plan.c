@@ -16,6 +16,7 @@
 #include "config_export.h"
 #include "config_drift.h"
 #include "config_trace.h"
+#include "config_verify.h"
 #include "obj_config.h"
 #include "parse.h"
 #include "rfc3339.h"
@@ -60,6 +61,8 @@ static void print_workload(const struct workload_config *w, FILE *out)
 		act_config_print(w, out);
 	else
 		print_device_plan(w, out);
+	if (w->type == WORKLOAD_DEVICE)
+		verify_config_print(&w->verify, out);
 	if (w->rate > 0)
 		fprintf(out, "     \"rate\": %g, \"arrival\": \"%s\", ", w->rate,
 			w->arrival == ARRIVAL_POISSON ? "poisson" : "uniform");

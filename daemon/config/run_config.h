@@ -78,6 +78,22 @@ struct act_config {
 	double cache_rate;              /* act-index: cache-thread reads = writes */
 };
 
+/* Device data verification ("verify": true and its keys; config_verify.c). */
+enum verify_resume {
+	VERIFY_RESUME_TOUCHED,   /* read back the blocks written in the unflushed epochs */
+	VERIFY_RESUME_FULL,      /* read back the whole working region */
+	VERIFY_RESUME_NONE,      /* nothing: uncertain blocks settle at their next read */
+};
+
+struct verify_config {
+	bool on;
+	bool fill;                   /* write generation 0 over the region before the run */
+	bool pre_read;               /* read and check a block before overwriting it */
+	bool fua;                    /* every write durable when it completes (RWF_DSYNC) */
+	uint64_t flush_interval_ns;  /* default 1 s */
+	enum verify_resume on_resume;
+};
+
 struct target_config {
 	char *path;          /* absolute */
 	bool destroy_data;
@@ -119,6 +135,7 @@ struct workload_config {
 	/* Device, models act-storage and act-index */
 	struct act_config act;
 	bool prep;                   /* zero then salt block devices before starting */
+	struct verify_config verify;
 
 	/* Object workloads */
 	struct object_config *object;

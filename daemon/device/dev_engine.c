@@ -56,6 +56,9 @@ static void queue_slot(struct dev_stream *d, unsigned slot_index)
 			io_uring_prep_write(sqe, 0, buf, slot->len, slot->offset);
 	}
 	sqe->flags |= IOSQE_FIXED_FILE;
+	/* "fua": each write durable when it completes. */
+	if (!is_read && d->verify && d->verify_fua)
+		sqe->rw_flags |= RWF_DSYNC;
 	io_uring_sqe_set_data64(sqe, slot_index);
 }
 
@@ -71,7 +74,15 @@ static void prep_op(struct dev_stream *d, unsigned gen_index, unsigned slot_inde
 	*slot = (struct dev_slot){ .due_ns = due_ns, .offset = op.offset, .len = op.len,
 				   .io = (uint8_t)op.io, .gen = (uint8_t)gen_index,
 				   .op = (int8_t)op.op };
-	if (op.io == DEV_IO_WRITE) {
+	if (op.io == DEV_IO_WRITE && d->verify) {
+		/* Verify blocks, and with "pre_read" the old ones checked first. */
+		slot->pre_read = d->verify_pre_read;
+		if (slot->pre_read)
+			slot->io = DEV_IO_READ;
+		dev_verify_submit(d, slot_index);
+	} else if (op.io == DEV_IO_READ && d->verify) {
+		dev_verify_submit(d, slot_index);
+	} else if (op.io == DEV_IO_WRITE) {
 		/* Stamp each 4 KiB with where and when it was written. */
 		uint8_t *buf = d->buffers + (size_t)(d->n_slots + slot_index) * d->max_len;
 		uint64_t stamp[2] = { slot->offset, ++d->writes_issued };
@@ -98,6 +109,11 @@ static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigne
 		 * the delay shows in latency_us. */
 		queue_slot(d, slot_index);
 		slot->submit_ns = now_ns;
+		return true;
+	}
+	/* Checked as it completes; a pre-read goes on as its write. */
+	if (d->verify && dev_verify_complete(s, d, slot_index, error)) {
+		queue_slot(d, slot_index);
 		return true;
 	}
 	if (error && d->errors_logged < DEV_ERRORS_LOGGED) {
@@ -129,7 +145,11 @@ static void reap(struct workload_stream *s, struct dev_stream *d, uint64_t now_n
 	unsigned head, seen = 0, requeued = 0;
 
 	io_uring_for_each_cqe(&d->ring, head, cqe) {
-		requeued += complete_op(s, d, (unsigned)io_uring_cqe_get_data64(cqe), cqe->res, now_ns);
+		uint64_t tag = io_uring_cqe_get_data64(cqe);
+		if (tag == DEV_VERIFY_FLUSH_TAG)
+			dev_verify_flush_done(s, d, cqe->res);
+		else
+			requeued += complete_op(s, d, (unsigned)tag, cqe->res, now_ns);
 		seen++;
 	}
 	io_uring_cq_advance(&d->ring, seen);
@@ -237,7 +257,8 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 		struct dev_gen *g = &d->model.gens[i];
 		bool open_loop = g->rate > 0;
 
-		while (!g->finished && g->inflight < g->max_inflight && d->n_free) {
+		while (!g->finished && g->inflight < g->max_inflight && d->n_free &&
+		       !(d->verify && dev_verify_blocked(d->verify))) {
 			uint64_t due, rel;
 			if (open_loop) {
 				if (!g->have_due) {
@@ -303,6 +324,8 @@ static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, ui
 		if (g->rate > 0 && g->have_due && g->due_ns < wake)
 			wake = g->due_ns;
 	}
+	if (d->verify && dev_verify_next_flush(d->verify) < wake)
+		wake = dev_verify_next_flush(d->verify);
 	/* The end of the schedule, when what still waits becomes missed. */
 	return end_ns < wake ? end_ns : wake;
 }
@@ -392,6 +415,11 @@ static void *dev_thread(void *arg)
 		stream_finish(s, STREAM_FAILED, "cannot set up the device's schedule");
 		return NULL;
 	}
+	if (dev_verify_start(s, reason, sizeof(reason)) < 0) {
+		free(prepped);
+		stream_finish(s, STREAM_FAILED, "%s", reason);
+		return NULL;
+	}
 	for (;;) {
 		uint64_t now = mono_ns(), lag, lag_due = 0;
 
@@ -413,6 +441,8 @@ static void *dev_thread(void *arg)
 		}
 
 		unsigned n_prepped = issue_due(s, d, now, end_ns, prepped, &lag, &lag_due);
+		if (d->verify)
+			dev_verify_tick(s, d, now);
 		atomic_store_explicit(&s->lag_ns, lag, memory_order_relaxed);
 		struct interval_slot *cur = stream_current(&s->stats);
 		if (lag > cur->lag_max_ns)
@@ -456,6 +486,7 @@ static void *dev_thread(void *arg)
 		reap(s, d, now);
 	}
 	finish_ops(s, d, &next_boundary);
+	dev_verify_finish(s, d);
 	free(prepped);
 	atomic_store(&s->lag_ns, 0);
 	stream_finish(s, outcome, reason[0] ? "%s" : NULL, reason);

@@ -19,6 +19,7 @@
 #include "workload/stats.h"
 
 struct workload;
+struct dev_verify;          /* dev_verify_int.h */
 
 struct dev_slot {
 	uint64_t due_ns;
@@ -29,6 +30,7 @@ struct dev_slot {
 	uint8_t io;                 /* enum dev_io */
 	uint8_t gen;
 	int8_t op;
+	uint8_t pre_read;           /* "pre_read": a write, read and checked first */
 };
 
 struct dev_stream {
@@ -54,9 +56,35 @@ struct dev_stream {
 	unsigned op_inflight[STATS_MAX_OPS];
 	bool abandoned;             /* ops left in flight: the kernel may still use the buffers */
 	struct fidelity fid;        /* the thread's own lateness */
+	struct dev_verify *verify;  /* NULL without "verify" */
+	bool verify_flushes;        /* the ring has room for a flush op */
+	bool verify_fua, verify_pre_read;
 };
 
 int dev_prepare(struct workload *w, char *err, size_t errlen);
+
+/*
+ * "verify" in the I/O path (dev_verify.c, which sees this file): d->verify
+ * is set.  The flush op's user_data is DEV_VERIFY_FLUSH_TAG (no slot has
+ * that index).
+ */
+#define DEV_VERIFY_FLUSH_TAG UINT64_MAX
+struct workload_stream;
+int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len);
+/* No op may be issued now: the epoch ring waits for a flush. */
+bool dev_verify_blocked(const struct dev_verify *v);
+/* An op is about to be queued in slot_index (a write's buffer is filled). */
+void dev_verify_submit(struct dev_stream *d, unsigned slot_index);
+/* An op completed; returns true when it was a pre-read that now goes on
+ * as its write (the caller queues the slot again). */
+bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
+			 bool error);
+/* Closes an epoch and queues its flush when due; when that is. */
+void dev_verify_tick(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns);
+uint64_t dev_verify_next_flush(const struct dev_verify *v);
+void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int res);
+/* The stream ends: a last flush, so a restart finds nothing uncertain. */
+void dev_verify_finish(struct workload_stream *s, struct dev_stream *d);
 void dev_release(struct workload *w);
 
 #endif

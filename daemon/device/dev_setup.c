@@ -18,6 +18,8 @@
 #include "dev_model.h"
 #include "dev_prep.h"
 #include "dev_target.h"
+#include "dev_verify.h"
+#include "verify.h"
 #include "workload/workload.h"
 
 #include "dev_engine_int.h"
@@ -44,7 +46,8 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 	 * neither compression nor deduplication flatters the device. */
 	dev_rng_fill(&d->rng, d->buffers, (size_t)2 * n * d->max_len);
 
-	r = io_uring_queue_init(n, &d->ring, 0);
+	/* One more SQE for the flush of a verified target. */
+	r = io_uring_queue_init(d->verify_flushes ? n + 1 : n, &d->ring, 0);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot set up io_uring for %s: %s", path, strerror(-r));
 		return r;
@@ -106,9 +109,14 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		targets[i] = (struct dev_target)DEV_TARGET_INIT;
 	for (; opened < w->n_streams; opened++) {
 		struct dev_target *t = &targets[opened];
-		r = dev_target_open(cfg, &cfg->targets[opened], model.writes, t, err, errlen);
+		/* A fill writes even where the workload only reads. */
+		bool writes = model.writes || (cfg->verify.on && cfg->verify.fill && !w->resuming);
+		r = dev_target_open(cfg, &cfg->targets[opened], writes, t, err, errlen);
 		if (r < 0)
 			goto undo;
+		/* Verified ops cover whole verify blocks. */
+		if (cfg->verify.on && t->align < VERIFY_BLOCK)
+			t->align = VERIFY_BLOCK;
 		r = dev_model_check_device(&model, cfg->targets[opened].path, t->align, t->size, err,
 					   errlen);
 		if (r < 0) {
@@ -137,8 +145,13 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		d->writes = model.writes;
 		d->n_slots = model.slots;
 		d->max_len = max_len;
+		d->verify_flushes = cfg->verify.on;
+		d->verify_fua = cfg->verify.fua;
+		d->verify_pre_read = cfg->verify.pre_read;
 		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, d->fd);
 		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
+		if (r == 0)
+			r = dev_verify_prepare(w, i, err, errlen);
 		if (r < 0)
 			goto close;
 	}
@@ -191,6 +204,7 @@ void dev_release(struct workload *w)
 			close(d->fd);
 		free(d->slots);
 		free(d->free_slots);
+		dev_verify_free(d->verify);
 		/* Ops given up in flight may still land in their buffers. */
 		if (d->abandoned)
 			keep_buffers(d->buffers);

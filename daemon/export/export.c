@@ -20,6 +20,7 @@
 struct sent_op {
 	uint64_t ops, errors, bytes, latency_sum_ns, latency_count, missed;
 	struct obj_verify verify;
+	uint64_t dev_verify[OP_VERIFY_CLASSES];
 };
 
 struct sent_workload {
@@ -108,9 +109,11 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 		.latency_count = totals->latency.count,
 		.has_interval = wr->have_last,
 		.corrupt_total = totals->corrupt,
+		.has_dev_verify = w->cfg->verify.on,
 	};
 	if (w->cfg->type == WORKLOAD_OBJECT)
 		op->verify_total = &totals->obj_verify;
+	memcpy(op->dev_verify_total, totals->verify, sizeof(op->dev_verify_total));
 	if (!wr->have_last)
 		return;
 	const struct op_summary *s = &wr->last.ops[k];
@@ -309,14 +312,19 @@ static void publish_statsd(struct exports *e, const struct results *r,
 					t->list_extra - was->list_extra, t->uncertain - was->uncertain,
 				};
 			}
+			for (size_t c = 0; c < OP_VERIFY_CLASSES; c++)
+				d.dev_verify[c] = o->dev_verify_total[c] - so->dev_verify[c];
 			n = export_statsd_format_op(buf, sizeof(buf), e->statsd_prefix, o, &d);
 			if (n < sizeof(buf))
 				export_statsd_add(e->statsd, buf, n);
-			*so = (struct sent_op){ o->ops_total, o->errors_total, o->bytes_total,
-						o->latency_sum_ns, o->latency_count,
-						o->missed_total, { 0 } };
+			*so = (struct sent_op){ .ops = o->ops_total, .errors = o->errors_total,
+						.bytes = o->bytes_total,
+						.latency_sum_ns = o->latency_sum_ns,
+						.latency_count = o->latency_count,
+						.missed = o->missed_total };
 			if (o->verify_total)
 				so->verify = *o->verify_total;
+			memcpy(so->dev_verify, o->dev_verify_total, sizeof(so->dev_verify));
 			sw->interval_end_ns = o->interval_end_ns;
 		}
 		n = export_statsd_format_workload(buf, sizeof(buf), e->statsd_prefix, wl);

@@ -45,6 +45,9 @@ struct export_op {
 	 * (obj_verify), with corrupt; NULL for device ops. */
 	const struct obj_verify *verify_total;
 	uint64_t corrupt_total;
+	/* Device workloads with "verify": blocks read back, by class. */
+	bool has_dev_verify;
+	uint64_t dev_verify_total[OP_VERIFY_CLASSES];
 	/* The workload's last closed interval, if has_interval. */
 	bool has_interval;
 	uint64_t interval_end_ns;     /* since the run started: a new value is a new interval */
@@ -103,6 +106,7 @@ struct export_delta {
 	uint64_t ops, errors, bytes, missed;
 	struct obj_verify verify;     /* object ops */
 	uint64_t latency_sum_ns, latency_count;
+	uint64_t dev_verify[OP_VERIFY_CLASSES]; /* with op->has_dev_verify */
 };
 size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 			       const struct export_op *op, const struct export_delta *delta);

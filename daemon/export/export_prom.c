@@ -106,20 +106,31 @@ static void counters(FILE *out, const struct export_snapshot *s, bool targets, e
 	}
 }
 
-/* Object ops' checks against the write ledger, one series per class. */
+/* Checks of what was read back, one series per class: object ops against
+ * the run's write ledger (per workload), device ops' 4 KiB blocks with
+ * "verify" (per workload and per target). */
 static void verify_counters(FILE *out, const struct export_snapshot *s)
 {
 	bool any = false;
 
 	for (size_t i = 0; i < s->n_ops; i++) {
 		const struct export_op *op = &s->ops[i];
-		if (op->target || !op->verify_total)
+		if (!(op->verify_total && !op->target) && !op->has_dev_verify)
 			continue;
 		if (!any)
 			header(out, "soakd_verify_total", "counter",
-			       "Object ops checked against the run's write ledger since the run "
-			       "started (class=\"checked\"), and the failures found, by class.");
+			       "Object ops checked against the run's write ledger, or device blocks "
+			       "read back and checked, since the run started (class=\"checked\"), "
+			       "and what was found, by class.");
 		any = true;
+		if (op->has_dev_verify) {
+			for (size_t c = 0; c < OP_VERIFY_CLASSES; c++) {
+				labels(out, "soakd_verify_total", s->run, op);
+				fprintf(out, ",class=\"%s\"} %" PRIu64 "\n", op_verify_names[c],
+					op->dev_verify_total[c]);
+			}
+			continue;
+		}
 		const struct obj_verify *v = op->verify_total;
 		const struct { const char *name; uint64_t n; } classes[] = {
 			{ "checked", v->checked }, { "corrupt", op->corrupt_total },

@@ -121,6 +121,10 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 			append(buf, len, &off, "%s.%s.%s.verify.%s:%" PRIu64 "|c\n", prefix, w, o,
 			       classes[i].name, classes[i].n);
 	}
+	/* Device ops with "verify": their blocks read back, by class. */
+	for (size_t c = 0; op->has_dev_verify && c < OP_VERIFY_CLASSES; c++)
+		append(buf, len, &off, "%s.%s.%s.verify.%s:%" PRIu64 "|c\n", prefix, w, o,
+		       op_verify_names[c], delta->dev_verify[c]);
 	if (!op->has_interval)
 		return off;
 	/* aisloader's gauge: ops due and not yet completed. */

@@ -9,6 +9,8 @@
 
 #include <openssl/evp.h>
 
+#include "base/crc32c.h"
+
 #define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 #define CHUNK 16384
 
@@ -131,54 +133,11 @@ void obj_payload_header(const uint8_t head[16], uint64_t *ret_name_hash, uint64_
 	*ret_version = le64toh(b);
 }
 
-/* CRC-32C (Castagnoli, reflected polynomial 0x82f63b78), as S3's
- * x-amz-checksum-crc32c: the SSE 4.2 instruction where there is one, a
- * table otherwise. */
-static uint32_t crc32c_table[256];
-
-static void crc32c_init_table(void)
-{
-	for (uint32_t n = 0; n < 256; n++) {
-		uint32_t c = n;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		crc32c_table[n] = c;
-	}
-}
-
-static uint32_t crc32c_soft(uint32_t crc, const uint8_t *buf, size_t len)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, crc32c_init_table);
-	for (size_t i = 0; i < len; i++)
-		crc = crc32c_table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const uint8_t *buf,
-							      size_t len)
-{
-	uint64_t c = crc;
-	for (; len >= 8; len -= 8, buf += 8) {
-		uint64_t v;
-		memcpy(&v, buf, 8);
-		c = __builtin_ia32_crc32di(c, v);
-	}
-	for (; len; len--, buf++)
-		c = __builtin_ia32_crc32qi((uint32_t)c, *buf);
-	return (uint32_t)c;
-}
-#endif
-
+/* x-amz-checksum-crc32c: base/crc32c.c's, shared with the device verify
+ * headers. */
 uint32_t obj_crc32c_update(uint32_t crc, const uint8_t *buf, size_t len)
 {
-	crc = ~crc;
-#if defined(__x86_64__)
-	if (__builtin_cpu_supports("sse4.2"))
-		return ~crc32c_hw(crc, buf, len);
-#endif
-	return ~crc32c_soft(crc, buf, len);
+	return crc32c_update(crc, buf, len);
 }
 
 uint32_t obj_payload_crc32c(const struct obj_payload *p, uint64_t size)

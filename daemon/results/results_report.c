@@ -55,6 +55,7 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 		.issue_max = hist_max(&o->issue_delay),
 		.obj_verify = o->obj_verify,
 	};
+	memcpy(ret->verify, o->verify, sizeof(ret->verify));
 }
 
 /* A journal entry's fields, built one printf at a time so that some can
@@ -114,6 +115,17 @@ static void journal_add_op(struct journal_fields *f, const struct workload *w,
 	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
 	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
 	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
+	if (w->cfg->verify.on)
+		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+	/* SOAK_VERIFY_CHECKED=, SOAK_VERIFY_STALE=, ... */
+	for (size_t c = 0; w->cfg->verify.on && c < OP_VERIFY_CLASSES; c++) {
+		char field[32];
+		size_t k = 0;
+		for (const char *p = op_verify_names[c]; *p && k + 1 < sizeof(field); p++)
+			field[k++] = (char)(*p - 'a' + 'A');
+		field[k] = '\0';
+		journal_add(f, "SOAK_VERIFY_%s=%" PRIu64, field, s->verify[c]);
+	}
 	if (w->cfg->type == WORKLOAD_OBJECT) {
 		const struct obj_verify *v = &s->obj_verify;
 		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
@@ -279,6 +291,9 @@ static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t act
 		json_object_set_new(j, "corrupt", json_integer((json_int_t)o->corrupt));
 		json_object_set_new(j, "missed", json_integer((json_int_t)o->missed));
 		json_object_set_new(j, "pending", json_integer((json_int_t)o->pending));
+		json_t *verify = op_verify_to_json(o->verify, false);
+		if (verify)
+			json_object_set_new(j, "verify", verify);
 	}
 	if (j && object) {
 		/* Errors by cause, time to first byte, and connection setup
@@ -322,6 +337,11 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 					    json_integer((json_int_t)wr->totals[op].missed));
 			json_object_set_new(jop, "corrupt_total",
 					    json_integer((json_int_t)wr->totals[op].corrupt));
+			if (w->cfg->verify.on) {
+				json_object_set_new(jop, "verify", op_verify_to_json(s->verify, true));
+				json_object_set_new(jop, "verify_total",
+						    op_verify_to_json(wr->totals[op].verify, true));
+			}
 			if (w->cfg->type == WORKLOAD_OBJECT) {
 				obj_verify_set_json(jop, &s->obj_verify, s->corrupt);
 				json_t *total = json_object();

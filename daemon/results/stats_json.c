@@ -20,6 +20,20 @@ static void set_hist(json_t *j, const char *key, const struct hist *h)
 	free(text);
 }
 
+json_t *op_verify_to_json(const uint64_t verify[OP_VERIFY_CLASSES], bool keep_zero)
+{
+	bool any = keep_zero;
+
+	for (int c = 0; c < OP_VERIFY_CLASSES; c++)
+		any |= verify[c] != 0;
+	if (!any)
+		return NULL;
+	json_t *j = json_object();
+	for (int c = 0; j && c < OP_VERIFY_CLASSES; c++)
+		json_object_set_new(j, op_verify_names[c], json_integer((json_int_t)verify[c]));
+	return j;
+}
+
 void obj_verify_set_json(json_t *op, const struct obj_verify *v, uint64_t corrupt)
 {
 	json_t *j = json_object_get(op, "verify");
@@ -74,6 +88,9 @@ json_t *op_stats_to_json(const struct op_stats *o)
 		}
 	if (classes)
 		json_object_set_new(j, "errors_by_class", classes);
+	json_t *verify = op_verify_to_json(o->verify, false);
+	if (verify)
+		json_object_set_new(j, "verify", verify);
 	struct obj_verify none = { 0 };
 	if (obj_verify_add(&none, &o->obj_verify))
 		obj_verify_set_json(j, &o->obj_verify, o->corrupt);
@@ -114,7 +131,12 @@ int op_stats_merge_json(struct op_stats *dst, json_t *recorded)
 	json_t *classes = json_object_get(recorded, "errors_by_class");
 	for (int c = 0; classes && c < OP_ERR_CLASSES; c++)
 		dst->error_class[c] += get_count(classes, class_names[c]);
-	obj_verify_merge_json(&dst->obj_verify, json_object_get(recorded, "verify"));
+	/* A device op's "verify" (its classes, "torn" among them) or an
+	 * object op's ("lost" among them). */
+	json_t *verify = json_object_get(recorded, "verify");
+	for (int c = 0; json_object_get(verify, "torn") && c < OP_VERIFY_CLASSES; c++)
+		dst->verify[c] += get_count(verify, op_verify_names[c]);
+	obj_verify_merge_json(&dst->obj_verify, verify);
 	if ((r = merge_hist(&dst->latency, recorded, "latency")) < 0 ||
 	    (r = merge_hist(&dst->service, recorded, "service")) < 0 ||
 	    (r = merge_hist(&dst->ttfb, recorded, "ttfb")) < 0 ||

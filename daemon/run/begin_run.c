@@ -246,8 +246,10 @@ int begin_run(struct daemon *d)
 	if (elapsed == 0 && d->cfg->start_at_ns)
 		apply_start_at(d, now);
 	d->run_end_ns = d->run_start_ns + (int64_t)d->cfg->duration_ns;
-	for (size_t i = 0; i < d->n_workloads; i++)
+	for (size_t i = 0; i < d->n_workloads; i++) {
 		d->workloads[i]->run_start_ns = d->run_start_ns;
+		d->workloads[i]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
+	}
 	r = arm_timer(d);
 	if (r < 0)
 		return r;

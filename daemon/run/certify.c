@@ -134,13 +134,16 @@ static void __attribute__((format(printf, 2, 3))) why_add(struct why *w, const c
 }
 
 /* Reads are what ACT judges; a workload without reads is judged on
- * every op (soakctl report's rule). */
+ * every op of its schedule (soakctl report's rule), not on the object
+ * engine's prefill, cleanup or audit, which come before or after it. */
 static bool judged(const struct certify_load *l, size_t op)
 {
 	bool has_read = false;
 	for (size_t i = 0; i < l->n_ops; i++)
 		has_read = has_read || strcmp(l->op_names[i], "read") == 0;
-	return !has_read || strcmp(l->op_names[op], "read") == 0;
+	if (has_read)
+		return strcmp(l->op_names[op], "read") == 0;
+	return l->op_share[op] > 0;
 }
 
 static json_t *op_table(const struct certify *c, const struct certify_load *l, size_t op,
@@ -349,6 +352,7 @@ int certify_begin(struct daemon *d, bool resume)
 		l->cfg = w->cfg;
 		l->n_ops = w->n_ops < STATS_MAX_OPS ? w->n_ops : STATS_MAX_OPS;
 		memcpy(l->op_names, w->op_names, sizeof(l->op_names));
+		memcpy(l->op_share, w->op_share, l->n_ops * sizeof(l->op_share[0]));
 		certify_part_reset(&l->part[0]);
 		certify_part_reset(&l->part[1]);
 	}

@@ -415,7 +415,7 @@ static int prepare_workloads(struct daemon *d)
 		if (r == 0) {
 			d->workloads[i]->slot = i;
 			d->workloads[i]->resuming = d->resuming;
-			d->workloads[i]->run_dir = rundir_path(d->rundir);
+			d->workloads[i]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
 			r = workload_prepare(d->workloads[i], err, sizeof(err));
 		}
 		if (r < 0) {

@@ -5,8 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const op_verify_names[OP_VERIFY_CLASSES] = {
+	[OP_VERIFY_CHECKED] = "checked", [OP_VERIFY_CORRUPT] = "corrupt",
+	[OP_VERIFY_STALE] = "stale", [OP_VERIFY_MISDIRECTED] = "misdirected",
+	[OP_VERIFY_TORN] = "torn", [OP_VERIFY_FOREIGN] = "foreign",
+	[OP_VERIFY_UNCERTAIN] = "uncertain", [OP_VERIFY_UNCHECKED] = "unchecked",
+};
+
 void op_stats_init(struct op_stats *o)
 {
+	memset(o->verify, 0, sizeof(o->verify));
 	o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
 	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
 		o->error_class[c] = 0;
@@ -27,6 +35,8 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 	dst->missed += src->missed;
 	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
 		dst->error_class[c] += src->error_class[c];
+	for (size_t c = 0; c < OP_VERIFY_CLASSES; c++)
+		dst->verify[c] += src->verify[c];
 	obj_verify_add(&dst->obj_verify, &src->obj_verify);
 	hist_merge(&dst->latency, &src->latency);
 	hist_merge(&dst->service, &src->service);

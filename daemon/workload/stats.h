@@ -38,6 +38,22 @@ enum op_error_class {
 	OP_ERR_CLASSES,
 };
 
+/* Device ops with "verify": what the blocks read back were (4 KiB verify
+ * blocks, not ops; daemon/device/verify.h says what each class means).
+ * checked counts every block judged; unchecked, those that could not be. */
+enum op_verify_class {
+	OP_VERIFY_CHECKED,
+	OP_VERIFY_CORRUPT,
+	OP_VERIFY_STALE,
+	OP_VERIFY_MISDIRECTED,
+	OP_VERIFY_TORN,
+	OP_VERIFY_FOREIGN,
+	OP_VERIFY_UNCERTAIN,
+	OP_VERIFY_UNCHECKED,
+	OP_VERIFY_CLASSES,
+};
+/* "checked", "corrupt", ...: the names in records, dumps and exports. */
+extern const char *const op_verify_names[OP_VERIFY_CLASSES];
 /* Object ops checked against the run's write ledger (issue 17); corrupt
  * is op_stats.corrupt.  Kept apart from the device's verification. */
 struct obj_verify {
@@ -64,6 +80,8 @@ struct op_stats {
 	 * at its start). */
 	uint64_t pending;
 	uint64_t error_class[OP_ERR_CLASSES]; /* object ops: errors by cause */
+	/* Device ops with "verify" (corrupt above is their failures' sum). */
+	uint64_t verify[OP_VERIFY_CLASSES];
 	struct obj_verify obj_verify;          /* object ops */
 	struct hist latency; /* from the intended issue time */
 	struct hist service; /* from the actual submit */

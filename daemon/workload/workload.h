@@ -96,7 +96,8 @@ struct workload {
 	int64_t started_ns;         /* schedule origin, CLOCK_MONOTONIC (see mono_since) */
 	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
 	bool resuming;              /* set before prepare: a resumed run does not prep again */
-	const char *run_dir;        /* set before prepare: the run's directory (object ledgers) */
+	const char *run_dir;        /* set before prepare: the run's directory (object ledgers,
+				     * device verify state) */
 	int64_t run_start_ns;       /* interval boundaries: run_start + k * interval */
 	uint64_t interval_ns;
 	void *engine_data;

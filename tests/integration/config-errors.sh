@@ -169,6 +169,10 @@ plan = open(sys.argv[2]).read()
 missing = [w["name"] for w in config["workloads"] if w["name"] not in plan]
 if missing:
     sys.exit(f"missing {missing}")
+# Data verification keys reach the plan (issue 15).
+for w in config["workloads"]:
+    if w.get("verify") and json.loads(plan)["workloads"][[x["name"] for x in json.loads(plan)["workloads"]].index(w["name"])].get("verify") is None:
+        sys.exit(f"workload {w['name']}: \"verify\" not in the plan")
 exports = config["run"].get("exports")
 if exports and json.loads(plan)["run"].get("exports", {}).get("prometheus") != exports.get("prometheus"):
     sys.exit(f"exports {exports} not in the plan")

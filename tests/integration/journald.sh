@@ -18,6 +18,15 @@ JOURNAL_DIR="$WORK/journal-root"
 mkdir "$JOURNAL_DIR"
 CFG="$WORK/journal.json"
 write_file_config "$CFG" journal jwork 3s exit 300
+# A second workload with "verify": its entries carry SOAK_VERIFY_* (issue 15).
+python3 - "$CFG" <<'PY'
+import copy, json, sys
+cfg = json.load(open(sys.argv[1]))
+w = copy.deepcopy(cfg["workloads"][0])
+w.update(name="jverify", targets=[w["targets"][0].replace("jwork", "jverify")], verify=True, fill=True)
+cfg["workloads"].append(w)
+json.dump(cfg, open(sys.argv[1], "w"))
+PY
 
 cat >"$WORK/inner.sh" <<'INNER'
 set -euo pipefail
@@ -113,6 +122,24 @@ if not any(e.get("SOAK_EVENT") == "summary" for e in complete):
     problems.append("no summary entry")
 if problems:
     sys.exit("\n".join(sorted(set(problems))[:20]))
+PY
+
+journalctl -D "$JOURNAL_DIR/journal" -o json SOAK_WORKLOAD=jverify >"$WORK/verify.json" \
+	2>"$WORK/journalctl.log" || fail "journalctl failed"
+python3 - "$WORK/verify.json" <<'PY' || fail "verify fields: $(head -c 3000 "$WORK/verify.json")"
+import json, sys
+classes = ["CHECKED", "CORRUPT", "STALE", "MISDIRECTED", "TORN", "FOREIGN", "UNCERTAIN", "UNCHECKED"]
+entries = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+entries = [e for e in entries if e.get("SOAK_EVENT") == "interval"]
+bad = [e for e in entries if not all("SOAK_VERIFY_" + c in e for c in classes) or "SOAK_CORRUPT" not in e]
+if not entries or bad:
+    sys.exit(f"{len(entries)} interval entries, {len(bad)} without every SOAK_VERIFY_* field")
+reads = [e for e in entries if e["SOAK_OP"] == "read"]
+checked = sum(int(e["SOAK_VERIFY_CHECKED"]) for e in reads)
+fails = sum(int(e["SOAK_VERIFY_" + c]) for e in entries for c in classes[1:6])
+if checked == 0 or fails or any(int(e["SOAK_CORRUPT"]) for e in entries):
+    sys.exit(f"reads checked {checked} blocks, {fails} failures")
+print(f"# jverify: {len(entries)} interval entries, {checked} blocks checked, no failure")
 PY
 
 # The catalog explains every MESSAGE_ID soakd sends: journalctl compiles it

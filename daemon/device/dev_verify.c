@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Device data verification in the engine (dev_verify.h): filling, the
+ * write and read hooks of the I/O path, flush epochs on the stream's
+ * ring, the first failures of each class logged and their blocks saved.
+ */
+#include "dev_verify.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "base/log.h"
+#include "dev_engine_int.h"
+#include "dev_verify_int.h"
+#include "verify.h"
+#include "verify_map.h"
+#include "workload/workload.h"
+
+#define LOGGED_PER_CLASS 5
+#define SAVED_MAX 32
+
+enum { SLOT_INFLIGHT = 1, SLOT_RACED = 2 };
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* op_stats' classes, in verify.h's order. */
+static const enum op_verify_class to_op_class[VERIFY_CLASSES] = {
+	[VERIFY_OK] = OP_VERIFY_CHECKED, [VERIFY_CORRUPT] = OP_VERIFY_CORRUPT,
+	[VERIFY_STALE] = OP_VERIFY_STALE, [VERIFY_MISDIRECTED] = OP_VERIFY_MISDIRECTED,
+	[VERIFY_TORN] = OP_VERIFY_TORN, [VERIFY_FOREIGN] = OP_VERIFY_FOREIGN,
+	[VERIFY_UNCERTAIN] = OP_VERIFY_UNCERTAIN, [VERIFY_UNCHECKED] = OP_VERIFY_UNCHECKED,
+};
+
+void dev_verify_count(uint64_t *verify, uint64_t *corrupt, enum verify_class c)
+{
+	if (c != VERIFY_UNCHECKED)
+		verify[OP_VERIFY_CHECKED]++;
+	if (c != VERIFY_OK)
+		verify[to_op_class[c]]++;
+	if (c != VERIFY_OK && c != VERIFY_UNCERTAIN && c != VERIFY_UNCHECKED)
+		(*corrupt)++;
+}
+
+/* What the map says block b should hold. */
+static void expect_block(const struct dev_verify *v, uint64_t b, bool raced,
+			 struct verify_expect *e)
+{
+	const struct verify_map *m = &v->map;
+	uint8_t gen = m->gens[b];
+	uint8_t back = verify_map_uncertain(m, b);
+	bool filled = verify_map_filled(m);
+
+	*e = (struct verify_expect){ .id = v->id, .offset = b * VERIFY_BLOCK, .gen = gen,
+				     .known = filled || gen != 0, .uncertain = back > 0,
+				     .raced = raced, .back = back };
+	e->id.run = verify_map_run_id(m);
+	/* Racing reads: the write in flight and one more at once. */
+	if (raced && e->back < 2)
+		e->back = 2;
+	int from_start = verify_gen_steps(0, gen);
+	e->maybe_unwritten = !filled && from_start >= 0 && from_start <= e->back;
+	if (v->adopt_all) {
+		e->any_gen = e->uncertain = e->known = true;
+		e->maybe_unwritten = !filled;
+	}
+}
+
+static void save_block(struct dev_verify *v, enum verify_class c, uint64_t b,
+		       const uint8_t *block)
+{
+	char name[160];
+
+	if (v->saved >= SAVED_MAX || v->dir_fd < 0)
+		return;
+	snprintf(name, sizeof(name), "%s-%s-%" PRIu64 ".block", v->name, verify_class_name(c),
+		 b * VERIFY_BLOCK);
+	int fd = openat(v->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return;
+	v->saved++;
+	if (write(fd, block, VERIFY_BLOCK) != VERIFY_BLOCK)
+		log_warning("%s: cannot save a %s block to %s: %m", v->label, verify_class_name(c),
+			    name);
+	close(fd);
+}
+
+static void report(struct dev_verify *v, enum verify_class c, const struct verify_expect *e,
+		   const struct verify_header *found, const uint8_t *block)
+{
+	char text[256];
+
+	if (c == VERIFY_OK || c == VERIFY_UNCERTAIN || c == VERIFY_UNCHECKED ||
+	    v->logged[c] >= LOGGED_PER_CLASS)
+		return;
+	verify_header_format(found, text, sizeof(text));
+	v->logged[c]++;
+	log_warning("%s: verify: %s block at offset %" PRIu64 ": expected run=%016" PRIx64
+		    " offset=%" PRIu64 " gen=%u%s, found %s%s", v->label, verify_class_name(c),
+		    e->offset, e->id.run, e->offset, e->gen,
+		    e->uncertain ? " (or up to a few older: unflushed at a crash)" : "", text,
+		    v->logged[c] == LOGGED_PER_CLASS ? " (further ones are counted, not logged)"
+						     : "");
+	save_block(v, c, e->offset / VERIFY_BLOCK, block);
+}
+
+enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8_t *block,
+				   bool raced)
+{
+	struct verify_expect e;
+	struct verify_header found;
+
+	expect_block(v, b, raced, &e);
+	enum verify_class c = verify_check(block, &e, &found);
+	report(v, c, &e, &found, block);
+	/* Now known: what the block holds is the truth from here on; unless
+	 * a write to it was in flight during the read, and may land after. */
+	if (c == VERIFY_UNCERTAIN && !raced)
+		verify_map_settle(&v->map, b,
+				  found.magic && found.run == e.id.run ? found.gen : 0);
+	return c;
+}
+
+bool dev_verify_blocked(const struct dev_verify *v)
+{
+	return verify_map_ring_full(&v->map);
+}
+
+/* The whole blocks of [offset, offset + len) inside the map. */
+static void block_range(const struct dev_verify *v, uint64_t offset, uint32_t len,
+			uint64_t *ret_first, uint64_t *ret_end)
+{
+	uint64_t first = (offset + VERIFY_BLOCK - 1) / VERIFY_BLOCK;
+	uint64_t end = (offset + len) / VERIFY_BLOCK;
+
+	if (end > v->n_blocks)
+		end = v->n_blocks;
+	*ret_first = first;
+	*ret_end = end > first ? end : first;
+}
+
+static bool overlap(const struct dev_slot *a, const struct dev_slot *b)
+{
+	return a->offset < b->offset + b->len && b->offset < a->offset + a->len;
+}
+
+/* Marks reads racing this op (or the op itself) and, for two writes of
+ * the same blocks at once, leaves those blocks uncertain. */
+static void mark_races(struct dev_stream *d, unsigned slot_index, bool is_write)
+{
+	struct dev_verify *v = d->verify;
+	struct dev_slot *slot = &d->slots[slot_index];
+
+	if (!v->n_writes && !(is_write && v->n_reads))
+		return;
+	for (unsigned i = 0; i < d->n_slots; i++) {
+		if (i == slot_index || !(v->slot_state[i] & SLOT_INFLIGHT) ||
+		    !overlap(slot, &d->slots[i]))
+			continue;
+		bool other_writes = d->slots[i].io == DEV_IO_WRITE;
+		if (!is_write && other_writes)
+			v->slot_state[slot_index] |= SLOT_RACED;
+		else if (is_write && !other_writes)
+			v->slot_state[i] |= SLOT_RACED;
+		else if (is_write) {
+			uint64_t b, end;
+			block_range(v, slot->offset, slot->len, &b, &end);
+			for (; b < end; b++)
+				verify_map_mark_uncertain(&v->map, b, 2);
+		}
+	}
+}
+
+void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
+{
+	struct dev_verify *v = d->verify;
+	struct dev_slot *slot = &d->slots[slot_index];
+	bool is_write = slot->io == DEV_IO_WRITE;
+
+	v->slot_state[slot_index] = SLOT_INFLIGHT;
+	if (!is_write) {
+		mark_races(d, slot_index, false);
+		v->n_reads++;
+		return;
+	}
+	uint8_t *buf = d->buffers + (size_t)(d->n_slots + slot_index) * d->max_len;
+	uint64_t b, end, now = realtime_ns();
+	block_range(v, slot->offset, slot->len, &b, &end);
+	for (; b < end; b++) {
+		uint8_t gen = verify_map_write(&v->map, b);
+		verify_encode(buf + (b * VERIFY_BLOCK - slot->offset), &v->id, b * VERIFY_BLOCK,
+			      verify_map_next_seq(&v->map), gen, now);
+	}
+	/* After the map moved on: a write already in flight to the same
+	 * blocks may land last, and leaves them uncertain. */
+	mark_races(d, slot_index, true);
+	v->slot_epoch[slot_index] = verify_map_epoch(&v->map);
+	v->writes_inflight[v->slot_epoch[slot_index] & 1]++;
+	v->n_writes++;
+}
+
+bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
+			 bool error)
+{
+	struct dev_verify *v = d->verify;
+	struct dev_slot *slot = &d->slots[slot_index];
+	uint8_t state = v->slot_state[slot_index];
+	uint64_t b, end;
+
+	v->slot_state[slot_index] = 0;
+	block_range(v, slot->offset, slot->len, &b, &end);
+	if (slot->io == DEV_IO_WRITE) {
+		v->writes_inflight[v->slot_epoch[slot_index] & 1]--;
+		v->n_writes--;
+		/* A failed write may have landed, in part or not at all. */
+		for (; error && b < end; b++)
+			verify_map_mark_uncertain(&v->map, b, 1);
+		return false;
+	}
+	v->n_reads--;
+	if (error)
+		return false;
+	struct op_stats *os = &stream_current(&s->stats)->ops[slot->op];
+	const uint8_t *buf = d->buffers + (size_t)slot_index * d->max_len;
+	/* Parts of blocks at the ends (reads not on block boundaries). */
+	uint64_t whole = end > b ? end - b : 0;
+	if ((uint64_t)slot->len > whole * VERIFY_BLOCK)
+		os->verify[OP_VERIFY_UNCHECKED]++;
+	for (uint64_t i = b; i < end; i++) {
+		enum verify_class c = dev_verify_block(v, i, buf + (i * VERIFY_BLOCK - slot->offset),
+						       state & SLOT_RACED);
+		dev_verify_count(os->verify, &os->corrupt, c);
+	}
+	if (!slot->pre_read)
+		return false;
+	/* Checked before it is overwritten: now the write itself. */
+	slot->pre_read = 0;
+	slot->io = DEV_IO_WRITE;
+	dev_verify_submit(d, slot_index);
+	return true;
+}
+
+/*
+ * Flush epochs.  An epoch closes every flush_interval (sooner when half
+ * the ring is used); its fsync is queued once every write stamped with it
+ * has completed (an fsync covers completed writes only), and one flush at
+ * a time, so at most two epochs have writes in flight.
+ */
+void dev_verify_tick(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns)
+{
+	struct dev_verify *v = d->verify;
+	(void)s;
+
+	if (!v->closing && !v->flushing &&
+	    (now_ns >= v->next_flush_ns || verify_map_open_writes(&v->map) > VERIFY_MAP_RING / 2)) {
+		/* Nothing written since the last flush: nothing to flush, and
+		 * the next look is an interval away (not a wake-up at once). */
+		v->next_flush_ns = now_ns + v->cfg->flush_interval_ns;
+		if (!verify_map_open_writes(&v->map))
+			return;
+		v->closing_epoch = verify_map_close_epoch(&v->map);
+		v->closing = true;
+	}
+	if (!v->closing || v->writes_inflight[v->closing_epoch & 1])
+		return;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+	if (!sqe)
+		return;             /* the next pass */
+	io_uring_prep_fsync(sqe, 0, IORING_FSYNC_DATASYNC);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, DEV_VERIFY_FLUSH_TAG);
+	v->closing = false;
+	v->flushing = true;
+}
+
+uint64_t dev_verify_next_flush(const struct dev_verify *v)
+{
+	return v->closing || v->flushing ? UINT64_MAX : v->next_flush_ns;
+}
+
+void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int res)
+{
+	struct dev_verify *v = d->verify;
+
+	v->flushing = false;
+	if (res < 0) {
+		/* The epoch stays open: its writes are uncertain after a crash,
+		 * and the next flush covers them. */
+		if (v->flush_errors++ < LOGGED_PER_CLASS)
+			log_warning("%s: flush failed: %s (the writes since the last flush stay "
+				    "uncertain)", s->label, strerror(-res));
+		return;
+	}
+	verify_map_flushed(&v->map, v->closing_epoch);
+	verify_map_sync_async(&v->map);
+}
+
+void dev_verify_finish(struct workload_stream *s, struct dev_stream *d)
+{
+	struct dev_verify *v = d->verify;
+
+	if (!v || !v->map.gens || d->abandoned)
+		return;
+	uint64_t epoch = verify_map_close_epoch(&v->map);
+	if (fdatasync(d->fd) < 0) {
+		log_warning("%s: the last flush failed: %m (the writes since the last flush stay "
+			    "uncertain)", s->label);
+		return;
+	}
+	verify_map_flushed(&v->map, epoch);
+	/* Synced and marked clean: a host restart before the next write
+	 * finds them trustworthy. */
+	if (verify_map_sync_clean(&v->map) < 0)
+		log_warning("%s: cannot sync the verify state: %m", s->label);
+}
+
+void dev_verify_free(struct dev_verify *v)
+{
+	if (!v)
+		return;
+	verify_map_close(&v->map);
+	if (v->dir_fd >= 0)
+		close(v->dir_fd);
+	free(v->slot_state);
+	free(v->slot_epoch);
+	free(v);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_DEV_VERIFY_H
+#define SOAK_DEV_VERIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * "verify": true in the device engine: every write carries verify blocks
+ * (verify.h), every read is checked as it completes and counted per class
+ * in its op's interval, the generation map and flush epochs live in the
+ * run directory (verify_map.h), and the target is flushed every
+ * flush_interval by an fsync op on the stream's own ring.  Called by
+ * dev_setup.c (prepare, free) and dev_engine.c (the I/O path, through the
+ * prototypes in dev_engine_int.h).
+ */
+
+struct workload;
+struct workload_stream;
+struct dev_stream;
+struct dev_verify;
+
+/* Sets up verification of stream `index` (its target open and laid out):
+ * fills the region with generation 0 when asked, opens the state in the
+ * run directory and, on a resumed run, checks what verify_on_resume says. */
+int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errlen);
+void dev_verify_free(struct dev_verify *v);
+
+/* The I/O path's hooks are declared in dev_engine_int.h, which
+ * dev_engine.c includes (so the engine does not depend on this module). */
+
+#endif

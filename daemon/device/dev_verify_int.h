@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A verified stream's state, shared by dev_verify.c (the I/O path) and
+ * dev_verify_setup.c (filling, opening the state, resuming).
+ */
+#ifndef SOAK_DEV_VERIFY_INT_H
+#define SOAK_DEV_VERIFY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/run_config.h"
+#include "verify.h"
+#include "verify_map.h"
+#include "workload/stats.h"
+
+struct dev_verify {
+	const struct verify_config *cfg;
+	const char *label;              /* the target's path */
+	char name[96];                  /* "verify-WORKLOAD-N": the state files' names */
+	struct verify_ident id;
+	uint64_t n_blocks;
+	struct verify_map map;          /* gens NULL until opened */
+	int dir_fd;                     /* the run directory the state is in */
+	uint64_t fill_run_id;           /* the fill's run id, for a new map */
+	bool fill_pending;              /* filled, and no map has taken it yet */
+
+	/* Flush epochs (dev_verify_tick). */
+	uint64_t next_flush_ns;
+	bool closing, flushing;
+	uint64_t closing_epoch;
+	unsigned writes_inflight[2];    /* by epoch parity */
+	unsigned n_reads, n_writes;     /* in flight */
+	uint8_t *slot_state;            /* per slot: in flight, raced */
+	uint64_t *slot_epoch;
+
+	/* After a host restart: every block read back once, whatever
+	 * generation of this run it holds taken as the truth. */
+	bool adopt_all;
+
+	unsigned logged[VERIFY_CLASSES];
+	unsigned saved;
+	uint64_t flush_errors;
+	/* What the resume's check found, for the first interval. */
+	uint64_t resume_counts[OP_VERIFY_CLASSES];
+	uint64_t resume_corrupt;
+};
+
+/* Checks block b as read into `block`, logs and saves the first failures,
+ * settles an uncertain block; returns its class. */
+enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8_t *block,
+				   bool raced);
+/* Adds a class to an op's verify counters and its corrupt total. */
+void dev_verify_count(uint64_t *verify, uint64_t *corrupt, enum verify_class c);
+
+#endif

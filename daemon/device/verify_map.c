@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The generation map and flush epochs of a verified target (verify_map.h). */
+#include "verify_map.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "verify.h"
+
+#define STATE_MAGIC UINT64_C(0x5453594656414f53) /* "SOAVFYST" */
+#define STATE_VERSION 1u
+#define STATE_HEADER 128u
+
+struct verify_map_entry {
+	uint64_t block;
+	uint32_t epoch;             /* low 32 bits */
+	uint8_t prev;               /* the block's generation before this write */
+	uint8_t prev_back;          /* and how uncertain that was */
+	uint16_t reserved;
+};
+
+struct verify_map_slot {
+	uint64_t key;               /* block + 1; 0: empty */
+	uint8_t back;
+	uint8_t reserved[7];
+};
+
+struct verify_map_state {
+	uint64_t magic;
+	uint32_t version, ring_cap;
+	uint64_t run_id;
+	uint64_t n_blocks;
+	uint64_t seq;
+	uint64_t epoch, flushed;
+	uint64_t head, tail;
+	uint32_t filled, unc_cap;
+	uint64_t unc_n;
+	int64_t boot_wall_s;        /* when the host last booted, as the last opener saw it */
+	uint32_t clean;             /* closed by verify_map_close_clean: everything synced */
+	uint8_t reserved[STATE_HEADER - 100];
+	struct verify_map_entry ring[VERIFY_MAP_RING];
+	struct verify_map_slot unc[VERIFY_MAP_UNCERTAIN];
+};
+
+_Static_assert(offsetof(struct verify_map_state, ring) == STATE_HEADER, "state header size");
+
+/* Opens NAME in dir_fd read-write, created if absent (then *ret_created),
+ * and checks it on the descriptor: a regular file with one link, of the
+ * size asked for or new. */
+static int open_file(int dir_fd, const char *name, size_t len, bool *ret_created, char *err,
+		     size_t errlen)
+{
+	struct stat st;
+	bool created = true;
+	int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+
+	if (fd < 0 && errno == EEXIST) {
+		created = false;
+		fd = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	}
+	if (fd < 0) {
+		int r = -errno;
+		snprintf(err, errlen, "cannot open the verify state %s: %s", name, strerror(errno));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		snprintf(err, errlen, "the verify state %s is not a plain file of its own (a "
+				      "regular file with one link)", name);
+		close(fd);
+		return -EINVAL;
+	}
+	if (!created && (uint64_t)st.st_size != len) {
+		snprintf(err, errlen, "the verify state %s is %lld bytes, not %zu: it belongs to "
+				      "another device size; start a new run", name,
+			 (long long)st.st_size, len);
+		close(fd);
+		return -EINVAL;
+	}
+	if (created && ftruncate(fd, (off_t)len) < 0) {
+		int r = -errno;
+		snprintf(err, errlen, "cannot size the verify state %s: %s", name, strerror(errno));
+		close(fd);
+		return r;
+	}
+	*ret_created = created;
+	return fd;
+}
+
+static void *map_file(int fd, size_t len, const char *name, char *err, size_t errlen)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map the verify state %s: %s", name, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+static size_t unc_find(const struct verify_map_state *st, uint64_t block)
+{
+	size_t cap = VERIFY_MAP_UNCERTAIN;
+	size_t i = (size_t)((block * UINT64_C(0x9e3779b97f4a7c15)) >> 40) % cap;
+
+	while (st->unc[i].key && st->unc[i].key != block + 1)
+		i = (i + 1) % cap;
+	return i;
+}
+
+uint8_t verify_map_uncertain(const struct verify_map *m, uint64_t block)
+{
+	if (!m->st->unc_n)
+		return 0;
+	const struct verify_map_slot *s = &m->st->unc[unc_find(m->st, block)];
+	return s->key ? s->back : 0;
+}
+
+int verify_map_mark_uncertain(struct verify_map *m, uint64_t block, uint8_t back)
+{
+	struct verify_map_state *st = m->st;
+	size_t i = unc_find(st, block);
+
+	if (back > 127)
+		back = 127;
+	if (back == 0)
+		back = 1;
+	if (st->unc[i].key) {
+		if (back > st->unc[i].back)
+			st->unc[i].back = back;
+		return 0;
+	}
+	/* Linear probing stays short while the table is at most 3/4 full. */
+	if (st->unc_n >= VERIFY_MAP_UNCERTAIN / 4 * 3)
+		return -ENOSPC;
+	st->unc[i].back = back;
+	st->unc[i].key = block + 1;
+	st->unc_n++;
+	return 0;
+}
+
+/* Linear probing's deletion: later slots of the same run move back, so
+ * no lookup stops at the hole. */
+static void unc_delete(struct verify_map_state *st, size_t i)
+{
+	size_t cap = VERIFY_MAP_UNCERTAIN, j = i;
+
+	st->unc[i].key = 0;
+	st->unc_n--;
+	for (;;) {
+		j = (j + 1) % cap;
+		if (!st->unc[j].key)
+			return;
+		uint64_t b = st->unc[j].key - 1;
+		size_t home = (size_t)((b * UINT64_C(0x9e3779b97f4a7c15)) >> 40) % cap;
+		/* Leave j where it is if its home lies cyclically in (i, j]. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		st->unc[i] = st->unc[j];
+		st->unc[j].key = 0;
+		i = j;
+	}
+}
+
+void verify_map_settle(struct verify_map *m, uint64_t block, uint8_t gen)
+{
+	m->gens[block] = gen;
+	if (!m->st->unc_n)
+		return;
+	size_t i = unc_find(m->st, block);
+	if (m->st->unc[i].key)
+		unc_delete(m->st, i);
+}
+
+bool verify_map_next_uncertain(const struct verify_map *m, size_t *cursor, uint64_t *ret_block)
+{
+	for (; *cursor < VERIFY_MAP_UNCERTAIN; (*cursor)++)
+		if (m->st->unc[*cursor].key) {
+			*ret_block = m->st->unc[*cursor].key - 1;
+			/* Settling it may move a later block back into this
+			 * slot: look at it again. */
+			return true;
+		}
+	return false;
+}
+
+uint64_t verify_map_n_uncertain(const struct verify_map *m)
+{
+	return m->st->unc_n;
+}
+
+static bool epoch_done(uint32_t entry_epoch, uint64_t flushed)
+{
+	return (int32_t)(entry_epoch - (uint32_t)flushed) <= 0;
+}
+
+/*
+ * A crash left epochs unflushed: each block written in them may hold any
+ * generation since the one before its first write there.  They go into
+ * the uncertain table, and the ring is emptied; doing it twice (a crash
+ * during this) gives the same table.
+ */
+static void take_open_epochs(struct verify_map *m)
+{
+	struct verify_map_state *st = m->st;
+
+	for (uint64_t i = st->tail; i < st->head; i++) {
+		const struct verify_map_entry *e = &st->ring[i % VERIFY_MAP_RING];
+		if (epoch_done(e->epoch, st->flushed) || e->block >= m->n_blocks)
+			continue;
+		int steps = verify_gen_steps(e->prev, m->gens[e->block]);
+		unsigned back = (steps < 0 ? 127u : (unsigned)steps) + e->prev_back;
+		if (verify_map_uncertain(m, e->block) < back &&
+		    verify_map_mark_uncertain(m, e->block, back > 127 ? 127 : (uint8_t)back) == 0)
+			m->resumed_uncertain++;
+	}
+	st->tail = st->head;
+}
+
+int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t run_id, bool filled,
+		    int64_t boot_wall_s, struct verify_map *ret, char *err, size_t errlen)
+{
+	char path[256];
+	bool state_new, map_new;
+	struct verify_map m = { .n_blocks = n_blocks, .map_len = n_blocks ? n_blocks : 1,
+				.st_len = sizeof(struct verify_map_state) };
+	int r = -EINVAL;
+
+	snprintf(path, sizeof(path), "%s.state", name);
+	int st_fd = open_file(dir_fd, path, m.st_len, &state_new, err, errlen);
+	if (st_fd < 0)
+		return st_fd;
+	snprintf(path, sizeof(path), "%s.map", name);
+	if (state_new)
+		unlinkat(dir_fd, path, 0);  /* a map without its state means nothing */
+	int map_fd = open_file(dir_fd, path, m.map_len, &map_new, err, errlen);
+	if (map_fd < 0) {
+		close(st_fd);
+		return map_fd;
+	}
+	m.st = map_file(st_fd, m.st_len, name, err, errlen);
+	m.gens = m.st ? map_file(map_fd, m.map_len, name, err, errlen) : NULL;
+	close(st_fd);
+	close(map_fd);
+	if (!m.gens)
+		goto fail;
+	if (state_new) {
+		struct verify_map_state *st = m.st;
+		st->run_id = run_id;
+		st->n_blocks = n_blocks;
+		st->version = STATE_VERSION;
+		st->ring_cap = VERIFY_MAP_RING;
+		st->unc_cap = VERIFY_MAP_UNCERTAIN;
+		st->filled = filled;
+		st->epoch = 1;
+		/* Last: a state without its magic is started again. */
+		__atomic_store_n(&st->magic, STATE_MAGIC, __ATOMIC_RELEASE);
+		m.created = true;
+	} else if (m.st->magic != STATE_MAGIC || m.st->version != STATE_VERSION ||
+		   m.st->n_blocks != n_blocks || m.st->ring_cap != VERIFY_MAP_RING ||
+		   m.st->unc_cap != VERIFY_MAP_UNCERTAIN || m.st->head - m.st->tail > VERIFY_MAP_RING ||
+		   m.st->unc_n > VERIFY_MAP_UNCERTAIN) {
+		snprintf(err, errlen, "the verify state %s is not one this soakd wrote for %llu "
+				      "blocks; start a new run", name, (unsigned long long)n_blocks);
+		goto fail;
+	} else {
+		/* The host went down with the files unsynced: what of them
+		 * reached the disk, and in what order, is anyone's guess. */
+		int64_t d = m.st->boot_wall_s - boot_wall_s;
+		m.host_restarted = !m.st->clean && (d > 2 || d < -2);
+		take_open_epochs(&m);
+		m.st->epoch++;          /* this process's writes: a new epoch */
+	}
+	m.st->boot_wall_s = boot_wall_s;
+	m.st->clean = 0;
+	*ret = m;
+	return 0;
+fail:
+	verify_map_close(&m);
+	return r;
+}
+
+int verify_map_sync_clean(struct verify_map *m)
+{
+	if (msync(m->gens, m->map_len, MS_SYNC) < 0 || msync(m->st, m->st_len, MS_SYNC) < 0)
+		return -errno;
+	m->st->clean = 1;
+	return msync(m->st, STATE_HEADER, MS_SYNC) < 0 ? -errno : 0;
+}
+
+void verify_map_dirty(struct verify_map *m)
+{
+	m->st->clean = 0;
+}
+
+void verify_map_close(struct verify_map *m)
+{
+	if (m->gens)
+		munmap(m->gens, m->map_len);
+	if (m->st)
+		munmap(m->st, m->st_len);
+	m->gens = NULL;
+	m->st = NULL;
+}
+
+uint64_t verify_map_run_id(const struct verify_map *m)
+{
+	return m->st->run_id;
+}
+
+bool verify_map_filled(const struct verify_map *m)
+{
+	return m->st->filled != 0;
+}
+
+uint64_t verify_map_next_seq(struct verify_map *m)
+{
+	return ++m->st->seq;
+}
+
+bool verify_map_ring_full(const struct verify_map *m)
+{
+	return m->st->head - m->st->tail >= VERIFY_MAP_RING;
+}
+
+uint8_t verify_map_write(struct verify_map *m, uint64_t block)
+{
+	struct verify_map_state *st = m->st;
+	uint8_t prev = m->gens[block];
+	uint8_t back = verify_map_uncertain(m, block);
+
+	st->ring[st->head % VERIFY_MAP_RING] = (struct verify_map_entry){
+		.block = block, .epoch = (uint32_t)st->epoch, .prev = prev, .prev_back = back };
+	st->head++;
+	uint8_t gen = verify_next_gen(prev);
+	/* The write decides what the block holds: certain again, unless a
+	 * crash comes first (then the ring entry says how far back to look). */
+	verify_map_settle(m, block, gen);
+	return gen;
+}
+
+uint64_t verify_map_epoch(const struct verify_map *m)
+{
+	return m->st->epoch;
+}
+
+uint64_t verify_map_close_epoch(struct verify_map *m)
+{
+	return m->st->epoch++;
+}
+
+void verify_map_flushed(struct verify_map *m, uint64_t epoch)
+{
+	struct verify_map_state *st = m->st;
+
+	if (epoch > st->flushed)
+		st->flushed = epoch;
+	while (st->tail < st->head && epoch_done(st->ring[st->tail % VERIFY_MAP_RING].epoch,
+						    st->flushed))
+		st->tail++;
+}
+
+uint64_t verify_map_flushed_epoch(const struct verify_map *m)
+{
+	return m->st->flushed;
+}
+
+uint64_t verify_map_open_writes(const struct verify_map *m)
+{
+	return m->st->head - m->st->tail;
+}
+
+void verify_map_sync_async(struct verify_map *m)
+{
+	msync(m->st, m->st_len, MS_ASYNC);
+	msync(m->gens, m->map_len, MS_ASYNC);
+}

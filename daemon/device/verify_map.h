@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_VERIFY_MAP_H
+#define SOAK_VERIFY_MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * What soakd must remember to check a device's blocks, across crashes:
+ * two files per target in the run directory, both mapped MAP_SHARED (the
+ * page cache holds them; a SIGKILL loses nothing, RSS is what the kernel
+ * chooses to keep resident, and nothing is copied into anonymous memory):
+ *
+ *   verify-WORKLOAD-N.map    one byte per 4 KiB block: its generation
+ *                            (verify.h), set when a write is submitted;
+ *   verify-WORKLOAD-N.state  a header (run id, the write counter, the flush
+ *                            epochs), a ring of the writes made since the
+ *                            last completed flush (block, generation before
+ *                            the write), and a hash table of the blocks that
+ *                            are uncertain.
+ *
+ * Flush epochs: writes are stamped with the open epoch; a flush closes
+ * it, waits for its writes to complete, syncs the device, and on success
+ * records the epoch as flushed, freeing its ring entries.  After a crash,
+ * every block with an entry of an unflushed epoch is uncertain: the device
+ * may hold any generation from before its first such write to the map's.
+ * A block becomes certain when it is read (and what it holds is adopted)
+ * or written again; until then it stays in the uncertain table, which is
+ * in the file too, so a second crash before that read forgets nothing.
+ * When the ring fills before a flush completes, the caller must flush
+ * synchronously (verify_map_ring_full).  When the uncertain table is full
+ * (more than VERIFY_MAP_UNCERTAIN blocks: far more than a ring), a block
+ * is not marked and the caller counts it (verify_map_mark_uncertain fails).
+ */
+
+#define VERIFY_MAP_RING 65536u
+#define VERIFY_MAP_UNCERTAIN (4 * VERIFY_MAP_RING)
+
+struct verify_map_state;    /* the .state file's layout */
+
+struct verify_map {
+	uint8_t *gens;              /* n_blocks bytes, MAP_SHARED */
+	uint64_t n_blocks;
+	struct verify_map_state *st;
+	size_t map_len, st_len;
+	bool created;               /* a new map: nothing written yet */
+	/* The host restarted (boot_wall_s moved) and the files were not
+	 * closed cleanly: neither the map nor the ring can be trusted. */
+	bool host_restarted;
+	uint64_t resumed_uncertain; /* blocks a crash left uncertain, at open */
+};
+
+/*
+ * Opens (resume) or creates the files NAME.map and NAME.state in the
+ * directory dir_fd for a target of n_blocks blocks.  A new map gets run_id
+ * and `filled` (every block holds generation 0).  An existing one must be
+ * for as many blocks; its open epochs turn into uncertain blocks.
+ * boot_wall_s is when the host booted (CLOCK_REALTIME - CLOCK_BOOTTIME): a
+ * map not closed cleanly under another boot sets host_restarted.
+ * Returns 0 or -errno with err set.
+ */
+int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t run_id, bool filled,
+		    int64_t boot_wall_s, struct verify_map *ret, char *err, size_t errlen);
+void verify_map_close(struct verify_map *m);
+/* Syncs both files and marks them clean (nothing written since): a host
+ * restart then leaves them trustworthy.  verify_map_dirty before writing
+ * again. */
+int verify_map_sync_clean(struct verify_map *m);
+void verify_map_dirty(struct verify_map *m);
+
+uint64_t verify_map_run_id(const struct verify_map *m);
+bool verify_map_filled(const struct verify_map *m);
+/* The next write number (seq) on this target. */
+uint64_t verify_map_next_seq(struct verify_map *m);
+
+/* A write of block b is being submitted: records it in the open epoch and
+ * returns its new generation.  Call verify_map_ring_full first. */
+uint8_t verify_map_write(struct verify_map *m, uint64_t block);
+bool verify_map_ring_full(const struct verify_map *m);
+
+/* Epochs: the open one; closing it (returns the closed one) for a flush;
+ * a flush of `epoch` completed. */
+uint64_t verify_map_epoch(const struct verify_map *m);
+uint64_t verify_map_close_epoch(struct verify_map *m);
+void verify_map_flushed(struct verify_map *m, uint64_t epoch);
+uint64_t verify_map_flushed_epoch(const struct verify_map *m);
+/* Entries of epochs not yet flushed. */
+uint64_t verify_map_open_writes(const struct verify_map *m);
+
+/* Uncertain blocks: how many generations back block b may be (0: it is
+ * certain); marking one (keeps the larger window); settling one at gen. */
+uint8_t verify_map_uncertain(const struct verify_map *m, uint64_t block);
+int verify_map_mark_uncertain(struct verify_map *m, uint64_t block, uint8_t back);
+void verify_map_settle(struct verify_map *m, uint64_t block, uint8_t gen);
+/* Uncertain blocks, in table order: *cursor starts at 0; returns false at
+ * the end (resume: "touched").  Settling the returned block is allowed. */
+bool verify_map_next_uncertain(const struct verify_map *m, size_t *cursor, uint64_t *ret_block);
+uint64_t verify_map_n_uncertain(const struct verify_map *m);
+
+/* Starts writeback of both files (no wait): at each flush. */
+void verify_map_sync_async(struct verify_map *m);
+
+#endif
