@@ -27,10 +27,13 @@
 
 /*
  * An object workload prefills its pool before its mix runs; the ops that
- * come due meanwhile are missed when it is done (obj_stream.c), in the
- * interval its last prefill op completes in.  They measure the prefill,
- * not the load: the missed ops of an interval with prefill ops are not
- * judged, only counted (and the verdict says so).
+ * come due meanwhile are missed when it is done (obj_stream.c), with
+ * their wait so far in the latency histogram, in the interval its last
+ * prefill op completes in.  Such an interval measures the prefill, not the
+ * step's load, and its ops cannot be told apart in the histogram: the
+ * step's clock starts after it.  Its ops are counted aside (the verdict
+ * says how many), not judged on latency or missed; its errors and corrupt
+ * reads still fail the step.
  */
 void certify_add_interval(struct certify_part *p, bool generator_late,
 			  const struct op_stats *ops, size_t n_ops, int prefill_op)
@@ -38,16 +41,24 @@ void certify_add_interval(struct certify_part *p, bool generator_late,
 	bool prefilling = prefill_op >= 0 && (size_t)prefill_op < n_ops &&
 			  ops[prefill_op].count + ops[prefill_op].errors > 0;
 
-	if (prefilling)
+	if (prefilling) {
 		p->prefill_intervals++;
+		for (size_t op = 0; op < n_ops && op < STATS_MAX_OPS; op++) {
+			p->ops[op].errors += ops[op].errors;
+			p->ops[op].corrupt += ops[op].corrupt;
+			if ((int)op != prefill_op)
+				p->prefill_count += ops[op].count;
+			p->prefill_missed += ops[op].missed;
+		}
+		if (generator_late)
+			p->late_intervals++;
+		return;
+	}
 	for (size_t op = 0; op < n_ops && op < STATS_MAX_OPS; op++) {
 		struct certify_op *o = &p->ops[op];
 		o->count += ops[op].count;
 		o->errors += ops[op].errors;
-		if (prefilling)
-			p->prefill_missed += ops[op].missed;
-		else
-			o->missed += ops[op].missed;
+		o->missed += ops[op].missed;
 		o->corrupt += ops[op].corrupt;
 		hist_merge(&o->latency, &ops[op].latency);
 	}
@@ -230,13 +241,15 @@ json_t *certify_judge(struct daemon *d, struct certify *c)
 			l->cfg->name, "intervals", (json_int_t)p->intervals, "generator_late",
 			(json_int_t)p->late_intervals, "ops", ops);
 		if (jl && p->prefill_intervals) {
-			json_object_set_new(jl, "prefill", json_pack("{s:I,s:I}", "intervals",
-				(json_int_t)p->prefill_intervals, "missed_not_judged",
+			json_object_set_new(jl, "prefill", json_pack("{s:I,s:I,s:I}", "intervals",
+				(json_int_t)p->prefill_intervals, "done_not_judged",
+				(json_int_t)p->prefill_count, "missed_not_judged",
 				(json_int_t)p->prefill_missed));
 			int n = snprintf(note + note_len, sizeof(note) - note_len,
-				"; not judged: %" PRIu64 " op(s) of %s that came due while its object "
-				"pool was prefilled (%" PRIu64 " interval(s))", p->prefill_missed,
-				l->cfg->name, p->prefill_intervals);
+				"; not judged: %s's first %" PRIu64 " interval(s), in which its object "
+				"pool was prefilled (%" PRIu64 " ops done, %" PRIu64 " that came due "
+				"meanwhile missed)", l->cfg->name, p->prefill_intervals,
+				p->prefill_count, p->prefill_missed);
 			if (n > 0 && note_len + (size_t)n < sizeof(note))
 				note_len += (size_t)n;
 		}

@@ -51,11 +51,10 @@ struct certify_op {
 struct certify_part {
 	struct certify_op ops[STATS_MAX_OPS];
 	uint64_t intervals, late_intervals;
-	/* Intervals in which the object engine prefilled its pool, and the
-	 * ops of the schedule missed in them: those came due while the
-	 * prefill held the mix back, and are not judged (the verdict says
-	 * how many). */
-	uint64_t prefill_intervals, prefill_missed;
+	/* Intervals in which the object engine prefilled its pool: the
+	 * step's clock starts after them; the mix's ops done and missed in
+	 * them are not judged (certify.c), only counted for the verdict. */
+	uint64_t prefill_intervals, prefill_count, prefill_missed;
 };
 
 /* One certified workload. */
