@@ -19,7 +19,7 @@ s3 -f -X PUT "$EP/cert" >/dev/null || fail "cannot create bucket cert"
 
 # 20 and 40 ops/s pass; 3000 ops/s over two connections cannot.  One
 # threshold with ACT's first limit, 5%.  The ops that come due while the
-# engine prefills its pool (256 objects of 16 KiB) at the start are
+# engine prefills its pool (128 objects of 16 KiB) at the start are
 # missed; they measure the prefill, not the step's load, so step 1 does
 # not judge them (counted as over every threshold, they would be more
 # than 5% of its 60 ops), and its verdict says how many.
@@ -31,7 +31,7 @@ cat >"$CFG" <<EOF
                 "thresholds": "200", "limits": "5"}},
   "workloads": [
     {"name": "s3", "type": "object", "protocol": "s3", "credentials": {"file": "$CREDS"},
-     "endpoint": "$EP", "bucket": "cert", "concurrency": 2, "objects": 256, "size": "16KiB",
+     "endpoint": "$EP", "bucket": "cert", "concurrency": 2, "objects": 128, "size": "16KiB",
      "rate": 20, "mix": {"get": 80, "put": 20}}
   ]
 }
@@ -89,7 +89,7 @@ for r in steps[:2]:
 # Step 1 held the prefill: its interval is set aside, and said so.
 pre = steps[0]["workloads"][0].get("prefill")
 print(f"# step 1's prefill: {pre}")
-if not pre or pre["intervals"] != 1 or pre["missed_not_judged"] < 4 or \
+if not pre or not 1 <= pre["intervals"] <= 2 or pre["missed_not_judged"] < 4 or \
         "prefilled" not in steps[0]["why"]:
     sys.exit(f"step 1 does not set the prefill's interval aside: {pre}, {steps[0]['why']}")
 if steps[0]["workloads"][0]["ops"]["get"]["missed"] + \
