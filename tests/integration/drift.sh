@@ -12,8 +12,9 @@
 # soakd_drift gauge, soakctl status, and a mark in the dump's CSV and the
 # plot.  Run 2 is the same, unslowed: no alarm.  Run 3 is run 1 with
 # "on_drift": "stop": the workload stops itself at the alarm.  Run 4 is
-# SIGKILLed after its reference window, slowed while down and resumed: the
-# alarm still comes (the reference is rebuilt from the log).  Every JSON
+# SIGKILLed after its reference window, resumed, killed again, slowed while
+# down and resumed: the alarm still comes (the reference is rebuilt from
+# the log, also from before the checkpoint the first resume wrote).  Every JSON
 # dump (live, filtered, --run-dir) lists the run's alarms in "drift".
 #
 # The limit is cgroup v1's blkio.throttle.read_iops_device: on this
@@ -169,14 +170,22 @@ limit 300
 wait_soakd_exit 60
 limit 0
 
-# Run 4: SIGKILLed once the reference window is done, slowed while soakd
-# is down, resumed: the reference from before the kill is still the
+# Run 4: SIGKILLed once the reference window is done, resumed, SIGKILLed
+# again (its checkpoint now past the reference), slowed while soakd is
+# down, resumed: the reference from before the kills is still the
 # reference, so the slowness is caught (a reference gathered afresh on
 # the slowed device would see no change).
 RLOG="$WORK/state/resumed/intervals.log"
 start_soakd --config "$WORK/resumed.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 echo "$SOAKD_PID" >"$CG/cgroup.procs"
 wait_until 20 "8 s of the resumed run" grep -q '"end_ns":\(8\|9\)[0-9]\{9\}' "$RLOG"
+kill -KILL "$SOAKD_PID"
+wait_soakd_exit 10
+# Resumed once, unslowed: that resume writes a checkpoint past the
+# reference window; killed again, the next resume starts from it.
+start_soakd --config "$WORK/resumed.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+echo "$SOAKD_PID" >"$CG/cgroup.procs"
+wait_until 20 "10 s of the resumed run" grep -q '"end_ns":1[0-9]\{10\}' "$RLOG"
 kill -KILL "$SOAKD_PID"
 wait_soakd_exit 10
 cp "$RLOG" "$WORK/resumed-before-kill.log"
