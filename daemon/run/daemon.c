@@ -189,9 +189,12 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 
 	results_status_line(d->results, status, sizeof(status));
-	char drift[256];
+	char drift[256], cert[256], search[160];
 	drift_status(d->drift, drift, sizeof(drift));
-	sd_notifyf(0, "STATUS=%s%s%s", status, drift[0] ? "; " : "", drift);
+	certify_status_line(d->certify, cert, sizeof(cert));
+	search_status_line(d->search, search, sizeof(search));
+	sd_notifyf(0, "STATUS=%s%s%s%s%s%s%s", status, cert[0] ? "; " : "", cert,
+		   search[0] ? "; " : "", search, drift[0] ? "; " : "", drift);
 	ctl_server_expire(d->ctl, now);
 	d->ticks++;
 }

@@ -182,6 +182,9 @@ void certify_tick(struct daemon *d, uint64_t now_ns);
  * every verdict with its table, and the answer.  NULL without one. */
 json_t *certify_status_json(const struct certify *c);
 json_t *certify_report_json(const struct certify *c);
+/* systemd's STATUS= part: the step held and how long, the verdicts so far,
+ * or the answer ("" without a certification). */
+void certify_status_line(const struct certify *c, char *buf, size_t len);
 
 /* search.c, search_out.c: the run's capacity search ("search"). */
 
@@ -196,6 +199,9 @@ void search_free(struct search *s);
 void search_tick(struct daemon *d, uint64_t now_ns);
 json_t *search_status_json(const struct search *s);
 json_t *search_report_json(const struct search *s);
+/* systemd's STATUS= part: the probe running and the bracket so far, the
+ * answer, the soak ("" without a search). */
+void search_status_line(const struct search *s, char *buf, size_t len);
 
 /* commands.c: the control commands' handlers. */
 
