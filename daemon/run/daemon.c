@@ -290,48 +290,6 @@ static void signal_event(struct loop *l, int fd, uint32_t events, void *userdata
 	}
 }
 
-/* What print writes of cfg, malloc'd; NULL: out of memory. */
-char *config_text(void (*print)(const struct run_config *cfg, FILE *out),
-		  const struct run_config *cfg)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	print(cfg, f);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-/* The probes' view of the run: cfg's settings, the workloads by slot. */
-struct run_config *make_view(const struct daemon *d)
-{
-	struct run_config *v = malloc(sizeof(*v));
-	if (!v)
-		return NULL;
-	*v = *d->cfg;
-	v->n_workloads = d->n_workloads;
-	v->workloads = calloc(d->n_workloads ? d->n_workloads : 1, sizeof(*v->workloads));
-	if (!v->workloads) {
-		free(v);
-		return NULL;
-	}
-	for (size_t i = 0; i < d->n_workloads; i++)
-		v->workloads[i] = *d->workloads[i]->cfg;
-	return v;
-}
-
-void free_view(struct run_config *v)
-{
-	if (v)
-		free(v->workloads);
-	free(v);
-}
-
 static const char *default_socket_path(char *buf, size_t len)
 {
 	const char *dir = getenv("RUNTIME_DIRECTORY");
@@ -392,18 +350,6 @@ static int setup_timer(struct daemon *d)
 	if (d->timer_fd < 0)
 		return log_error_errno(-errno, "cannot create timerfd");
 	return loop_add(d->loop, d->timer_fd, EPOLLIN, timer_event, d);
-}
-
-const char *state_directory(const struct daemon_options *opts, char *buf, size_t len)
-{
-	const char *dir = getenv("STATE_DIRECTORY");
-	if (opts->state_dir)
-		return opts->state_dir;
-	if (dir && *dir) {
-		snprintf(buf, len, "%.*s", (int)strcspn(dir, ":"), dir);
-		return buf;
-	}
-	return "/var/lib/soakd";
 }
 
 uint64_t wall_ns(void)
