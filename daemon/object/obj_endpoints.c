@@ -14,15 +14,29 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "base/log.h"
 #include "obj_engine.h"
+#include "workload/workload.h"
 
 int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 
+	if (!o->n_endpoints)
+		return 0;
+	cl->ep_iv = calloc(o->n_endpoints, sizeof(*cl->ep_iv));
+	if (!cl->ep_iv || pthread_mutex_init(&cl->ep_lock, NULL) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cl->ep_lock_ready = true;
+	for (size_t i = 0; i < o->n_endpoints; i++)
+		hist_init(&cl->ep_iv[i].latency);
 	for (size_t i = 1; i < o->n_endpoints; i++) {
 		const char *authority = strstr(o->endpoints[i], "://") + 3;
 		int n = (int)strcspn(authority, "/");
@@ -47,6 +61,11 @@ void obj_eps_client_free(struct obj_client *cl)
 		curl_slist_free_all(cl->ep_connect[i]);
 		cl->ep_connect[i] = NULL;
 	}
+	if (cl->ep_lock_ready)
+		pthread_mutex_destroy(&cl->ep_lock);
+	cl->ep_lock_ready = false;
+	free(cl->ep_iv);
+	cl->ep_iv = NULL;
 }
 
 void obj_eps_init(struct obj_stream *st)
@@ -111,6 +130,12 @@ bool obj_eps_done(struct obj_stream *st, struct obj_xfer *x, bool finished, bool
 	uint64_t max = atomic_load_explicit(&n->latency_max_ns, memory_order_relaxed);
 	while (lat > max && !atomic_compare_exchange_weak(&n->latency_max_ns, &max, lat))
 		;
+	struct obj_ep_interval *iv = &cl->ep_iv[x->endpoint];
+	pthread_mutex_lock(&cl->ep_lock);
+	iv->ops++;
+	iv->errors += error;
+	hist_record(&iv->latency, lat);
+	pthread_mutex_unlock(&cl->ep_lock);
 	if (!error || c == OP_ERR_HTTP_4XX) {
 		/* It answered: not failing (a 4xx is the request's fault). */
 		atomic_fetch_add_explicit(&n->errors, error, memory_order_relaxed);
@@ -152,4 +177,34 @@ void obj_eps_report(const struct obj_client *cl)
 			 ops ? atomic_load(&n->latency_sum_ns) / ops / 1000 : 0,
 			 atomic_load(&n->latency_max_ns) / 1000);
 	}
+}
+
+void obj_eps_record(struct workload *w, json_t *rec)
+{
+	struct obj_client *cl = w->engine_data;
+	json_t *eps;
+
+	if (!cl || !cl->ep_iv || !(eps = json_object()))
+		return;
+	for (size_t i = 0; i < cl->cfg->n_endpoints; i++) {
+		struct obj_ep_interval *iv = &cl->ep_iv[i];
+		uint64_t ops, errors, p50, p99, max;
+		pthread_mutex_lock(&cl->ep_lock);
+		ops = iv->ops;
+		errors = iv->errors;
+		p50 = hist_percentile(&iv->latency, 50);
+		p99 = hist_percentile(&iv->latency, 99);
+		max = hist_max(&iv->latency);
+		iv->ops = iv->errors = 0;
+		hist_reset(&iv->latency);
+		pthread_mutex_unlock(&cl->ep_lock);
+		json_object_set_new(
+			eps, cl->cfg->endpoints[i],
+			json_pack("{s:I,s:I,s:{s:f,s:f,s:f},s:I,s:I}", "ops", (json_int_t)ops,
+				  "errors", (json_int_t)errors, "latency_us", "p50", p50 / 1e3,
+				  "p99", p99 / 1e3, "max", max / 1e3, "total_ops",
+				  (json_int_t)atomic_load(&cl->ep_count[i].ops), "total_errors",
+				  (json_int_t)atomic_load(&cl->ep_count[i].errors)));
+	}
+	json_object_set_new(rec, "endpoints", eps);
 }

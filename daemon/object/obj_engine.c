@@ -207,6 +207,7 @@ const struct workload_engine obj_engine = {
 	.n_streams = obj_n_streams,
 	.stream_label = obj_stream_label,
 	.prepare = obj_prepare,
+	.record_extra = obj_eps_record,
 	.thread_main = obj_stream_main,
 	.release = obj_release,
 };

@@ -8,6 +8,7 @@
  * and the protocols' const ops.  libcurl is used in obj_*.c only.
  */
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -104,6 +105,14 @@ struct obj_client {
 	struct obj_ep_count {
 		_Atomic uint64_t ops, errors, latency_sum_ns, latency_max_ns;
 	} ep_count[OBJ_MAX_ENDPOINTS];
+	/* Since the last interval record: each endpoint's requests, under
+	 * ep_lock (threads add, the main thread takes and resets). */
+	pthread_mutex_t ep_lock;
+	bool ep_lock_ready;
+	struct obj_ep_interval {
+		uint64_t ops, errors;
+		struct hist latency;    /* submit to completion */
+	} *ep_iv;
 };
 
 /* obj_endpoints.c: a thread's view of the pool of endpoints. */
@@ -277,6 +286,11 @@ void obj_eps_apply(const struct obj_client *cl, CURL *easy, unsigned endpoint);
  * always with one endpoint, else only when every endpoint is failing. */
 bool obj_eps_done(struct obj_stream *st, struct obj_xfer *x, bool finished, bool error,
 		  enum op_error_class c, uint64_t now);
+/* The interval record's "endpoints": {URL: {"ops", "errors", "latency_us",
+ * "total_ops", "total_errors"}}, the interval's part taken and reset. */
+struct workload;
+struct json_t;
+void obj_eps_record(struct workload *w, struct json_t *rec);
 /* At the end: each endpoint's share, logged. */
 void obj_eps_report(const struct obj_client *cl);
 

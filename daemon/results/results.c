@@ -229,6 +229,8 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 		}
 		json_object_set_new(rec, "targets", targets);
 	}
+	if (rec && w->engine && w->engine->record_extra)
+		w->engine->record_extra(wr->workload, rec);
 	if (rec && r->record_extra)
 		r->record_extra(r->record_extra_userdata, w, wr->iv_start_ns, wr->iv_end_ns, rec);
 	return rec;

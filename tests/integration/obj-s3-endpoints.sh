@@ -73,7 +73,7 @@ grep -q "endpoint $EP2 fails" "$SOAKD_LOG" || fail "no warning that $EP2 fails"
 
 # The other endpoint carries on: the intervals after the kill still hold
 # successful ops (beside the errors of the killed endpoint).
-python3 - "$STATE/eps/intervals.log" "$killed_at" <<'PY' || fail "no ops after the forwarder was killed"
+python3 - "$STATE/eps/intervals.log" "$killed_at" "$EP1" "$EP2" <<'PY' ||
 import json, sys
 # Each line after the header: "CHECKSUM JSON".
 records = [json.loads(l.split(" ", 1)[1]) for l in open(sys.argv[1]).read().splitlines()[1:]]
@@ -84,7 +84,22 @@ ok = [sum(o["count"] - o["errors"] for o in r["ops"].values()) for r in after]
 print("# successful ops per interval after the kill:", ok)
 assert len(ok) >= 4, f"only {len(ok)} intervals after the kill"
 assert min(ok) >= 50, "an interval after the kill has almost no successful op"
+# Each interval record's "endpoints": both carry ops before the kill; after
+# it, errors on the killed one only.
+ep1, ep2 = sys.argv[3], sys.argv[4]
+before = records[1:int(sys.argv[2]) - 1]
+for r in before:
+    eps = r.get("endpoints")
+    assert eps and ep1 in eps and ep2 in eps, f"no \"endpoints\" in {r}"
+    assert eps[ep1]["ops"] > 0 and eps[ep2]["ops"] > 0, f"an endpoint idle before the kill: {eps}"
+    assert eps[ep2]["latency_us"]["p99"] > 0
+assert all(r["endpoints"][ep1]["errors"] == 0 for r in records), "errors on the live endpoint"
+assert sum(r["endpoints"][ep2]["errors"] for r in records) > 0, "no error on the killed one"
+assert all(r["endpoints"][ep1]["ops"] > 50 for r in after)
+last = records[-1]["endpoints"]
+print("# last record's endpoints:", json.dumps(last))
 PY
+	fail "the interval records do not show the pool shared, then the killed endpoint failing"
 check_dump() {
 	python3 - "$1" <<'PY' || fail "$(basename "$1"): $(head -c 3000 "$1")"
 import json, sys
