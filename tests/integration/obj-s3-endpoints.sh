@@ -29,7 +29,8 @@ wait_until 10 "the forwarder to reach MinIO" through_forwarder
 
 cat >"$WORK/e.json" <<CONFIG
 {
-  "run": {"name": "eps", "duration": "16s", "interval": "1s", "on_finish": "idle"},
+  "run": {"name": "eps", "duration": "16s", "interval": "1s", "on_finish": "idle",
+          "exports": {"prometheus": {"textfile": "$WORK/soakd.prom"}}},
   "workloads": [ {"name": "w", "type": "object", "protocol": "s3",
     "credentials": {"file": "$CREDS"}, "endpoints": ["$EP1", "$EP2"],
     "bucket": "soak", "size": "4KiB", "threads": 2, "concurrency": 8, "objects": 60,
@@ -48,6 +49,7 @@ wait_until 20 "the control socket" ctl_answers
 intervals() { grep -c '"type":"interval"' "$STATE/eps/intervals.log" 2>/dev/null || true; }
 at_least() { (($(intervals) >= $1)); }
 wait_until 30 "6 intervals" at_least 6
+ctl status --json >"$WORK/status.json" || fail "soakctl status failed"
 kill -KILL "$FWD_PID"
 wait_until 10 "the forwarder to die" not_alive "$FWD_PID"
 killed_at=$(intervals)
@@ -116,4 +118,21 @@ for op in ops:
 PY
 }
 check_dump "$WORK/e.dump"
+
+# Status (before the kill), the dump and Prometheus carry the pool too.
+python3 - "$WORK/status.json" "$WORK/e.dump" "$EP1" "$EP2" <<'PY' || fail "status or dump without \"endpoints\""
+import json, sys
+status, dump, ep1, ep2 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+s = next(w for w in status["workloads"] if w["name"] == "w")["endpoints"]
+assert s[ep1]["total_ops"] > 0 and s[ep2]["total_ops"] > 0, f"status: {s}"
+d = next(w for w in dump["workloads"] if w["name"] == "w")["endpoints"]
+print("# dump's endpoints:", {u: (e["total_ops"], e["total_errors"]) for u, e in d.items()})
+assert d[ep1]["total_errors"] == 0 and d[ep2]["total_errors"] > 0, f"dump: {d}"
+PY
+grep -q "^soakd_endpoint_errors_total{run=\"eps\",workload=\"w\",endpoint=\"$EP2\"} [1-9]" "$WORK/soakd.prom" ||
+	fail "no soakd_endpoint_errors_total for $EP2: $(grep endpoint "$WORK/soakd.prom")"
+grep -q "^soakd_endpoint_errors_total{run=\"eps\",workload=\"w\",endpoint=\"$EP1\"} 0$" "$WORK/soakd.prom" ||
+	fail "$EP1's errors in Prometheus are not 0: $(grep endpoint "$WORK/soakd.prom")"
+grep -q "^soakd_endpoint_latency_seconds{run=\"eps\",workload=\"w\",endpoint=\"$EP1\",quantile=\"0.99\"}" "$WORK/soakd.prom" ||
+	fail "no per-endpoint latency in Prometheus: $(grep endpoint "$WORK/soakd.prom")"
 note "ok"
