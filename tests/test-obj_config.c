@@ -294,6 +294,57 @@ static void test_refusals(void **state)
 		     "\"ca_file\": \"/etc/hostname\"", "TLS settings need an https://");
 }
 
+/* "endpoints": a pool; the first is also "endpoint"; trailing '/' dropped. */
+static void test_endpoints(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	int r = load("\"protocol\": \"http\", \"mix\": {\"get\": 1}, \"endpoints\": "
+		     "[\"http://a:1/p/\", \"http://[::1]:2/p\", \"http://b/p\"]", &c, &errors);
+	if (r != 0)
+		fail_msg("%s", errors);
+	const struct object_config *o = c->workloads[0].object;
+	assert_int_equal(o->n_endpoints, 3);
+	assert_string_equal(o->endpoint, "http://a:1/p");
+	assert_string_equal(o->endpoints[0], "http://a:1/p");
+	assert_string_equal(o->endpoints[1], "http://[::1]:2/p");
+	assert_string_equal(o->endpoints[2], "http://b/p");
+	free(errors);
+	config_free(c);
+
+	const char *http = "\"protocol\": \"http\", \"mix\": {\"get\": 1}, ";
+	char m[512];
+	snprintf(m, sizeof(m), "%s\"endpoint\": \"http://a\", \"endpoints\": [\"http://b\"]", http);
+	expect_error(m, "\"endpoint\" and \"endpoints\" are exclusive");
+	snprintf(m, sizeof(m), "%s\"connect_to\": \"c\", \"endpoints\": [\"http://b\"]", http);
+	expect_error(m, "\"endpoints\" and \"connect_to\" are exclusive");
+	snprintf(m, sizeof(m), "%s\"endpoints\": []", http);
+	expect_error(m, "must be a list of URLs");
+	snprintf(m, sizeof(m), "%s\"endpoints\": \"http://a\"", http);
+	expect_error(m, "must be a list of URLs");
+	snprintf(m, sizeof(m), "%s\"endpoints\": [\"http://a\", \"https://b\"]", http);
+	expect_error(m, "in more than host and port");
+	snprintf(m, sizeof(m), "%s\"endpoints\": [\"http://a/x\", \"http://b/y\"]", http);
+	expect_error(m, "in more than host and port");
+	snprintf(m, sizeof(m), "%s\"endpoints\": [\"http://a\", \"http://a/\"]", http);
+	expect_error(m, "listed twice");
+	snprintf(m, sizeof(m), "%s\"endpoints\": [\"http://a\", \"http://u:p@b\"]", http);
+	expect_error(m, "must not hold credentials");
+	snprintf(m, sizeof(m), "%s\"endpoints\": [\"http://a\", 7]", http);
+	expect_error(m, "must be a URL string");
+	char big[1200] = "";
+	strcat(big, http);
+	strcat(big, "\"endpoints\": [");
+	for (int i = 0; i <= OBJ_MAX_ENDPOINTS; i++)
+		sprintf(big + strlen(big), "%s\"http://h%d\"", i ? ", " : "", i);
+	strcat(big, "]");
+	expect_error(big, "at most 16 are allowed");
+	/* Without either, the message still names the single key. */
+	snprintf(m, sizeof(m), "\"protocol\": \"http\", \"mix\": {\"get\": 1}");
+	expect_error(m, "needs \"endpoint\"");
+}
+
 #define SYSTEMD_MEMBERS                                                                   \
 	"\"protocol\": \"s3\", \"endpoint\": \"https://h\", \"bucket\": \"bkt\", "              \
 	"\"mix\": {\"get\": 1}, \"credentials\": {\"systemd\": \"%s\"}"
@@ -333,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_defaults_and_http),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_endpoints),
 		cmocka_unit_test(test_systemd_credential),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

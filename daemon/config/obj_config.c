@@ -196,7 +196,7 @@ static void parse_prefix(struct cfg_ctx *c, json_t *obj, struct object_config *o
 
 /* Keys an object workload takes beside config_common_workload_keys. */
 static const char *const object_keys[] = {
-	"protocol", "endpoint", "region", "bucket", "create_bucket", "addressing", "connect_to",
+	"protocol", "endpoint", "endpoints", "region", "bucket", "create_bucket", "addressing", "connect_to",
 	"ca_file", "tls_verify", "credentials", "concurrency", "threads", "objects", "prefill",
 	"mix", "size", "verify", "cleanup", "read_offset", "read_length", "read_range", "names",
 	"prefix", "prefixes", "checksum", "list_max_keys", "timeout", "connect_timeout",
@@ -373,6 +373,9 @@ void obj_config_free(struct object_config *o)
 	if (!o)
 		return;
 	free(o->endpoint);
+	for (size_t i = 0; i < o->n_endpoints; i++)
+		free(o->endpoints[i]);
+	free(o->endpoints);
 	free(o->region);
 	free(o->bucket);
 	free(o->connect_to);

@@ -67,10 +67,16 @@ enum obj_creds_source {
 	OBJ_CREDS_SYSTEMD,
 };
 
+#define OBJ_MAX_ENDPOINTS 16
+
 /* The object workload's part of a workload's configuration. */
 struct object_config {
 	enum obj_protocol protocol;
 	char *endpoint;             /* scheme://host[:port][/path], no trailing '/' */
+	/* "endpoints": a pool of gateways to one store (endpoint is the
+	 * first); n_endpoints is 0 with a single "endpoint". */
+	char **endpoints;
+	size_t n_endpoints;
 	char *region;               /* S3 */
 	char *bucket;               /* S3 */
 	unsigned buckets;           /* S3: above 1, objects spread over BUCKET-0 .. BUCKET-(N-1) */

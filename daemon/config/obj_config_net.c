@@ -35,10 +35,110 @@ static char *path_near_config(struct cfg_ctx *c, const char *path)
 	return abs;
 }
 
+/* One endpoint URL, checked; what it names, with no trailing '/', or NULL
+ * (reported).  The caller has pushed the key or index it is at. */
+static char *parse_url(struct cfg_ctx *c, const char *key, const char *s)
+{
+	size_t n = strlen(s);
+	const char *host = strncmp(s, "http://", 7) == 0 ? s + 7
+			   : strncmp(s, "https://", 8) == 0 ? s + 8 : NULL;
+	size_t host_len = host ? strcspn(host, "/") : 0;
+	char *url = NULL;
+
+	if (!host || host_len == 0)
+		cfg_report(c, "\"%s\" must be an http:// or https:// URL with a host", key);
+	else if (n > OBJ_MAX_URL_LEN / 2)
+		cfg_report(c, "\"%s\" is longer than %d bytes", key, OBJ_MAX_URL_LEN / 2);
+	else if (memchr(host, '@', host_len))
+		cfg_report(c, "\"%s\" must not hold credentials; use \"credentials\"", key);
+	else if (strpbrk(s, "?# \t\r\n\""))
+		cfg_report(c, "\"%s\" must not hold a query, a fragment or spaces", key);
+	else {
+		url = obj_cfg_strdup(c, s);
+		size_t authority_end = (size_t)(host - s) + host_len;
+		while (url && n > authority_end && url[n - 1] == '/')
+			url[--n] = '\0';
+	}
+	return url;
+}
+
+/* The URL's scheme and path: what a pool's endpoints must share, since a
+ * request names the first endpoint and connects to the one chosen. */
+static bool same_but_authority(const char *a, const char *b)
+{
+	const char *ha = strstr(a, "://") + 3, *hb = strstr(b, "://") + 3;
+	return ha - a == hb - b && strncmp(a, b, (size_t)(ha - a)) == 0 &&
+	       strcmp(ha + strcspn(ha, "/"), hb + strcspn(hb, "/")) == 0;
+}
+
+/* "endpoints": [URL, ...]: a pool of gateways to the same store. */
+static void parse_endpoints(struct cfg_ctx *c, json_t *arr, struct object_config *o)
+{
+	size_t n = json_array_size(arr);
+
+	cfg_push_key(c, "endpoints");
+	if (!json_is_array(arr) || n == 0) {
+		cfg_report(c, "\"endpoints\" must be a list of URLs, such as "
+			      "[\"http://10.0.0.1:9000\", \"http://10.0.0.2:9000\"]");
+		goto out;
+	}
+	if (n > OBJ_MAX_ENDPOINTS) {
+		cfg_report(c, "\"endpoints\" lists %zu URLs, at most %d are allowed", n,
+			   OBJ_MAX_ENDPOINTS);
+		goto out;
+	}
+	o->endpoints = calloc(n, sizeof(*o->endpoints));
+	if (!o->endpoints) {
+		cfg_report(c, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *v = json_array_get(arr, i);
+		char *url = NULL;
+		cfg_push_index(c, i);
+		if (!json_is_string(v))
+			cfg_report(c, "each of \"endpoints\" must be a URL string");
+		else
+			url = parse_url(c, "endpoints", json_string_value(v));
+		if (url && o->n_endpoints && !same_but_authority(o->endpoints[0], url))
+			cfg_report(c, "\"%s\" differs from \"%s\" in more than host and port: the "
+				      "endpoints of a pool reach the same store the same way", url,
+				   o->endpoints[0]);
+		for (size_t k = 0; url && k < o->n_endpoints; k++)
+			if (strcmp(o->endpoints[k], url) == 0)
+				cfg_report(c, "\"%s\" is listed twice in \"endpoints\"", url);
+		if (url)
+			o->endpoints[o->n_endpoints++] = url;
+		cfg_pop(c);
+	}
+	if (o->n_endpoints)
+		o->endpoint = obj_cfg_strdup(c, o->endpoints[0]);
+out:
+	cfg_pop(c);
+}
+
 void obj_cfg_parse_endpoint(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 {
 	const char *s;
 
+	if (json_object_get(obj, "endpoints")) {
+		if (json_object_get(obj, "endpoint")) {
+			cfg_push_key(c, "endpoints");
+			cfg_report(c, "\"endpoint\" and \"endpoints\" are exclusive: give one "
+				      "URL in \"endpoint\" or a pool of them in \"endpoints\"");
+			cfg_pop(c);
+			return;
+		}
+		if (json_object_get(obj, "connect_to")) {
+			cfg_push_key(c, "endpoints");
+			cfg_report(c, "\"endpoints\" and \"connect_to\" are exclusive: a pool "
+				      "connects to each of its endpoints");
+			cfg_pop(c);
+			return;
+		}
+		parse_endpoints(c, json_object_get(obj, "endpoints"), o);
+		return;
+	}
 	if (!json_object_get(obj, "endpoint")) {
 		cfg_report(c, "an object workload needs \"endpoint\", such as \"http://127.0.0.1:9000\"");
 		return;
@@ -46,24 +146,7 @@ void obj_cfg_parse_endpoint(struct cfg_ctx *c, json_t *obj, struct object_config
 	if (!cfg_get_string(c, obj, "endpoint", &s))
 		return;
 	cfg_push_key(c, "endpoint");
-	size_t n = strlen(s);
-	const char *host = strncmp(s, "http://", 7) == 0 ? s + 7
-			   : strncmp(s, "https://", 8) == 0 ? s + 8 : NULL;
-	size_t host_len = host ? strcspn(host, "/") : 0;
-	if (!host || host_len == 0)
-		cfg_report(c, "\"endpoint\" must be an http:// or https:// URL with a host");
-	else if (n > OBJ_MAX_URL_LEN / 2)
-		cfg_report(c, "\"endpoint\" is longer than %d bytes", OBJ_MAX_URL_LEN / 2);
-	else if (memchr(host, '@', host_len))
-		cfg_report(c, "\"endpoint\" must not hold credentials; use \"credentials\"");
-	else if (strpbrk(s, "?# \t\r\n\""))
-		cfg_report(c, "\"endpoint\" must not hold a query, a fragment or spaces");
-	else {
-		o->endpoint = obj_cfg_strdup(c, s);
-		size_t authority_end = (size_t)(host - s) + host_len;
-		while (o->endpoint && n > authority_end && o->endpoint[n - 1] == '/')
-			o->endpoint[--n] = '\0';
-	}
+	o->endpoint = parse_url(c, "endpoint", s);
 	cfg_pop(c);
 }
 

@@ -199,6 +199,7 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 		.states = state_names, .n_states = WORKLOAD_FAILED + 1,
 		.host = r->host_last,
 		.drift = r->drift_state,
+		.endpoints = r->endpoints_last,
 	};
 	*ret_workloads = wl;
 	*ret_ops = ops;

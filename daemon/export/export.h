@@ -78,6 +78,7 @@ struct export_snapshot {
 	size_t n_states;
 	json_t *host;                 /* the host's last record (daemon/host); NULL: none */
 	json_t *drift;                /* {WORKLOAD: {OP: {METRIC: 0|1}}} (daemon/drift); NULL: none */
+	json_t *endpoints;            /* {WORKLOAD: last record's "endpoints"}; NULL: none */
 };
 
 /* Prometheus text exposition format 0.0.4, as node_exporter reads it. */
@@ -86,6 +87,9 @@ int export_prom_format(const struct export_snapshot *s, FILE *out);
 int export_prom_host(FILE *out, const char *run, json_t *host);
 /* soakd_drift{workload,op,metric}: 1 while a drift alarm is on. */
 int export_prom_drift(FILE *out, const char *run, json_t *drift);
+/* {WORKLOAD: {URL: {"total_ops", "total_errors", "latency_us"}}}: the pools'
+ * endpoints, labelled endpoint (obj_endpoints.c). */
+int export_prom_endpoints(FILE *out, const char *run, json_t *eps);
 /* Writes the snapshot to path atomically (temporary file in the same
  * directory, then rename).  Returns 0 or a negative errno with why. */
 int export_prom_write(const char *path, const struct export_snapshot *s, char *why,

@@ -308,6 +308,7 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 		 "Bytes moved by successful ops on each target since the run started.");
 	export_prom_host(out, s->run, s->host);
 	export_prom_drift(out, s->run, s->drift);
+	export_prom_endpoints(out, s->run, s->endpoints);
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -164,3 +164,55 @@ int export_prom_drift(FILE *out, const char *run, json_t *drift)
 			}
 	return ferror(out) ? -EIO : 0;
 }
+
+/* One metric for every endpoint of every workload's pool: what is at key
+ * (and under key2 if given) in its last "endpoints" entry. */
+static void endpoint_metric(FILE *out, const char *run, json_t *eps, const char *name,
+			    const char *type, const char *help, const char *key, const char *key2,
+			    const char *quantile, double scale)
+{
+	const char *wname, *url;
+	json_t *pool, *e;
+	bool any = false;
+
+	json_object_foreach(eps, wname, pool)
+		json_object_foreach(pool, url, e) {
+			json_t *v = json_object_get(e, key);
+			if (key2)
+				v = json_object_get(v, key2);
+			if (!json_is_number(v))
+				continue;
+			if (!any && help)
+				fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+			any = true;
+			fprintf(out, "%s{run=\"", name);
+			put_escaped(out, run);
+			fputs("\",workload=\"", out);
+			put_escaped(out, wname);
+			fputs("\",endpoint=\"", out);
+			put_escaped(out, url);
+			if (quantile)
+				fprintf(out, "\",quantile=\"%s", quantile);
+			fprintf(out, "\"} %.17g\n", json_number_value(v) * scale);
+		}
+}
+
+int export_prom_endpoints(FILE *out, const char *run, json_t *eps)
+{
+	if (!json_is_object(eps))
+		return 0;
+	endpoint_metric(out, run, eps, "soakd_endpoint_ops_total", "counter",
+			"Requests an endpoint of a pool completed since the run started.", "total_ops",
+			NULL, NULL, 1);
+	endpoint_metric(out, run, eps, "soakd_endpoint_errors_total", "counter",
+			"Requests that failed at an endpoint of a pool since the run started.",
+			"total_errors", NULL, NULL, 1);
+	endpoint_metric(out, run, eps, "soakd_endpoint_latency_seconds", "gauge",
+			"Submit-to-completion time of an endpoint's requests in the last interval.",
+			"latency_us", "p50", "0.5", 1e-6);
+	endpoint_metric(out, run, eps, "soakd_endpoint_latency_seconds", "gauge", NULL,
+			"latency_us", "p99", "0.99", 1e-6);
+	endpoint_metric(out, run, eps, "soakd_endpoint_latency_seconds", "gauge", NULL,
+			"latency_us", "max", "1", 1e-6);
+	return ferror(out) ? -EIO : 0;
+}

@@ -172,9 +172,11 @@ int obj_client_init(struct obj_client *cl, const struct workload_config *wcfg, c
 				r = -ENOMEM;
 		}
 	}
-	if (r < 0)
+	if (r < 0) {
 		snprintf(err, errlen, "out of memory");
-	return r;
+		return r;
+	}
+	return obj_eps_client_init(cl, err, errlen);
 }
 
 void obj_client_free(struct obj_client *cl)

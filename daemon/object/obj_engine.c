@@ -38,6 +38,7 @@ static int stream_setup(struct workload *w, size_t index, int dir_fd, char *err,
 	st->ws = &w->streams[index];
 	st->cl = cl;
 	st->index = (unsigned)index;
+	obj_eps_init(st);
 	st->timer_fd = -1;
 	st->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (st->timer_fd < 0) {
@@ -183,6 +184,8 @@ static void obj_release(struct workload *w)
 		w->streams[i].engine = NULL;
 	}
 	if (w->engine_data) {
+		obj_eps_report(w->engine_data);
+		obj_eps_client_free(w->engine_data);
 		obj_client_free(w->engine_data);
 		free(w->engine_data);
 		w->engine_data = NULL;
@@ -204,6 +207,7 @@ const struct workload_engine obj_engine = {
 	.n_streams = obj_n_streams,
 	.stream_label = obj_stream_label,
 	.prepare = obj_prepare,
+	.record_extra = obj_eps_record,
 	.thread_main = obj_stream_main,
 	.release = obj_release,
 };

@@ -8,6 +8,7 @@
  * and the protocols' const ops.  libcurl is used in obj_*.c only.
  */
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -98,6 +99,31 @@ struct obj_client {
 	_Atomic bool sse_unconfirmed_logged;
 	_Atomic bool vid_unkept_logged;     /* "versioning": said once */
 	_Atomic bool ready;         /* the endpoint answered the probe */
+	/* "endpoints": the CONNECT_TO of each (NULL for the first, which
+	 * requests name), and what each carried over the run, all threads. */
+	struct curl_slist *ep_connect[OBJ_MAX_ENDPOINTS];
+	struct obj_ep_count {
+		_Atomic uint64_t ops, errors, latency_sum_ns, latency_max_ns;
+	} ep_count[OBJ_MAX_ENDPOINTS];
+	/* Since the last interval record: each endpoint's requests, under
+	 * ep_lock (threads add, the main thread takes and resets). */
+	pthread_mutex_t ep_lock;
+	bool ep_lock_ready;
+	struct obj_ep_interval {
+		uint64_t ops, errors;
+		struct hist latency;    /* submit to completion */
+	} *ep_iv;
+};
+
+/* obj_endpoints.c: a thread's view of the pool of endpoints. */
+struct obj_ep_state {
+	unsigned outstanding;       /* this thread's requests in flight there */
+	uint64_t hold_until_ns, backoff_ns; /* failing: not picked until then */
+	uint64_t failing_since_ns, failed_ops;
+};
+struct obj_eps {
+	unsigned n, next;           /* n: 0 with a single "endpoint" */
+	struct obj_ep_state ep[OBJ_MAX_ENDPOINTS];
 };
 
 /* obj_client.c: credentials, common headers, base URL, run tag. */
@@ -130,6 +156,7 @@ struct obj_part {
 struct obj_xfer {
 	CURL *easy;
 	struct obj_stream *st;
+	unsigned endpoint;          /* index in "endpoints" of the one it went to */
 	enum obj_kind kind;
 	bool busy;
 	uint32_t slot;              /* pool slot; OBJ_POOL_NONE for LIST */
@@ -243,7 +270,30 @@ struct obj_stream {
 	bool waiting;
 	uint64_t slot_free_ns;
 	struct fidelity fid;                     /* the thread's own lateness */
+	struct obj_eps eps;
 };
+
+int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen);
+void obj_eps_client_free(struct obj_client *cl);
+void obj_eps_init(struct obj_stream *st);
+/* Chooses x's endpoint (fewest in flight from this thread, ties in turn,
+ * failing ones held back) and points x's handle there. */
+void obj_eps_pick(struct obj_stream *st, struct obj_xfer *x, uint64_t now);
+/* Points a handle of x's (a multipart part's) at x's endpoint. */
+void obj_eps_apply(const struct obj_client *cl, CURL *easy, unsigned endpoint);
+/* x is over: counted against its endpoint (error: class c, false when it
+ * never finished).  Returns whether the whole workload should back off:
+ * always with one endpoint, else only when every endpoint is failing. */
+bool obj_eps_done(struct obj_stream *st, struct obj_xfer *x, bool finished, bool error,
+		  enum op_error_class c, uint64_t now);
+/* The interval record's "endpoints": {URL: {"ops", "errors", "latency_us",
+ * "total_ops", "total_errors"}}, the interval's part taken and reset. */
+struct workload;
+struct json_t;
+void obj_eps_record(struct workload *w, struct json_t *rec);
+/* At the end: each endpoint's share, logged. */
+void obj_eps_report(const struct obj_client *cl);
+
 
 /* obj_stream.c: the thread (workload_engine.thread_main). */
 void *obj_stream_main(void *stream);

@@ -148,6 +148,7 @@ static int start_part(struct obj_stream *st, struct obj_xfer *x, struct obj_part
 		return -ENAMETOOLONG;
 	curl_easy_setopt(p->easy, CURLOPT_URL, p->url);
 	curl_easy_setopt(p->easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)p->len);
+	obj_eps_apply(st->cl, p->easy, x->endpoint);
 	if (curl_multi_add_handle(st->multi, p->easy) != CURLM_OK)
 		return -ENOMEM;
 	p->busy = true;

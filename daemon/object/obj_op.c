@@ -176,8 +176,12 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 		if (r == 0)
 			obj_book_start(st, x);
 	}
-	if (r == 0)
+	if (r == 0) {
+		obj_eps_pick(st, x, mono_ns());
 		r = curl_multi_add_handle(st->multi, x->easy) == CURLM_OK ? 0 : -ENOMEM;
+		if (r < 0)
+			obj_eps_done(st, x, false, false, OP_ERR_TRANSFER, 0);
+	}
 	if (r < 0) {
 		log_error("%s: cannot set up a request for %s: %s", cl->wcfg->name, x->key,
 			  strerror(-r));
@@ -287,6 +291,8 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 
 	struct op_stats *os = &stream_current(&st->ws->stats)->ops[cl->op_index[x->kind]];
 	uint64_t bytes = 0;
+	bool back_off = obj_eps_done(st, x, true, outcome != OBJ_OK && outcome != OBJ_CORRUPT &&
+					      outcome != OBJ_STALE, c, now);
 	switch (outcome) {
 	case OBJ_OK:
 		if (x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL || x->kind == OBJ_KIND_GET)
@@ -312,7 +318,8 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		/* A failed op may have opened a connection too: connections
 		 * counts them all. */
 		record_timing(os, x->easy);
-		note_failure(st, c, now);
+		if (back_off)
+			note_failure(st, c, now);
 		break;
 	}
 	if (x->kind != OBJ_KIND_LIST)
@@ -346,6 +353,7 @@ void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)
 	obj_book_abandon(st, x,
 			 op >= 0 ? &stream_current(&st->ws->stats)->ops[op].obj_verify : NULL);
 	obj_mp_abandon(st, x);
+	obj_eps_done(st, x, false, false, OP_ERR_TRANSFER, 0);
 	curl_multi_remove_handle(st->multi, x->easy);
 	st->audit_inflight -= x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD;
 	if (x->kind != OBJ_KIND_LIST)

@@ -31,6 +31,14 @@ void obj_config_print(const struct object_config *o, FILE *out)
 	fprintf(out, "     \"protocol\": \"%s\", \"endpoint\": ", o->protocol == OBJ_PROTO_S3 ? "s3"
 											  : "http");
 	print_string(out, o->endpoint);
+	if (o->n_endpoints) {
+		fprintf(out, ", \"endpoints\": [");
+		for (size_t i = 0; i < o->n_endpoints; i++) {
+			fprintf(out, i ? ", " : "");
+			print_string(out, o->endpoints[i]);
+		}
+		fprintf(out, "], \"endpoint_selection\": \"least-outstanding\"");
+	}
 	if (o->protocol == OBJ_PROTO_S3) {
 		fprintf(out, ", \"region\": ");
 		print_string(out, o->region);

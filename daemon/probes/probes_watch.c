@@ -373,7 +373,7 @@ static int split_host_port(const char *text, size_t len, char *host, size_t host
  * port (the scheme's by default; the bucket's name in front with
  * virtual-host addressing), or connect_to's when set, as libcurl's
  * CURLOPT_CONNECT_TO does. */
-static void watch_object(struct probes *p, size_t i)
+static void watch_object_url(struct probes *p, size_t i, const char *url, bool named)
 {
 	const struct object_config *o = p->cfg->workloads[i].object;
 	char host[TRACE_MAX_ENDPOINT_LEN], name[TRACE_MAX_ENDPOINT_LEN];
@@ -381,11 +381,9 @@ static void watch_object(struct probes *p, size_t i)
 	unsigned port;
 	size_t n;
 
-	if (!o || !o->endpoint)
-		return;
-	port = strncmp(o->endpoint, "https:", 6) == 0 ? 443 : 80;
-	authority = strstr(o->endpoint, "://");
-	authority = authority ? authority + 3 : o->endpoint;
+	port = strncmp(url, "https:", 6) == 0 ? 443 : 80;
+	authority = strstr(url, "://");
+	authority = authority ? authority + 3 : url;
 	n = strcspn(authority, "/?#");
 	at = memchr(authority, '@', n);
 	if (at) {
@@ -394,10 +392,10 @@ static void watch_object(struct probes *p, size_t i)
 	}
 	if (split_host_port(authority, n, host, sizeof(host), &port) < 0) {
 		log_warning("TCP probes will not watch %s: cannot read its host and port",
-			    o->endpoint);
+			    url);
 		return;
 	}
-	if (o->virtual_host && o->bucket) {
+	if (named && o->virtual_host && o->bucket) {
 		int len = snprintf(name, sizeof(name), "%s.%s", o->bucket, host);
 		if (len < 0 || (size_t)len >= sizeof(host))
 			return;
@@ -406,10 +404,25 @@ static void watch_object(struct probes *p, size_t i)
 	if (o->connect_to && *o->connect_to &&
 	    split_host_port(o->connect_to, strlen(o->connect_to), host, sizeof(host), &port) < 0) {
 		log_warning("TCP probes will not watch %s: cannot read connect_to \"%s\"",
-			    o->endpoint, o->connect_to);
+			    url, o->connect_to);
 		return;
 	}
-	watch_host(p, host, port, i, o->endpoint);
+	watch_host(p, host, port, i, url);
+}
+
+/* Each of "endpoints" (a pool), or the single "endpoint".  Requests name
+ * the first endpoint and connect to the others' own host and port
+ * (obj_endpoints.c): only the first has the bucket's name in front. */
+static void watch_object(struct probes *p, size_t i)
+{
+	const struct object_config *o = p->cfg->workloads[i].object;
+
+	if (!o || !o->endpoint)
+		return;
+	if (!o->n_endpoints)
+		watch_object_url(p, i, o->endpoint, true);
+	for (size_t k = 0; k < o->n_endpoints; k++)
+		watch_object_url(p, i, o->endpoints[k], k == 0);
 }
 
 static void watch_endpoints(struct probes *p)

@@ -181,12 +181,13 @@ void results_free(struct results *r)
 	for (size_t i = 0; r->w && i < r->n; i++)
 		free_slot(&r->w[i]);
 	json_decref(r->host_last);
+	json_decref(r->endpoints_last);
 	free(r->w);
 	free(r);
 }
 
 /* The interval as a record of the run's log. */
-static json_t *interval_record(const struct results *r, struct workload_results *wr,
+static json_t *interval_record(struct results *r, struct workload_results *wr,
 			       const struct interval_row *row, double target_ops)
 {
 	const struct workload *w = wr->workload;
@@ -228,6 +229,14 @@ static json_t *interval_record(const struct results *r, struct workload_results 
 								 w->streams[s].label, "ops", tops));
 		}
 		json_object_set_new(rec, "targets", targets);
+	}
+	if (rec && w->engine && w->engine->record_extra) {
+		w->engine->record_extra(wr->workload, rec);
+		json_t *eps = json_object_get(rec, "endpoints");
+		if (eps && !r->endpoints_last)
+			r->endpoints_last = json_object();
+		if (eps && r->endpoints_last)
+			json_object_set(r->endpoints_last, w->cfg->name, eps);
 	}
 	if (rec && r->record_extra)
 		r->record_extra(r->record_extra_userdata, w, wr->iv_start_ns, wr->iv_end_ns, rec);

@@ -119,6 +119,9 @@ struct results {
 			      const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
 	void *interval_seen_userdata;
 	json_t *host_last;                  /* the host's last record (daemon/host), or NULL */
+	/* {WORKLOAD: its last interval record's "endpoints"} (object pools),
+	 * for status, the dump and the exports; NULL until one is recorded. */
+	json_t *endpoints_last;
 	/* Called with each closed interval soakd measured (not stalled),
 	 * before its record is written, the interval's op_stats still in
 	 * wr->interval (daemon/drift). */

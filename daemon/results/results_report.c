@@ -312,6 +312,16 @@ static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t act
 	return j;
 }
 
+/* An object pool's endpoints as its last interval record has them: that
+ * interval's figures and the run's totals (total_ops, total_errors). */
+static void set_endpoints(json_t *jw, const struct results *r, const struct workload *w)
+{
+	json_t *eps = json_object_get(r->endpoints_last, w->cfg->name);
+
+	if (jw && eps)
+		json_object_set(jw, "endpoints", eps);
+}
+
 json_t *results_status_json(const struct results *r, uint64_t now_ns, const char *run_state)
 {
 	json_t *arr = json_array();
@@ -375,6 +385,7 @@ json_t *results_status_json(const struct results *r, uint64_t now_ns, const char
 				"srtt_p50_us", tcp.srtt_p50 / 1e3, "srtt_p99_us", tcp.srtt_p99 / 1e3,
 				"connects", (json_int_t)tcp.connects, "connect_p99_us", tcp.connect_p99 / 1e3,
 				"retransmits", (json_int_t)tcp.retransmits));
+		set_endpoints(jw, r, w);
 		json_array_append_new(arr, jw);
 	}
 	json_t *status = json_pack("{s:b,s:s,s:s,s:f,s:f,s:o}", "ok", 1, "run", r->cfg->name,
@@ -449,6 +460,7 @@ json_t *results_dump_json(const struct results *r)
 		if (w->reason[0])
 			json_object_set_new(jw, "reason", json_string(w->reason));
 		set_generator_late(jw, wr);
+		set_endpoints(jw, r, w);
 		json_array_append_new(arr, jw);
 	}
 	return json_pack("{s:b,s:s,s:f,s:o,s:o}", "ok", 1, "run", r->cfg->name,

@@ -63,6 +63,8 @@ struct workload_stream {
 	_Atomic int outcome;
 };
 
+struct json_t;
+
 struct workload_engine {
 	const char *name;
 	/* How many streams (threads) the workload runs, and what each is
@@ -74,6 +76,9 @@ struct workload_engine {
 	int (*prepare)(struct workload *w, char *err, size_t errlen);
 	void *(*thread_main)(void *stream);
 	void (*release)(struct workload *w);
+	/* Optional, main thread: adds the engine's own figures to the
+	 * workload's interval record (a jansson object) as it is written. */
+	void (*record_extra)(struct workload *w, struct json_t *rec);
 };
 
 struct workload {

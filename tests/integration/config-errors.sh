@@ -158,6 +158,39 @@ sed -i 's/"bucket": "soak-bucket",//; /"credentials"/d' "$WORK/versioning-http.j
 check_error versioning-http 5 '"versioning" is for "protocol": "s3"'
 note "\"versioning\": not a boolean, or with http, refused at its line"
 
+# "endpoints" (issue 17): a pool, exclusive with "endpoint" and
+# "connect_to", each URL checked as "endpoint" is, at its own line.
+write_eps_case() {
+	cat >"$WORK/$1.json" <<CONFIG
+{
+  "workloads": [
+    {"name": "o", "type": "object", "protocol": "s3", "bucket": "soak-bucket",
+     "credentials": {"file": "$WORK/s3.creds"},
+     $2
+     "endpoints": [
+       "http://127.0.0.1:9",
+       $3
+     ]}
+  ]
+}
+CONFIG
+}
+write_eps_case endpoints-both '"endpoint": "http://127.0.0.1:9",' '"http://127.0.0.1:10"'
+check_error endpoints-both 6 '"endpoint" and "endpoints" are exclusive'
+write_eps_case endpoints-connect-to '"connect_to": "127.0.0.1:9",' '"http://127.0.0.1:10"'
+check_error endpoints-connect-to 6 '"connect_to"'
+write_eps_case endpoints-bad-url '' '"ftp://127.0.0.1:10"'
+check_error endpoints-bad-url 8 'http:// or https://'
+write_eps_case endpoints-creds '' '"http://user:pw@127.0.0.1:10"'
+check_error endpoints-creds 8 'credentials'
+write_eps_case endpoints-path '' '"http://127.0.0.1:10/other"'
+check_error endpoints-path 8 'host and port'
+write_eps_case endpoints-twice '' '"http://127.0.0.1:9/"'
+check_error endpoints-twice 8 'twice'
+write_eps_case endpoints-type '' '9000'
+check_error endpoints-type 8 'URL'
+note "\"endpoints\": with \"endpoint\" or \"connect_to\", or a bad URL, refused at its line"
+
 # --version prints the project's version.
 version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$SRCDIR/meson.build" | head -n1)
 out=$(timeout 10 "$SOAKD" --version 2>&1) || fail "soakd --version exited $?: $out"
@@ -200,6 +233,8 @@ PY
 		fail "config/$name: the plan does not name every workload or export: $(cat "$WORK/$name.plan")"
 	note "config/$name: ok ($(wc -l <"$WORK/$name.plan") lines of plan${no_targets[*]:+, ${no_targets[*]}})"
 done
+grep -q '"endpoints": \["http://127.0.0.1:9000", "http://127.0.0.1:9001"\]' "$WORK/s3-gateways.json.plan" ||
+	fail "config/s3-gateways.json: the plan does not show \"endpoints\": $(cat "$WORK/s3-gateways.json.plan")"
 grep -q '"versioning": true' "$WORK/s3-versioned.json.plan" ||
 	fail "config/s3-versioned.json: the plan does not show \"versioning\": $(cat "$WORK/s3-versioned.json.plan")"
 created=$(ls -A "$WORK/cwd")
