@@ -210,12 +210,6 @@ run_soakd_once() { # LOAD TAG
 		sleep 0.1
 	done
 	"$SOAKCTL" --socket "$sock" dump --format json >"$WORK/$tag.dump.json"
-	# issue_delay_us p99 over the whole run: one slice as long as the run.
-	local issue_p99
-	issue_p99=$("$SOAKCTL" --socket "$sock" dump --format csv --op read \
-		--slice "$((SECONDS_RUN + 60))s" | awk -F, '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == "issue_delay_p99_us") c = i; next }
-		c && $2 == "read" { v = $c } END { print v == "" ? "nan" : v }')
 	# utime+stime from /proc before it exits: a cross-check of the rusage.
 	local tck stat_cpu
 	tck=$(getconf CLK_TCK)
@@ -225,6 +219,15 @@ run_soakd_once() { # LOAD TAG
 	wait "$WRAP_PID" || rc=$?
 	SOAKD_PID=
 	((rc == 0)) || { cat "$log" >&2; die "soakd exited with $rc"; }
+	# issue_delay_us p99 over the whole run: one slice as long as the run,
+	# from the recorded run (a live dump over the socket gives no slices).
+	local issue_p99=nan
+	if [[ -n $HAVE_STATE_DIR ]]; then
+		issue_p99=$("$SOAKCTL" dump --format csv --op read --run-dir "${STATE_OPT[1]}/$tag" \
+			--slice "$((SECONDS_RUN + 60))s" | awk -F, '
+			NR == 1 { for (i = 1; i <= NF; i++) if ($i == "issue_delay_p99_us") c = i; next }
+			c && $2 == "read" { v = $c } END { print v == "" ? "nan" : v }')
+	fi
 	local w
 	w=$(jq -c '.workloads[0]' "$WORK/$tag.dump.json")
 	[[ $(jq -r .state <<<"$w") == finished ]] || { cat "$log" >&2; die "soakd workload ended as $(jq -r '.state + " " + (.reason // "")' <<<"$w")"; }
