@@ -123,6 +123,28 @@ static void open_svg(FILE *out, const struct chart *c)
 	html_text(out, c->id);
 	fputs("-d\">", out);
 	html_text(out, c->desc);
+	/* The chart's own numbers follow (desc_range), then close_desc. */
+}
+
+/* " LABEL: LO to HI UNIT." in the description: the chart's numbers as
+ * text, for a screen reader or a page that cannot show the SVG. */
+static void desc_range(FILE *out, const char *unit, const char *label, double lo, double hi)
+{
+	char a[48], b[48];
+
+	fputc(' ', out);
+	html_text(out, label);
+	if (!isfinite(lo) || !isfinite(hi)) {
+		fputs(": no values.", out);
+		return;
+	}
+	format_value(unit, lo, a, sizeof(a));
+	format_value(unit, hi, b, sizeof(b));
+	fprintf(out, ": %s to %s.", a, b);
+}
+
+static void close_desc(FILE *out, const struct chart *c)
+{
 	fputs("</desc>\n", out);
 	fprintf(out, "<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", L, T, PW,
 		PH);
@@ -253,6 +275,20 @@ void chart_time(FILE *out, const struct chart *c, const struct chart_line *lines
 		ya.hi = ya.hi > ya.lo ? ya.hi * 1.1 : ya.lo + 1;
 	}
 	open_svg(out, c);
+	for (size_t i = 0; i < n; i++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t k = 0; lines[i].s && k < lines[i].s->n; k++) {
+			const struct rm_point *p = &lines[i].s->pts[k];
+			if (!isnan(p->v) && p->v < lo)
+				lo = p->v;
+			if (!isnan(p->vmax) && p->vmax > hi)
+				hi = p->vmax;
+			else if (!isnan(p->v) && p->v > hi)
+				hi = p->v;
+		}
+		desc_range(out, c->unit, lines[i].label, lo, hi);
+	}
+	close_desc(out, c);
 	for (size_t i = 0; i < c->n_bands; i++) {
 		double x0 = L + c->bands[i].t0 / t_end * (PW - 1);
 		double x1 = L + c->bands[i].t1 / t_end * (PW - 1);
@@ -303,6 +339,19 @@ void chart_spectrum(FILE *out, const struct chart *c, const struct hist *const *
 	ya.lo = pow(10, floor(log10(ya.lo)));
 	ya.hi = pow(10, ceil(log10(ya.hi * 1.0001)));
 	open_svg(out, c);
+	for (size_t i = 0; i < n; i++) {
+		char p50[48], p99[48], p999[48], max[48];
+		if (!hists[i] || !hists[i]->count)
+			continue;
+		chart_format_us(hist_percentile(hists[i], 50) / 1e3, p50, sizeof(p50));
+		chart_format_us(hist_percentile(hists[i], 99) / 1e3, p99, sizeof(p99));
+		chart_format_us(hist_percentile(hists[i], 99.9) / 1e3, p999, sizeof(p999));
+		chart_format_us(hist_max(hists[i]) / 1e3, max, sizeof(max));
+		fputc(' ', out);
+		html_text(out, labels[i]);
+		fprintf(out, ": p50 %s, p99 %s, p99.9 %s, max %s.", p50, p99, p999, max);
+	}
+	close_desc(out, c);
 	y_axis(out, &ya, "µs");
 	for (int d = 0; d <= (int)xmax; d++) {
 		double x = L + d / xmax * (PW - 1);
@@ -338,5 +387,92 @@ void chart_spectrum(FILE *out, const struct chart *c, const struct hist *const *
 	bool dashed[4] = { false, false, false, false };
 	const char *cols[4] = { colors[0], colors[1], colors[2], colors[3] };
 	legend(out, labels, cols, dashed, n < 4 ? n : 4);
+	fputs("</svg>\n", out);
+}
+
+void chart_xy(FILE *out, const struct chart *c, const double *x, size_t n_pts,
+	      const struct chart_xy_line *lines, size_t n, double x_mark, const char *mark_label)
+{
+	struct axis ya = { .lo = INFINITY, .hi = -INFINITY, .log = true };
+	double xmax = x_mark > 0 ? x_mark : 0;
+	char label[48];
+
+	for (size_t k = 0; k < n_pts; k++) {
+		if (x[k] > xmax)
+			xmax = x[k];
+		for (size_t i = 0; i < n; i++) {
+			double v = lines[i].y[k];
+			if (!(v > 0))
+				continue;
+			if (v < ya.lo)
+				ya.lo = v;
+			if (v > ya.hi)
+				ya.hi = v;
+		}
+	}
+	if (!isfinite(ya.lo)) {
+		ya.lo = 1;
+		ya.hi = 10;
+	}
+	ya.lo = pow(10, floor(log10(ya.lo)));
+	ya.hi = pow(10, ceil(log10(ya.hi * 1.0001)));
+	xmax = xmax > 0 ? xmax * 1.05 : 1;
+	open_svg(out, c);
+	for (size_t i = 0; i < n; i++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t k = 0; k < n_pts; k++) {
+			if (lines[i].y[k] > 0 && lines[i].y[k] < lo)
+				lo = lines[i].y[k];
+			if (lines[i].y[k] > hi)
+				hi = lines[i].y[k];
+		}
+		desc_range(out, "µs", lines[i].label, lo, hi);
+	}
+	close_desc(out, c);
+	y_axis(out, &ya, "µs");
+	double step = plot_nice_step(xmax, 8);
+	for (double v = 0; v <= xmax + step * 1e-6; v += step) {
+		double px = L + v / xmax * (PW - 1);
+		format_value(c->unit, v, label, sizeof(label));
+		fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
+			     "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+			px, px, T, T + PH, px, T + PH + 14, label);
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool pen = false;
+		fprintf(out, "<path class=\"series\" data-series=\"");
+		html_text(out, lines[i].id);
+		fprintf(out, "\" stroke=\"%s\" d=\"", lines[i].color);
+		for (size_t k = 0; k < n_pts; k++) {
+			if (!(lines[i].y[k] > 0)) {
+				pen = false;
+				continue;
+			}
+			double px = L + x[k] / xmax * (PW - 1), py = y_of(&ya, lines[i].y[k]);
+			/* A lone point still shows: a short tick. */
+			fprintf(out, "%c%.1f %.1fL%.1f %.1f", pen ? 'L' : 'M', px, py, px + (pen ? 0 : 1.5),
+				py);
+			pen = true;
+		}
+		fputs("\"/>\n", out);
+	}
+	const char *labels[17], *colors[17];
+	bool dashed[17];
+	size_t k = n < 16 ? n : 16;
+	for (size_t i = 0; i < k; i++) {
+		labels[i] = lines[i].label;
+		colors[i] = lines[i].color;
+		dashed[i] = false;
+	}
+	if (x_mark > 0) {
+		double px = L + x_mark / xmax * (PW - 1);
+		fprintf(out, "<line class=\"mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+			     "stroke=\"#1a1a1a\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>\n",
+			px, px, T, T + PH);
+		labels[k] = mark_label;
+		colors[k] = "#1a1a1a";
+		dashed[k++] = true;
+	}
+	legend(out, labels, colors, dashed, k);
 	fputs("</svg>\n", out);
 }

@@ -55,6 +55,17 @@ void chart_time(FILE *out, const struct chart *c, const struct chart_line *lines
 void chart_spectrum(FILE *out, const struct chart *c, const struct hist *const *hists,
 		    const char *const *labels, const char *const *ids, size_t n);
 
+/* An x-y chart: x linear from 0 (c->unit is its unit, "ops/s"), y
+ * latency in µs on a log scale, one line per series of n_pts points
+ * (x[i], y[i][k]) joined in the order given; NAN y: no point.  A vertical
+ * line at x_mark when it is > 0 (an answer), labelled mark_label. */
+struct chart_xy_line {
+	const char *label, *id, *color;
+	const double *y;
+};
+void chart_xy(FILE *out, const struct chart *c, const double *x, size_t n_pts,
+	      const struct chart_xy_line *lines, size_t n, double x_mark, const char *mark_label);
+
 /* Text for HTML and attributes: &, <, >, " and ' escaped; control
  * characters dropped. */
 void html_text(FILE *out, const char *s);

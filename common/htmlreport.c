@@ -341,8 +341,15 @@ static void alarms(FILE *out, const struct runmodel *m)
 	for (size_t i = 0; i < m->n_events; i++) {
 		const struct rm_event *e = &m->events[i];
 		plot_format_elapsed(e->t, a, sizeof(a));
-		fprintf(out, "<li class=\"event\">at %s: <b>", a);
-		html_text(out, e->metric);
+		fprintf(out, "<li class=\"event\" data-event=\"");
+		html_text(out, e->event);
+		fprintf(out, "\">at %s: <b>", a);
+		/* "drift of p99", "drift", or the metric alone. */
+		html_text(out, e->event[0] ? e->event : e->metric);
+		if (e->event[0] && e->metric[0]) {
+			fputs(" of ", out);
+			html_text(out, e->metric);
+		}
 		fputs("</b> ", out);
 		html_text(out, e->workload);
 		fputc(' ', out);
@@ -570,6 +577,7 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 				op_section(out, m, w, &w->ops[k], bands, nb);
 		fputs("</section>\n", out);
 	}
+	html_report_search(out, m);
 	html_report_host(out, m);
 	html_report_facts(out, m, in->plan, in->devices);
 	html_page_end(out);

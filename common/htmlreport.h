@@ -17,14 +17,15 @@
  *
  * The verdict comes first: per workload and op the ACT table (the worst
  * slice's share over each threshold against its limit, by report.c's
- * rule), missed ops, errors, every nonzero verification class,
- * certification records where the run has them (shown by their members,
- * whatever they are), generator_late intervals and drift alarms.  Then per workload and op:
+ * rule), missed ops, errors, every nonzero verification class, the
+ * certification's answer and steps with their verdicts where the run has
+ * one, generator_late intervals and drift alarms.  Then per workload and op:
  * latency over time (p50, p99, p99.9, max; log scale) beside the kernel's
  * block or TCP series, throughput against target, errors and misses, and a
  * percentile spectrum of the whole run and the worst slice.  Host panels,
  * the configuration (values of secret-looking keys never shown), device
- * facts, soakd's version, restarts and gaps close it.
+ * facts, soakd's version, restarts and gaps close it; a capacity search's
+ * curve (chart and table) and answer come before the host panels.
  *
  * Elements the tests look for: id="verdict" with data-verdict="PASS|FAIL|
  * INCONCLUSIVE|NO DATA",

@@ -87,49 +87,6 @@ static void host_chart(FILE *out, const struct runmodel *m, const char *caption,
 	fputs("</figure>\n", out);
 }
 
-void html_report_certify(FILE *out, const struct runmodel *m)
-{
-	json_t *keys = json_array(), *rec, *v;
-	const char *key;
-	size_t i, k;
-
-	if (!json_array_size(m->certify) || !keys) {
-		json_decref(keys);
-		return;
-	}
-	/* Columns: every scalar member any record has, in the order seen. */
-	json_array_foreach(m->certify, i, rec) {
-		json_object_foreach(rec, key, v) {
-			bool known = false;
-			json_t *seen;
-			if (json_is_object(v) || json_is_array(v))
-				continue;
-			json_array_foreach(keys, k, seen)
-				known |= strcmp(json_string_value(seen), key) == 0;
-			if (!known && json_array_size(keys) < 16)
-				json_array_append_new(keys, json_string(key));
-		}
-	}
-	fputs("<h3>Certification</h3>\n<table id=\"certify\"><tr>", out);
-	json_array_foreach(keys, k, v) {
-		fputs("<th class=\"name\">", out);
-		html_text(out, json_string_value(v));
-		fputs("</th>", out);
-	}
-	fputs("</tr>\n", out);
-	json_array_foreach(m->certify, i, rec) {
-		fputs("<tr>", out);
-		json_array_foreach(keys, k, v) {
-			fputs("<td class=\"name\">", out);
-			print_scalar(out, json_object_get(rec, json_string_value(v)));
-			fputs("</td>", out);
-		}
-		fputs("</tr>\n", out);
-	}
-	fputs("</table>\n", out);
-	json_decref(keys);
-}
-
 void html_report_host(FILE *out, const struct runmodel *m)
 {
 	if (!m->n_host)

@@ -14,9 +14,11 @@
 #include "runmodel.h"
 
 void html_report_host(FILE *out, const struct runmodel *m);
-/* Certification records (issue 18's steps and answer) as a table of their
- * scalar members, whatever they are named: nothing when there are none. */
+/* htmlreport_certify.c: the certification's answer and steps table with
+ * their verdicts, and the capacity search's curve (chart and table) and
+ * answer; nothing when the run has none. */
 void html_report_certify(FILE *out, const struct runmodel *m);
+void html_report_search(FILE *out, const struct runmodel *m);
 void html_report_facts(FILE *out, const struct runmodel *m, json_t *plan, json_t *devices);
 
 #endif

@@ -54,6 +54,7 @@ void runmodel_free(struct runmodel *m)
 		rm_series_free(m->host[k]);
 	free(m->scratch);
 	json_decref(m->certify);
+	json_decref(m->search);
 	free(m->restarts);
 	free(m->gaps);
 	free(m->events);
@@ -345,6 +346,11 @@ int runmodel_add(struct runmodel *m, json_t *rec)
 			m->certify = json_array();
 		if (m->certify && json_array_size(m->certify) < RM_MAX_CERTIFY)
 			json_array_append(m->certify, rec);
+	} else if (strcmp(type, "search") == 0) {
+		if (!m->search)
+			m->search = json_array();
+		if (m->search && json_array_size(m->search) < RM_MAX_CERTIFY)
+			json_array_append(m->search, rec);
 	} else if (strcmp(type, "event") == 0) {
 		struct rm_event *e = realloc(m->events, (m->n_events + 1) * sizeof(*e));
 		if (!e)
@@ -357,7 +363,8 @@ int runmodel_add(struct runmodel *m, json_t *rec)
 			 json_string_value(json_object_get(rec, "workload")) ?: "");
 		snprintf(e->op, sizeof(e->op), "%s", json_string_value(json_object_get(rec, "op")) ?: "");
 		snprintf(e->metric, sizeof(e->metric), "%s",
-			 json_string_value(json_object_get(rec, "metric")) ?:
+			 json_string_value(json_object_get(rec, "metric")) ?: "");
+		snprintf(e->event, sizeof(e->event), "%s",
 			 json_string_value(json_object_get(rec, "event")) ?: "");
 		snprintf(e->message, sizeof(e->message), "%s",
 			 json_string_value(json_object_get(rec, "message")) ?: "");

@@ -91,6 +91,7 @@ struct rm_late {
 
 struct rm_event {
 	char workload[64], op[64], metric[64];
+	char event[32];     /* "drift", ... ("" when the record names none) */
 	double t;           /* run time, s */
 	char message[256];
 };
@@ -135,6 +136,10 @@ struct runmodel {
 	/* Certification records as they are ("type": "certify" and "certify_*":
 	 * steps, answer), at most RM_MAX_CERTIFY, for the report to show. */
 	json_t *certify;
+	/* Capacity search records ("type": "search": a probe each, with
+	 * "probe", then the answer, with "answer_rate"), at most
+	 * RM_MAX_CERTIFY. */
+	json_t *search;
 	double end_s;       /* last interval's end */
 	uint64_t wall_start_ns;
 	uint64_t skipped;   /* records not understood */

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "cmp_answers.h"
 #include "htmlchart.h"
 #include "htmlreport.h"
 #include "runfiles.h"
@@ -203,8 +204,8 @@ static void td_num(FILE *out, const char *key, const char *w, const char *op, co
 		fprintf(out, "%.3f</td>", v);
 }
 
-static void print_html(json_t *ws, const char *na, const char *nb, bool significant,
-		       double min_change_pct, FILE *out)
+static void print_html(json_t *ws, json_t *answers, const char *na, const char *nb,
+		       bool significant, double min_change_pct, FILE *out)
 {
 	size_t i;
 	json_t *w;
@@ -217,7 +218,8 @@ static void print_html(json_t *ws, const char *na, const char *nb, bool signific
 	fprintf(out, "</p></header>\n<section id=\"cmp\" data-changed=\"%s\"><h2>Changes</h2>\n"
 		     "<p><span class=\"verdict %s\">%s</span> A change is marked when it exceeds the "
 		     "larger slice-to-slice spread of the two runs and %g%% of A's value; counters "
-		     "when they grow.</p>\n<table><tr><th class=\"name\">workload</th><th class=\"name\">"
+		     "when they grow, and an answer of a certification or capacity search when it "
+		     "is another.</p>\n<table><tr><th class=\"name\">workload</th><th class=\"name\">"
 		     "op</th><th class=\"name\">metric</th><th>A</th><th>B</th><th>change</th>"
 		     "<th>noise (spread)</th></tr>\n", significant ? "yes" : "no",
 		significant ? "FAIL" : "PASS", significant ? "CHANGED" : "NO CHANGE", min_change_pct);
@@ -287,6 +289,7 @@ static void print_html(json_t *ws, const char *na, const char *nb, bool signific
 		}
 	}
 	fputs("</table></section>\n", out);
+	cmp_answers_html(answers, out);
 	html_page_end(out);
 }
 
@@ -308,6 +311,7 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 		return r;
 	}
 	json_t *ws = compare(a.m, b.m, min_change_pct, &significant);
+	json_t *answers = cmp_answers(a.m, b.m, &significant);
 	if (json_array_size(ws) == 0) {
 		fprintf(stderr, "soakctl: %s and %s have no workload in common\n", run_a, run_b);
 		r = EXIT_REFUSED;
@@ -315,22 +319,26 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 		json_t *doc = json_pack("{s:s,s:s,s:f,s:O,s:b}", "a", run_a, "b", run_b,
 					"min_change_pct", min_change_pct, "workloads", ws,
 					"significant", significant);
+		if (doc && answers)
+			json_object_set(doc, "answers", answers);
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
 		json_decref(doc);
 	} else {
 		print_text(ws, run_a, run_b, stdout);
+		cmp_answers_text(answers, stdout);
 	}
 	if (r == 0 && html) {
 		FILE *f = output_open(html);
 		if (!f) {
 			r = EXIT_REFUSED;
 		} else {
-			print_html(ws, run_a, run_b, significant, min_change_pct, f);
+			print_html(ws, answers, run_a, run_b, significant, min_change_pct, f);
 			r = output_close(f, html);
 		}
 	}
 	json_decref(ws);
+	json_decref(answers);
 	run_files_done(&a);
 	run_files_done(&b);
 	if (r == 0 && fflush(stdout) != 0)

@@ -94,8 +94,30 @@ static void test_tolerant_reader(void **state)
 	       "\"latency_us\":{\"p50\":10,\"p99\":20,\"p999\":30,\"max\":40}}},"
 	       "\"tcp\":{\"srtt_samples\":5,\"latency_us\":{\"p50\":1,\"p99\":2,\"max\":3},"
 	       "\"connects\":0,\"connect_us\":{}}}}");
-	add(m, "{\"type\":\"certify_step\",\"workload\":\"w<1>\",\"step\":\"3x\","
-	       "\"verdict\":\"FAIL\",\"why\":\"read: 7.1% over 1 ms\",\"table\":{}}");
+	/* Certification and search records as daemon/run/certify.c and
+	 * search.c write them (the real run is in report-html.sh). */
+	add(m, "{\"type\":\"certify\",\"step\":1,\"of\":2,\"load\":\"1x\",\"load_x\":1,"
+	       "\"rate\":100,\"start_ns\":0,\"end_ns\":5000000000,\"verdict\":\"pass\","
+	       "\"why\":\"every judged op within its limits\",\"workloads\":[],"
+	       "\"thresholds_ms\":[1,8],\"limits_pct\":[5,null]}");
+	add(m, "{\"type\":\"certify\",\"step\":2,\"of\":2,\"load\":\"3x\",\"load_x\":3,"
+	       "\"rate\":300,\"start_ns\":5000000000,\"end_ns\":10000000000,"
+	       "\"verdict\":\"fail\",\"why\":\"read: 7.1% over 1 ms\",\"workloads\":[]}");
+	add(m, "{\"type\":\"certify\",\"confirm_start\":1,\"load\":\"1x\",\"run_ns\":1}");
+	add(m, "{\"type\":\"certify\",\"step\":1,\"of\":2,\"load\":\"1x\",\"rate\":100,"
+	       "\"start_ns\":10000000000,\"end_ns\":13000000000,\"verdict\":\"pass\","
+	       "\"confirm\":true,\"why\":\"held again\"}");
+	add(m, "{\"type\":\"certify\",\"steps_passed\":1,\"steps\":2,\"answer\":\"1x\","
+	       "\"rate\":100,\"why\":\"the highest load that passed\",\"thresholds_ms\":[1,8],"
+	       "\"limits_pct\":[5,null]}");
+	add(m, "{\"type\":\"search\",\"probe\":1,\"rate\":400,\"verdict\":\"above\","
+	       "\"agreed\":3,\"windows\":3,\"p50_us\":900,\"p99_us\":5000,\"p999_us\":9000,"
+	       "\"below_us\":2000,\"percentile\":99}");
+	add(m, "{\"type\":\"search\",\"probe\":2,\"rate\":200,\"verdict\":\"below\","
+	       "\"agreed\":2,\"windows\":3,\"p50_us\":100,\"p99_us\":1500,\"p999_us\":3000,"
+	       "\"below_us\":2000,\"percentile\":99}");
+	add(m, "{\"type\":\"search\",\"percentile\":99,\"below_us\":2000,\"probes\":2,"
+	       "\"lo\":200,\"hi\":400,\"answer_rate\":200,\"why\":\"the highest rate below\"}");
 	add(m, "{\"type\":\"mystery\"}");
 	add(m, "{\"no_type\":1}");
 
@@ -135,10 +157,28 @@ static void test_tolerant_reader(void **state)
 	assert_non_null(strstr(html, "data-workload=\"w&lt;1&gt;\""));
 	assert_non_null(strstr(html, "data-k=\"w&lt;1&gt;/read/verify.novel_class\">2<"));
 	assert_non_null(strstr(html, "&lt;b&gt;rose&lt;/b&gt;"));
+	assert_non_null(strstr(html, "data-event=\"drift\">at 2s: <b>drift of p99</b> w&lt;1&gt; read"));
 	assert_null(strstr(html, "<b>rose"));
 	assert_non_null(strstr(html, "id=\"host-cpu\""));
-	assert_non_null(strstr(html, "<td class=\"name\">read: 7.1% over 1 ms</td>"));
-	assert_non_null(strstr(html, "<th class=\"name\">step</th>"));
+	assert_non_null(strstr(html, "data-k=\"certify/step/2/verdict\">fail</td>"));
+	assert_non_null(strstr(html, "data-k=\"certify/step/1/verdict\">pass</td>"));
+	assert_non_null(strstr(html, "data-k=\"certify/step/2/why\">read: 7.1% over 1 ms</td>"));
+	assert_non_null(strstr(html, "id=\"certify-answer\" data-answer=\"1x\""));
+	/* The confirmation is a row of its own; its start marker is none. */
+	assert_non_null(strstr(html, "data-k=\"certify/confirm/1/step\">confirm 1</td>"));
+	assert_non_null(strstr(html, "data-k=\"certify/confirm/1/hold\">3s</td>"));
+	assert_null(strstr(html, "certify/step/0/"));
+	assert_non_null(strstr(html, "≤ 5% over 1 ms, over 8 ms (no limit)"));
+	/* The search: its answer, a chart of the curve and the table by rate. */
+	assert_non_null(strstr(html, "data-answer-rate=\"200.0\""));
+	assert_non_null(strstr(html, "id=\"search-curve\""));
+	assert_non_null(strstr(html, "data-series=\"p99.9\""));
+	const char *lo = strstr(html, "data-k=\"search/2/rate\">200.0<");
+	const char *hi = strstr(html, "data-k=\"search/1/rate\">400.0<");
+	assert_non_null(lo);
+	assert_non_null(hi);
+	assert_true(lo < hi);
+	assert_non_null(strstr(html, "data-k=\"search/1/p999_us\">9000.0<"));
 	assert_non_null(strstr(html, "data-series=\"w&lt;1&gt;/read/kernel.tcp.srtt.p99\""));
 	assert_non_null(strstr(html, "data-series=\"w&lt;1&gt;/read/kernel.blk.read.p99\""));
 	assert_non_null(strstr(html, "9.9"));

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "daemon/object/obj_ledger.h"
+#include "daemon/object/obj_payload.h"
 
 #define TAG "0123456789abcdef"
 
@@ -176,6 +177,84 @@ static void test_damaged_record_stops_replay(void **state)
 	obj_ledger_close(l);
 }
 
+/* Sets the format in the journal's header record, resealed. */
+static void set_journal_format(uint32_t format)
+{
+	unsigned char rec[48];
+	int fd = openat(dir_fd, "w.0.journal", O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, rec, sizeof(rec), 0), 48);
+	memcpy(rec + 12, &format, 4);
+	uint32_t crc = obj_crc32c_update(0, rec + 4, 44);
+	memcpy(rec, &crc, 4);
+	assert_int_equal(pwrite(fd, rec, sizeof(rec), 0), 48);
+	close(fd);
+}
+
+static void test_version_ids_survive_reopen_and_fold(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	char vid[OBJ_LEDGER_VID_MAX], cmd[600];
+	const char *uuid = "54fd8b94-d8b8-4800-8fe9-b50d4969e287";
+	const char *aws = "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrH";
+	struct obj_ledger *l = open_ok(4, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 1, 10);
+	obj_ledger_ack(l, 0, 5, 0);
+	assert_int_equal(obj_ledger_set_version_id(l, 0, uuid), 0);
+	obj_ledger_intend_put(l, 1, 2, 1, 10);
+	obj_ledger_ack(l, 1, 5, 0);
+	assert_int_equal(obj_ledger_set_version_id(l, 1, aws), 0);
+	obj_ledger_intend_put(l, 2, 3, 1, 10);
+	obj_ledger_ack(l, 2, 5, 0);
+	assert_int_equal(obj_ledger_set_version_id(l, 2, "x23456789012345678901234567890123"),
+			 -E2BIG);
+	obj_ledger_close(l);
+	l = open_ok(4, TAG, &info);
+	obj_ledger_version_id(l, 0, vid, sizeof(vid));
+	assert_string_equal(vid, uuid);
+	obj_ledger_version_id(l, 1, vid, sizeof(vid));
+	assert_string_equal(vid, aws);
+	obj_ledger_version_id(l, 2, vid, sizeof(vid));
+	assert_string_equal(vid, "");
+	/* A new acknowledged PUT without one forgets the old version id. */
+	obj_ledger_intend_put(l, 1, 2, 2, 10);
+	obj_ledger_ack(l, 1, 6, 0);
+	obj_ledger_close(l);
+	/* A torn byte: the next open folds into a map, which keeps them. */
+	snprintf(cmd, sizeof(cmd), "truncate -s +1 '%s/w.0.journal'", dir);
+	assert_int_equal(system(cmd), 0);
+	l = open_ok(4, TAG, &info);
+	obj_ledger_close(l);
+	assert_true(file_size("w.0.map") > 0);
+	l = open_ok(4, TAG, &info);
+	obj_ledger_version_id(l, 0, vid, sizeof(vid));
+	assert_string_equal(vid, uuid);
+	obj_ledger_version_id(l, 1, vid, sizeof(vid));
+	assert_string_equal(vid, "");
+	obj_ledger_close(l);
+}
+
+static void test_format_1_loads_and_newer_is_refused(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(4, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 1, 10);
+	obj_ledger_ack(l, 0, 5, 0);
+	obj_ledger_close(l);
+	set_journal_format(1);
+	l = open_ok(4, TAG, &info);
+	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_PRESENT);
+	obj_ledger_close(l);
+	set_journal_format(3);
+	char err[256] = "";
+	l = NULL;
+	assert_int_equal(obj_ledger_open(dir_fd, "w.0", 4, TAG, &l, &info, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "format 3"));
+}
+
 static void test_other_pool_size_is_refused(void **state)
 {
 	(void)state;
@@ -307,6 +386,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_torn_last_record_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_record_stops_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_pool_size_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_ids_survive_reopen_and_fold, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_format_1_loads_and_newer_is_refused, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_older_than_map_is_ignored, setup,
 						teardown),

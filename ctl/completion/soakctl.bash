@@ -22,7 +22,9 @@ _soakctl_names()
 		# soakctl prints a workload's name at six spaces, its ops' at eight.
 		sed -n 's/^      "name": "\([^"]*\)",*$/\1/p' <<<"$json"
 	else
-		sed -n 's/^        "\([^"]*\)": {$/\1/p' <<<"$json" | sort -u
+		# The members of a workload's "ops" object only (the kernel's
+		# series have an "ops" object of their own, deeper).
+		awk '/^      "ops": \{$/ {o = 1; next} o && /^      [}]/ {o = 0} o && /^        "[^"]*": \{$/ {sub(/^ *"/, ""); sub(/": \{$/, ""); print}' <<<"$json" | sort -u
 	fi
 }
 

@@ -201,7 +201,7 @@ static const char *const object_keys[] = {
 	"mix", "size", "verify", "cleanup", "read_offset", "read_length", "read_range", "names",
 	"prefix", "prefixes", "checksum", "list_max_keys", "timeout", "connect_timeout",
 	"audit", "sse", "buckets", "multipart_threshold", "multipart_part_size",
-	"multipart_parallel",
+	"multipart_parallel", "versioning",
 	/* refused by refuse_secrets, with a better message than "unknown" */
 	"secret", "secret_key", "access_key", "aws_secret_access_key", "aws_access_key_id",
 	"password", "token", "aws_session_token", NULL,
@@ -282,7 +282,7 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 		static const char *const s3_only[] = { "bucket", "region", "create_bucket",
 						       "addressing", "sse", "buckets",
 						       "multipart_threshold", "multipart_part_size",
-						       "multipart_parallel", NULL };
+						       "multipart_parallel", "versioning", NULL };
 		for (int i = 0; s3_only[i]; i++)
 			if (json_object_get(obj, s3_only[i])) {
 				cfg_push_key(c, s3_only[i]);

@@ -76,6 +76,7 @@ struct object_config {
 	unsigned buckets;           /* S3: above 1, objects spread over BUCKET-0 .. BUCKET-(N-1) */
 	bool create_bucket;
 	bool sse_s3;                /* "sse": "s3": PUTs ask for SSE-S3 (AES256) */
+	bool versioning;            /* "versioning": the buckets keep every version */
 	uint64_t multipart_threshold; /* S3: larger objects go up in parts; 0: never */
 	uint64_t multipart_part_size;
 	unsigned multipart_parallel;  /* parts of one upload in flight at once */

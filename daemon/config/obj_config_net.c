@@ -235,6 +235,7 @@ void obj_cfg_parse_s3(struct cfg_ctx *c, json_t *obj, struct object_config *o)
 		cfg_pop(c);
 	}
 	cfg_get_bool(c, obj, "create_bucket", &o->create_bucket);
+	cfg_get_bool(c, obj, "versioning", &o->versioning);
 	uint64_t n = o->buckets;
 	cfg_get_uint(c, obj, "buckets", 1, OBJ_MAX_BUCKETS, &n);
 	o->buckets = (unsigned)n;

@@ -180,18 +180,39 @@ static bool outcome_unknown(enum op_error_class c)
 	return c == OP_ERR_TIMEOUT || c == OP_ERR_HTTP_5XX || c == OP_ERR_TRANSFER;
 }
 
+/* A versioned bucket's x-amz-version-id, "" when there is none. */
+static void version_id_of(CURL *easy, char *buf, size_t len)
+{
+	struct curl_header *h = NULL;
+	buf[0] = '\0';
+	if (curl_easy_header(easy, "x-amz-version-id", 0, CURLH_HEADER, -1, &h) == CURLHE_OK && h &&
+	    h->value && strlen(h->value) < len && !strpbrk(h->value, "\r\n\t "))
+		snprintf(buf, len, "%s", h->value);
+}
+
 static void end_write(struct obj_stream *st, struct obj_xfer *x, bool done, bool unknown,
 		      struct obj_verify *v)
 {
+	bool put = x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL;
 	int r;
 	if (done)
-		r = obj_ledger_ack(st->ledger, x->slot,
-				   x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL
-					   ? etag_of(x->easy) : 0, wall_ns());
+		r = obj_ledger_ack(st->ledger, x->slot, put ? etag_of(x->easy) : 0, wall_ns());
 	else if (unknown)
 		r = obj_ledger_uncertain(st->ledger, x->slot);
 	else
 		r = obj_ledger_abort(st->ledger, x->slot);
+	if (done && r == 0 && put && st->cl->cfg->versioning) {
+		char vid[OBJ_LEDGER_VID_MAX];
+		version_id_of(x->easy, vid, sizeof(vid));
+		int vr = vid[0] ? obj_ledger_set_version_id(st->ledger, x->slot, vid) : -E2BIG;
+		if (vr < 0 && vr != -E2BIG)
+			ledger_failed(st, vr);
+		else if (vr < 0 && !atomic_exchange(&st->cl->vid_unkept_logged, true))
+			log_warning("%s: PUT %s: %s; reads of it take the latest version",
+				    st->cl->wcfg->name, x->key,
+				    vid[0] ? "its version id is too long to keep"
+					   : "the server gave no version id (x-amz-version-id)");
+	}
 	if (!done && unknown && v)
 		v->uncertain++;
 	ledger_failed(st, r);
@@ -292,6 +313,21 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 			v->stale++;
 		/* HEAD carries no data: its ETag says whether the object is
 		 * still the version whose PUT was acknowledged. */
+		/* A versioned bucket: the latest version must be the
+		 * acknowledged one. */
+		if (outcome == OBJ_OK && x->kind == OBJ_KIND_STAT && e && st->cl->cfg->versioning &&
+		    e->state == OBJ_LEDGER_PRESENT && !e->pending &&
+		    e->id == st->pool.entries[x->slot].id) {
+			char want[OBJ_LEDGER_VID_MAX], got[OBJ_LEDGER_VID_MAX];
+			obj_ledger_version_id(st->ledger, x->slot, want, sizeof(want));
+			version_id_of(x->easy, got, sizeof(got));
+			if (want[0] && got[0] && strcmp(want, got) != 0) {
+				v->stale++;
+				obj_log_verify(st->cl, x, "STALE", "its latest version is not the one "
+					       "whose PUT was acknowledged");
+				return;
+			}
+		}
 		if (outcome == OBJ_OK && x->kind == OBJ_KIND_STAT && e && e->etag &&
 		    e->state == OBJ_LEDGER_PRESENT && !e->pending && e->id == st->pool.entries[x->slot].id) {
 			uint64_t etag = etag_of(x->easy);

@@ -96,6 +96,7 @@ struct obj_client {
 	_Atomic unsigned verify_logged;   /* lost, stale, resurrected */
 	_Atomic bool version_logged;
 	_Atomic bool sse_unconfirmed_logged;
+	_Atomic bool vid_unkept_logged;     /* "versioning": said once */
 	_Atomic bool ready;         /* the endpoint answered the probe */
 };
 
@@ -190,6 +191,8 @@ struct obj_xfer {
 	char key[OBJ_KEY_MAX];
 	char url[OBJ_MAX_URL_LEN];
 	char range[64];
+	/* A versioned bucket: the acknowledged version a GET reads ("" the latest). */
+	char version_id[OBJ_LEDGER_VID_MAX];
 };
 
 #define OBJ_NS_PER_S UINT64_C(1000000000)
@@ -347,6 +350,14 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
  * are left (a crash can lose the ledger's last records, never more than
  * its sync interval).  Synchronous: the workload is over. */
 void obj_book_sweep(struct obj_stream *st);
+
+/* "versioning": true (obj_versions.c).  Switches versioning on for a bucket
+ * of the workload: -EOPNOTSUPP (err naming the bucket) when the server
+ * does not, -EAGAIN when it cannot be asked now. */
+int obj_versioning_enable(const struct obj_client *cl, unsigned bucket, char *err, size_t errlen);
+/* Deletes every version and delete marker of the thread's names, in every
+ * bucket: after the cleanup, nothing of the run is left. */
+void obj_versions_sweep(struct obj_stream *st);
 /* Starts an audit pass: how many objects and deleted names it reads
  * (also published as the stream's audit_total). */
 uint64_t obj_book_audit_begin(struct obj_stream *st);

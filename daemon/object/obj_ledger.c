@@ -18,10 +18,13 @@
 #include <unistd.h>
 
 #include "base/regfile.h"
+#include "obj_ledger_util.h"
 #include "obj_payload.h"
 
 #define MAGIC UINT64_C(0x31474c4b414f53) /* "SOAKLG1" */
-#define FORMAT 1
+/* 2 added R_VERSION_ID; a format 1 ledger (none of them) loads as it is. */
+#define FORMAT 2
+#define FORMAT_1 1
 /* The journal is folded into the map when it holds more records than
  * this beyond the number of slots. */
 #define FOLD_SLACK 4096
@@ -36,7 +39,14 @@ enum rec_type {
 	R_ABORT,
 	R_UNCERTAIN,
 	R_SETTLE,        /* state: present or not; id, version, size */
+	/* The acknowledged PUT's version id (a versioned bucket), after its
+	 * R_ACK or R_SLOT: state = its encoded length, the bytes from
+	 * "version" to "time_s" (VID_BYTES) = the id, a UUID as 16 bytes. */
+	R_VERSION_ID,
 };
+
+#define VID_BYTES OBJ_LEDGER_VID_BYTES
+#define VID_UUID OBJ_LEDGER_VID_UUID
 
 /* 48 bytes, host byte order (the run directory belongs to this host). */
 struct rec {
@@ -62,18 +72,14 @@ struct obj_ledger {
 	uint32_t gen;
 	uint64_t tag;
 	struct obj_ledger_entry *entries;
+	/* Per slot: the length byte and VID_BYTES of R_VERSION_ID; allocated
+	 * with the first version id (only versioned buckets have any). */
+	uint8_t (*vids)[1 + VID_BYTES];
 	uint64_t journal_records;   /* since the map */
 	uint64_t unsynced_since_ns; /* 0: all synced */
 	uint64_t map_bytes;
 	int error;
 };
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint32_t rec_crc(const struct rec *r)
 {
@@ -85,23 +91,9 @@ static void seal(struct rec *r)
 	r->crc = rec_crc(r);
 }
 
-uint64_t obj_ledger_etag_hash(const char *etag, size_t len)
+static uint8_t *vid_bytes(struct rec *r)
 {
-	uint64_t h = obj_name_hash(etag, len);
-	return h ? h : 1;
-}
-
-static int tag_parse(const char *text, uint64_t *ret)
-{
-	char *end;
-	if (strlen(text) != OBJ_LEDGER_TAG_LEN)
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 16);
-	if (errno || *end)
-		return -EINVAL;
-	*ret = v;
-	return 0;
+	return (uint8_t *)r + offsetof(struct rec, version);
 }
 
 /* Applies one change record to the in-memory state. */
@@ -110,7 +102,20 @@ static int apply(struct obj_ledger *l, const struct rec *r)
 	if (r->slot >= l->slots)
 		return -ERANGE;
 	struct obj_ledger_entry *e = &l->entries[r->slot];
+	/* A new acknowledged state forgets the old one's version id. */
+	if (l->vids && (r->type == R_SLOT || r->type == R_ACK || r->type == R_SETTLE))
+		l->vids[r->slot][0] = 0;
 	switch (r->type) {
+	case R_VERSION_ID: {
+		unsigned len = r->state & ~VID_UUID;
+		if ((r->state & VID_UUID) ? len != 16 : len > VID_BYTES)
+			return -EINVAL;
+		if (!l->vids && !(l->vids = calloc(l->slots, sizeof(*l->vids))))
+			return -ENOMEM;
+		l->vids[r->slot][0] = r->state;
+		memcpy(&l->vids[r->slot][1], vid_bytes((struct rec *)r), VID_BYTES);
+		return 0;
+	}
 	case R_SLOT:
 		e->state = r->state;
 		e->id = r->id;
@@ -183,23 +188,6 @@ static struct rec header(const struct obj_ledger *l)
 	return h;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENOSPC;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int open_file(struct obj_ledger *l, const char *name, int flags, char *err, size_t errlen)
 {
 	struct stat st;
@@ -257,7 +245,15 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				goto done;
 			}
 			if (n == 0) {
-				if (rec->type != R_HEADER || rec->id != MAGIC || rec->version != FORMAT) {
+				if (rec->type == R_HEADER && rec->id == MAGIC &&
+				    (rec->version > FORMAT || rec->version < FORMAT_1)) {
+					snprintf(err, errlen, "the ledger %s is of format %u, this "
+						 "soakd reads formats %u to %u (a newer soakd wrote it)",
+						 name, rec->version, FORMAT_1, FORMAT);
+					r = -EINVAL;
+					goto out;
+				}
+				if (rec->type != R_HEADER || rec->id != MAGIC) {
 					snprintf(err, errlen, "%s is not a soakd ledger (format %u)", name,
 						 FORMAT);
 					r = -EINVAL;
@@ -317,7 +313,7 @@ static int reset_journal(struct obj_ledger *l)
 	struct rec h = header(l);
 	if (ftruncate(l->journal_fd, 0) < 0 || lseek(l->journal_fd, 0, SEEK_SET) < 0)
 		return -errno;
-	int r = write_all(l->journal_fd, &h, sizeof(h));
+	int r = obj_ledger_write_all(l->journal_fd, &h, sizeof(h));
 	if (r == 0 && fdatasync(l->journal_fd) < 0)
 		r = -errno;
 	l->journal_records = 0;
@@ -351,8 +347,8 @@ static int fold(struct obj_ledger *l)
 		const struct obj_ledger_entry *e = &l->entries[s];
 		if (e->state == OBJ_LEDGER_NONE && e->pending == OBJ_PENDING_NONE)
 			continue;
-		if (n + 3 > IO_RECORDS) {
-			if ((r = write_all(fd, buf, n * sizeof(*buf))) < 0)
+		if (n + 4 > IO_RECORDS) {
+			if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
 				goto fail;
 			bytes += n * sizeof(*buf);
 			n = 0;
@@ -361,6 +357,12 @@ static int fold(struct obj_ledger *l)
 				       .version = e->version, .id = e->id, .size = e->size,
 				       .etag = e->etag, .time_s = e->time_s, .gen = l->gen };
 		seal(&buf[n++]);
+		if (l->vids && l->vids[s][0]) {
+			buf[n] = (struct rec){ .type = R_VERSION_ID, .state = l->vids[s][0], .slot = s,
+					       .gen = l->gen };
+			memcpy(vid_bytes(&buf[n]), &l->vids[s][1], VID_BYTES);
+			seal(&buf[n++]);
+		}
 		if (e->pending != OBJ_PENDING_NONE) {
 			buf[n] = (struct rec){ .type = e->pending == OBJ_PENDING_PUT ? R_INTEND_PUT
 										   : R_INTEND_DELETE,
@@ -373,7 +375,7 @@ static int fold(struct obj_ledger *l)
 			seal(&buf[n++]);
 		}
 	}
-	if ((r = write_all(fd, buf, n * sizeof(*buf))) < 0)
+	if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
 		goto fail;
 	bytes += n * sizeof(*buf);
 	if (fsync(fd) < 0 || renameat(l->dir_fd, l->tmp_name, l->dir_fd, l->map_name) < 0 ||
@@ -421,7 +423,7 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 	l->dir_fd = -1;
 	l->journal_fd = -1;
 	l->slots = slots;
-	if (slots == 0 || tag_parse(tag, &l->tag) < 0) {
+	if (slots == 0 || obj_ledger_tag_parse(tag, &l->tag) < 0) {
 		snprintf(err, errlen, "a ledger needs slots and a %d-digit hex run tag",
 			 OBJ_LEDGER_TAG_LEN);
 		r = -EINVAL;
@@ -501,6 +503,7 @@ void obj_ledger_close(struct obj_ledger *l)
 	if (l->dir_fd >= 0)
 		close(l->dir_fd);
 	free(l->entries);
+	free(l->vids);
 	free(l->map_name);
 	free(l->journal_name);
 	free(l->tmp_name);
@@ -524,14 +527,14 @@ static int record(struct obj_ledger *l, struct rec r)
 	if (apply(l, &r) < 0)
 		return -ERANGE;
 	seal(&r);
-	int e = write_all(l->journal_fd, &r, sizeof(r));
+	int e = obj_ledger_write_all(l->journal_fd, &r, sizeof(r));
 	if (e < 0) {
 		l->error = e;
 		return e;
 	}
 	l->journal_records++;
 	if (!l->unsynced_since_ns)
-		l->unsynced_since_ns = mono();
+		l->unsynced_since_ns = obj_ledger_mono_ns();
 	return 0;
 }
 
@@ -545,6 +548,20 @@ int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint
 int obj_ledger_intend_delete(struct obj_ledger *l, uint32_t slot)
 {
 	return record(l, (struct rec){ .type = R_INTEND_DELETE, .slot = slot });
+}
+
+int obj_ledger_set_version_id(struct obj_ledger *l, uint32_t slot, const char *vid)
+{
+	struct rec r = { .type = R_VERSION_ID, .slot = slot };
+	int e = obj_ledger_vid_pack(vid, vid_bytes(&r), &r.state);
+	return e < 0 ? e : record(l, r);
+}
+
+void obj_ledger_version_id(const struct obj_ledger *l, uint32_t slot, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (l->vids && slot < l->slots && l->vids[slot][0])
+		obj_ledger_vid_format(l->vids[slot][0], &l->vids[slot][1], buf, len);
 }
 
 int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t wall_ns)

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "obj_ledger_util.h"
+
 /*
  * The write ledger of one object workload thread: for every slot of its
  * name pool, what the server last acknowledged (the object's name number,
@@ -32,7 +34,6 @@
  */
 
 #define OBJ_LEDGER_SYNC_NS (UINT64_C(1000000000))
-#define OBJ_LEDGER_TAG_LEN 16
 
 enum obj_ledger_state {
 	OBJ_LEDGER_NONE,     /* nothing was ever acknowledged in this slot */
@@ -103,6 +104,13 @@ int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint
 int obj_ledger_intend_delete(struct obj_ledger *l, uint32_t slot);
 /* The pending write was acknowledged (etag: a hash of its ETag, or 0). */
 int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t wall_ns);
+/* A versioned bucket: the version id (x-amz-version-id) of the PUT just
+ * acknowledged in slot.  Kept when it is a UUID (MinIO) or at most 32
+ * bytes (AWS); -E2BIG otherwise (then reads take the latest version). */
+int obj_ledger_set_version_id(struct obj_ledger *l, uint32_t slot, const char *vid);
+/* The version id of slot's acknowledged PUT into buf (at least
+ * OBJ_LEDGER_VID_MAX bytes); "" when none is kept. */
+void obj_ledger_version_id(const struct obj_ledger *l, uint32_t slot, char *buf, size_t len);
 /* The pending write certainly did not happen (the server refused it). */
 int obj_ledger_abort(struct obj_ledger *l, uint32_t slot);
 /* The pending write ended without a clear answer: uncertain until read. */
@@ -122,8 +130,5 @@ uint64_t obj_ledger_disk_bytes(const struct obj_ledger *l);
 uint64_t obj_ledger_journal_records(const struct obj_ledger *l);
 /* The last disk error (0 if none), for reporting once. */
 int obj_ledger_error(const struct obj_ledger *l);
-
-/* Hash of an ETag as the server sent it (quotes and all); never 0. */
-uint64_t obj_ledger_etag_hash(const char *etag, size_t len);
 
 #endif

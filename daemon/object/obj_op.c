@@ -161,6 +161,16 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 		obj_payload_init(&x->payload, x->key, strlen(x->key), e->version);
 		x->size = e->size;
 		pick_range(st, x);
+		/* A versioned bucket: read the version whose PUT was acknowledged. */
+		x->version_id[0] = '\0';
+		if (o->versioning && st->ledger && x->verify &&
+		    (kind == OBJ_KIND_GET || kind == OBJ_KIND_AUDIT)) {
+			const struct obj_ledger_entry *le = obj_ledger_get(st->ledger, slot);
+			if (le && le->state == OBJ_LEDGER_PRESENT && !le->pending && le->id == e->id &&
+			    le->version == e->version)
+				obj_ledger_version_id(st->ledger, slot, x->version_id,
+						      sizeof(x->version_id));
+		}
 		r = obj_xfer_prepare(x, cl);
 		/* Entered in the ledger before it can reach the server. */
 		if (r == 0)

@@ -40,6 +40,8 @@ void obj_config_print(const struct object_config *o, FILE *out)
 			o->create_bucket ? "true" : "false", o->virtual_host ? "virtual-host" : "path");
 		if (o->sse_s3)
 			fprintf(out, ", \"sse\": \"s3\"");
+		if (o->versioning)
+			fprintf(out, ", \"versioning\": true");
 		if (o->buckets > 1)
 			fprintf(out, ", \"buckets\": %u", o->buckets);
 		if (o->multipart_threshold) {

@@ -182,6 +182,8 @@ static int s3_probe(const struct obj_client *cl, enum op_error_class *ret_class,
 {
 	for (unsigned i = 0; i < cl->cfg->buckets; i++) {
 		int r = probe_bucket(cl, i, ret_class, err, errlen);
+		if (r == 0 && cl->cfg->versioning)
+			r = obj_versioning_enable(cl, i, err, errlen);
 		if (r < 0)
 			return r;
 	}

@@ -519,6 +519,10 @@ end:;
 	if (cl->cfg->cleanup && !suspended && st->ledger &&
 	    st->pool.n_present + st->pool.n_doubtful == 0)
 		obj_book_sweep(st);
+	/* A versioned bucket keeps what the cleanup deleted: every version
+	 * and delete marker of the thread's names goes too. */
+	if (cl->cfg->cleanup && cl->cfg->versioning && !suspended)
+		obj_versions_sweep(st);
 out:
 	obj_book_flush(st, mono_ns(), true);
 	atomic_store(&ws->lag_ns, 0);

@@ -352,6 +352,16 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 	r = cl->proto->object_url(cl, x->key, x->url, sizeof(x->url));
 	if (r < 0)
 		return r;
+	if (x->version_id[0] && (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_AUDIT)) {
+		char esc[OBJ_LEDGER_VID_MAX * 3];
+		size_t used = strlen(x->url);
+		r = obj_escape_query(x->version_id, esc, sizeof(esc));
+		if (r < 0)
+			return r;
+		if ((size_t)snprintf(x->url + used, sizeof(x->url) - used, "?versionId=%s", esc) >=
+		    sizeof(x->url) - used)
+			return -ENAMETOOLONG;
+	}
 	/* HTTPGET first: it clears what the previous op on this handle set
 	 * (upload, no body). */
 	curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);

@@ -314,6 +314,42 @@ void end_run(struct daemon *d, const char *why)
 	d->results->rundir = NULL;
 }
 
+/*
+ * The new run's workloads, built and prepared afresh in its directory: an
+ * object workload's write ledger, name tag and pool belong to one run, and
+ * the old ones (in the directory moved aside, cleaned up or kept as the
+ * old run's "cleanup" said) must not take the new run's writes.
+ */
+static int renew_workloads(struct daemon *d)
+{
+	char err[512];
+
+	for (size_t i = 0; i < d->n_workloads; i++) {
+		struct workload *old = d->workloads[i], *w = NULL;
+		if (d->removed[i])
+			continue;
+		int r = workload_new(old->cfg, 0, d->cfg->interval_ns, &w, err, sizeof(err));
+		if (r == 0) {
+			w->slot = i;
+			w->resuming = false;
+			w->run_dir = rundir_path(d->rundir);
+			/* The old one's targets close first: a device is opened
+			 * by one workload at a time. */
+			workload_release(old);
+			r = workload_prepare(w, err, sizeof(err));
+		}
+		if (r < 0) {
+			log_error("workload %s cannot start in the new run: %s", old->cfg->name, err);
+			workload_free(w);
+			return r;
+		}
+		probes_workload_active(d->probes, i, false);
+		d->workloads[i] = w;
+		workload_free(old);
+	}
+	return 0;
+}
+
 /* soakctl start --new-run: the current run ends and a new one starts. */
 char *handle_new_run(struct daemon *d)
 {
@@ -333,7 +369,7 @@ char *handle_new_run(struct daemon *d)
 	d->summary_printed = false;
 	d->ever_started = false;
 	d->state = RUN_RUNNING;
-	if (open_run_dir(d, true) < 0 || begin_run(d) < 0) {
+	if (open_run_dir(d, true) < 0 || renew_workloads(d) < 0 || begin_run(d) < 0) {
 		shutdown_run(d, "the new run could not start");
 		return proto_error_line("the new run could not start; see soakd's log");
 	}

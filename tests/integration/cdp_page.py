@@ -8,6 +8,7 @@ the DOM with script.  Here JavaScript is turned off for the page only
 (Emulation.setScriptExecutionDisabled) and the DOM read natively.
 
   cdp_page.py URL --width W [--no-js] [--dom FILE] [--png FILE [--max-height H]]
+              [--eval JS OUT]
 
 As root Chromium needs --no-sandbox (its sandbox wants an unprivileged
 user); the page is a local file and nothing is fetched."""
@@ -26,6 +27,8 @@ ap.add_argument("--no-js", action="store_true")
 ap.add_argument("--print", action="store_true", help="emulate print media (@media print)")
 ap.add_argument("--dom")
 ap.add_argument("--png")
+ap.add_argument("--eval", nargs=2, metavar=("JS", "OUT"),
+                help="evaluate the expression in file JS in the page; its value as JSON in OUT")
 ap.add_argument("--max-height", type=int, default=0, help="cut the screenshot at this height")
 args = ap.parse_args()
 
@@ -95,6 +98,13 @@ try:
         html = call("DOM.getOuterHTML", {"nodeId": root}, session=s)["outerHTML"]
         with open(args.dom, "w", encoding="utf-8") as f:
             f.write(html)
+    if args.eval:
+        r = call("Runtime.evaluate", {"expression": open(args.eval[0]).read(),
+                                      "returnByValue": True}, session=s)
+        if "exceptionDetails" in r:
+            sys.exit(f"--eval: {r['exceptionDetails']}")
+        with open(args.eval[1], "w", encoding="utf-8") as f:
+            json.dump(r["result"].get("value"), f)
     if args.png:
         size = call("Page.getLayoutMetrics", session=s)["cssContentSize"]
         height = int(size["height"]) + 1

@@ -138,6 +138,26 @@ CONFIG
 done
 note "FIFOs as configuration, credentials and CA file refused"
 
+# "versioning" (issue 17): a boolean, and for S3 only, at its line.
+write_obj_case() {
+	cat >"$WORK/$1.json" <<CONFIG
+{
+  "workloads": [
+    {"name": "o", "type": "object", "protocol": "$2",
+     "endpoint": "http://127.0.0.1:9", "bucket": "soak-bucket",
+     "credentials": {"file": "$WORK/s3.creds"},
+     "versioning": $3}
+  ]
+}
+CONFIG
+}
+write_obj_case versioning-type s3 '"yes"'
+check_error versioning-type 6 "versioning"
+write_obj_case versioning-http http true
+sed -i 's/"bucket": "soak-bucket",//; /"credentials"/d' "$WORK/versioning-http.json"
+check_error versioning-http 5 '"versioning" is for "protocol": "s3"'
+note "\"versioning\": not a boolean, or with http, refused at its line"
+
 # --version prints the project's version.
 version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$SRCDIR/meson.build" | head -n1)
 out=$(timeout 10 "$SOAKD" --version 2>&1) || fail "soakd --version exited $?: $out"
@@ -180,6 +200,8 @@ PY
 		fail "config/$name: the plan does not name every workload or export: $(cat "$WORK/$name.plan")"
 	note "config/$name: ok ($(wc -l <"$WORK/$name.plan") lines of plan${no_targets[*]:+, ${no_targets[*]}})"
 done
+grep -q '"versioning": true' "$WORK/s3-versioned.json.plan" ||
+	fail "config/s3-versioned.json: the plan does not show \"versioning\": $(cat "$WORK/s3-versioned.json.plan")"
 created=$(ls -A "$WORK/cwd")
 [[ -z $created ]] || fail "--check-config created files in its working directory: $created"
 note "ok"

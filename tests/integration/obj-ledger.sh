@@ -152,7 +152,7 @@ start_soakd --config "$WORK/l.json" --socket "$SOCK" --state-dir "$WORK/state-l"
 wait_until 20 "the control socket" ctl_answers
 eight() { (($(objects soakd-w/) == 8)); }
 wait_until 20 "the prefill" eight
-victim=$(s3_list soak soakd-w/ | head -n 1 | cut -d' ' -f1)
+victim=$(s3_list soak soakd-w/ | awk 'NR == 1 { print $1 }')
 s3 -f -X DELETE "$EP/soak/$victim" >/dev/null || fail "cannot delete $victim"
 lost_seen() { (($(op_field w get verify.lost) >= 1)); }
 wait_until 20 "soakd to report $victim lost" lost_seen
@@ -245,7 +245,7 @@ s3 -f -T /etc/hostname "$EP/soak/soakd-w/$tag/p1/foreign" >/dev/null || fail "ca
 extra() { (($(op_field w list verify.list_extra) >= 1)); }
 wait_until 20 "soakd to list the foreign object as extra" extra
 # A present object whose sub-prefix gets listed, deleted behind soakd's back.
-victim=$(s3_list soak "soakd-w/$tag/p2/" | head -n 1 | cut -d' ' -f1)
+victim=$(s3_list soak "soakd-w/$tag/p2/" | awk 'NR == 1 { print $1 }')
 [[ -n $victim ]] || fail "no object under p2/"
 s3 -f -X DELETE "$EP/soak/$victim" >/dev/null || fail "cannot delete $victim"
 missing() { (($(op_field w list verify.list_missing) >= 1)); }

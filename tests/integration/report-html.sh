@@ -6,7 +6,8 @@
 # directory (with hand-made host, drift and verify records added to a
 # copy), loaded by headless Chromium with JavaScript off and on; the DOM's
 # verdict, every workload's panels and the table's numbers are checked
-# against the dump's, and screenshots at two widths are kept as artifacts
+# against the dump's, colour contrast and text alternatives are judged by
+# WCAG 2.x (report_a11y.py), and screenshots at two widths are kept as artifacts
 # ($SOAKD_TEST_ARTIFACTS, else BUILDDIR/meson-logs/report-html).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
@@ -122,6 +123,16 @@ for html in live copy; do
 		storage,mix,web "${extras[@]}" --js || fail "$html.html with JavaScript"
 done
 cp "$WORK/copy.nojs.dom" "$ART/report.nojs.dom"
+
+# Accessibility (WCAG 2.x): every text's contrast against its background,
+# SVG text and series lines against the chart's, every SVG named and every
+# chart described with its numbers; colours as Chromium computes them.
+for html in live copy; do
+	page "file://$WORK/$html.html" --eval "$SRCDIR/tests/integration/report_a11y.js" \
+		"$WORK/$html.a11y.json" || fail "chromium could not evaluate $html.html"
+	python3 "$SRCDIR/tests/integration/report_a11y.py" "$WORK/$html.a11y.json" ||
+		fail "$html.html is not accessible enough"
+done
 
 # Screenshots at a laptop's width and a narrow one, JavaScript off and on.
 for width in 1366 820; do

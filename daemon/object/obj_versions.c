@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Versioned buckets ("versioning": true): versioning switched on at setup,
+ * and the sweep that leaves the bucket without any version of the run's
+ * objects.  With versioning a DELETE only adds a delete marker and keeps
+ * every version written before: the run's cleanup would leave them all.
+ * Both are synchronous requests outside the measured load, like the
+ * bucket's probe and the ledger's final sweep.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "obj_engine.h"
+
+/* Entries per page of a version listing (S3's own default). */
+#define VERSIONS_PAGE 1000
+/* A listing page larger than this is refused (1000 entries are ~400 KiB). */
+#define VERSIONS_BODY_MAX (UINT64_C(16) << 20)
+#define VERSION_ID_MAX 1024
+
+struct growing {
+	char *data;
+	size_t len, cap;
+	bool overflow;
+};
+
+static size_t on_receive(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct growing *g = userdata;
+	size_t n = size * nmemb;
+	if (g->len + n + 1 > VERSIONS_BODY_MAX) {
+		g->overflow = true;
+		return 0;
+	}
+	if (g->len + n + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap : 64 * 1024;
+		while (cap < g->len + n + 1)
+			cap *= 2;
+		char *d = realloc(g->data, cap);
+		if (!d)
+			return 0;
+		g->data = d;
+		g->cap = cap;
+	}
+	memcpy(g->data + g->len, ptr, n);
+	g->len += n;
+	g->data[g->len] = '\0';
+	return n;
+}
+
+/* A synchronous request whose whole answer is kept in *body. */
+static int request(const struct obj_client *cl, const char *method, const char *url,
+		   const char *send_body, struct growing *body, long *ret_status, char *err,
+		   size_t errlen)
+{
+	struct obj_response resp;
+	if (strcmp(method, "GET") != 0) {
+		int r = obj_request(cl, method, url, send_body, &resp);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
+			return r;
+		}
+		*ret_status = resp.status;
+		if (resp.result != CURLE_OK || resp.status >= 300) {
+			obj_response_describe(cl, &resp, err, errlen);
+			return resp.result != CURLE_OK ? -EIO : 0;
+		}
+		return 0;
+	}
+	CURL *e = curl_easy_init();
+	char errbuf[CURL_ERROR_SIZE] = "";
+	if (!e)
+		return -ENOMEM;
+	int r = cl->proto->setup_handle(cl, e);
+	if (r < 0) {
+		curl_easy_cleanup(e);
+		return r;
+	}
+	body->len = 0;
+	body->overflow = false;
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, cl->headers);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_receive);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cl->cfg->timeout_ns / 1000000));
+	CURLcode result = curl_easy_perform(e);
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, ret_status);
+	curl_easy_cleanup(e);
+	if (result != CURLE_OK) {
+		char clean[LOG_REMOTE_MAX + 1];
+		log_clean(errbuf, strlen(errbuf), LOG_REMOTE_MAX, clean, sizeof(clean));
+		snprintf(err, errlen, "%s", body->overflow ? "the listing is too large"
+				     : clean[0] ? clean : curl_easy_strerror(result));
+		return -EIO;
+	}
+	if (*ret_status != 200) {
+		char message[400];
+		cl->proto->error_message(body->data ? body->data : "", body->len, message,
+					 sizeof(message));
+		snprintf(err, errlen, "HTTP %ld %s", *ret_status, message);
+	}
+	return 0;
+}
+
+int obj_versioning_enable(const struct obj_client *cl, unsigned bucket, char *err, size_t errlen)
+{
+	static const char body[] =
+		"<VersioningConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+		"<Status>Enabled</Status></VersioningConfiguration>";
+	char base[OBJ_MAX_URL_LEN], url[OBJ_MAX_URL_LEN + 32], name[80], why[512] = "";
+	long status = 0;
+
+	obj_bucket_name(cl, bucket, name, sizeof(name));
+	if (obj_bucket_url(cl, bucket, base, sizeof(base)) < 0) {
+		snprintf(err, errlen, "the URL of bucket %s is too long", name);
+		return -ENAMETOOLONG;
+	}
+	snprintf(url, sizeof(url), "%s/?versioning=", base);
+	int r = request(cl, "PUT", url, body, NULL, &status, why, sizeof(why));
+	if (r == -EIO || (r == 0 && status >= 500 && status != 501)) {
+		snprintf(err, errlen, "cannot enable versioning on bucket %s at %s: %s", name,
+			 cl->cfg->endpoint, why);
+		return -EAGAIN;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "cannot enable versioning on bucket %s: %s", name, why);
+		return r;
+	}
+	if (status != 200) {
+		snprintf(err, errlen, "%s does not enable versioning on bucket %s (\"versioning\": "
+				      "true): %s", cl->cfg->endpoint, name, why);
+		return -EOPNOTSUPP;
+	}
+	log_info("%s: versioning is enabled on bucket %s", cl->wcfg->name, name);
+	return 0;
+}
+
+/* The text of <TAG>...</TAG> at or after p, unescaped; the end of the
+ * element, or NULL when there is none before limit. */
+static const char *element(const char *p, const char *limit, const char *tag, char *out,
+			   size_t outlen)
+{
+	char open[48], close[48];
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	const char *s = strstr(p, open);
+	if (!s || s >= limit)
+		return NULL;
+	s += strlen(open);
+	const char *e = strstr(s, close);
+	if (!e || e > limit)
+		return NULL;
+	size_t o = 0;
+	while (s < e && o + 1 < outlen) {
+		static const struct { const char *ent; char c; } ents[] = {
+			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' },
+			{ "&apos;", '\'' },
+		};
+		size_t k;
+		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++)
+			if (strncmp(s, ents[k].ent, strlen(ents[k].ent)) == 0)
+				break;
+		if (k < sizeof(ents) / sizeof(ents[0])) {
+			out[o++] = ents[k].c;
+			s += strlen(ents[k].ent);
+		} else {
+			out[o++] = *s++;
+		}
+	}
+	out[o] = '\0';
+	return e + strlen(close);
+}
+
+/* Deletes one version (or delete marker) of key; 0 when it is gone. */
+static int delete_version(const struct obj_client *cl, const char *key, const char *version_id)
+{
+	char url[OBJ_MAX_URL_LEN], esc[VERSION_ID_MAX * 3 + 1], why[512];
+	long status = 0;
+	if (cl->proto->object_url(cl, key, url, sizeof(url)) < 0 ||
+	    obj_escape_query(version_id, esc, sizeof(esc)) < 0 ||
+	    strlen(url) + strlen(esc) + 12 >= sizeof(url))
+		return -ENAMETOOLONG;
+	strcat(url, "?versionId=");
+	strcat(url, esc);
+	int r = request(cl, "DELETE", url, NULL, NULL, &status, why, sizeof(why));
+	return r < 0 ? r : status == 204 || status == 200 ? 0 : -EIO;
+}
+
+void obj_versions_sweep(struct obj_stream *st)
+{
+	struct obj_client *cl = st->cl;
+	struct growing body = { 0 };
+	uint64_t found = 0, deleted = 0, failed = 0;
+	char err[512];
+
+	for (unsigned b = 0; b < cl->cfg->buckets; b++) {
+		char base[OBJ_MAX_URL_LEN], name[80], esc_prefix[OBJ_KEY_MAX * 3];
+		char key_marker[OBJ_KEY_MAX * 3] = "", vid_marker[VERSION_ID_MAX * 3] = "";
+		obj_bucket_name(cl, b, name, sizeof(name));
+		if (obj_bucket_url(cl, b, base, sizeof(base)) < 0 ||
+		    obj_escape_query(cl->name_root, esc_prefix, sizeof(esc_prefix)) < 0)
+			break;
+		for (;;) {
+			char url[OBJ_MAX_URL_LEN * 2];
+			long status = 0;
+			/* SigV4 wants the query sorted by name. */
+			if ((size_t)snprintf(url, sizeof(url), "%s/?%s%s%smax-keys=%u&prefix=%s%s%s%s"
+					     "versions=", base,
+					     key_marker[0] ? "key-marker=" : "", key_marker,
+					     key_marker[0] ? "&" : "", VERSIONS_PAGE, esc_prefix,
+					     vid_marker[0] ? "&version-id-marker=" : "", vid_marker,
+					     "&") >= sizeof(url))
+				break;
+			if (request(cl, "GET", url, NULL, &body, &status, err, sizeof(err)) < 0 ||
+			    status != 200) {
+				log_warning("%s: cannot list the versions of the run's objects in bucket "
+					    "%s: %s", cl->wcfg->name, name, err);
+				break;
+			}
+			const char *p = body.data, *end = body.data + body.len;
+			/* <Version> and <DeleteMarker> entries, in the listing's order. */
+			for (;;) {
+				const char *v = strstr(p, "<Version>"), *m = strstr(p, "<DeleteMarker>");
+				const char *s = v && (!m || v < m) ? v : m;
+				if (!s)
+					break;
+				const char *close = strstr(s, s == v ? "</Version>" : "</DeleteMarker>");
+				if (!close)
+					break;
+				char key[OBJ_KEY_MAX], vid[VERSION_ID_MAX];
+				unsigned stream;
+				uint64_t id;
+				p = close + 1;
+				if (!element(s, close, "Key", key, sizeof(key)) ||
+				    !element(s, close, "VersionId", vid, sizeof(vid)))
+					continue;
+				/* Each thread sweeps its own names. */
+				if (obj_key_parse(cl, key, &stream, &id) < 0 || stream != st->index)
+					continue;
+				found++;
+				if (delete_version(cl, key, vid) == 0)
+					deleted++;
+				else
+					failed++;
+			}
+			(void)end;
+			if (!strstr(body.data, "<IsTruncated>true</IsTruncated>"))
+				break;
+			char next_key[OBJ_KEY_MAX] = "", next_vid[VERSION_ID_MAX] = "";
+			element(body.data, end, "NextKeyMarker", next_key, sizeof(next_key));
+			element(body.data, end, "NextVersionIdMarker", next_vid, sizeof(next_vid));
+			if (!next_key[0] ||
+			    obj_escape_query(next_key, key_marker, sizeof(key_marker)) < 0 ||
+			    obj_escape_query(next_vid, vid_marker, sizeof(vid_marker)) < 0)
+				break;
+		}
+	}
+	free(body.data);
+	if (found)
+		log_info("%s: thread %u deleted %" PRIu64 " of %" PRIu64 " versions and delete "
+			 "markers of the run's objects%s", cl->wcfg->name, st->index, deleted, found,
+			 failed ? " (the others could not be deleted)" : "");
+}
