@@ -43,7 +43,6 @@ struct dev_stream {
 	unsigned n_slots;
 	struct io_uring ring;
 	bool ring_ready;
-	bool ring_single, ring_claimed; /* dev_ring.h */
 	bool fixed_buffers;
 	struct dev_slot *slots;
 	unsigned *free_slots;
@@ -63,27 +62,6 @@ struct dev_stream {
 };
 
 int dev_prepare(struct workload *w, char *err, size_t errlen);
-
-/* The stream's ring (dev_ring.c). */
-/*
- * A device stream's io_uring: created when the workload is prepared (so a
- * target that cannot be registered fails the start, not the thread), used
- * by one thread only.  Where the kernel has them, the ring is single-issuer
- * with deferred task work (IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN):
- * completions are posted only when the stream's thread waits for them, so a
- * completion does not interrupt the thread with task work of its own and
- * every completion posted by one wait is reaped by it.  Created disabled;
- * the thread that runs the stream claims it with dev_ring_claim.
- */
-int dev_ring_open(struct dev_stream *d, const char *path, char *err, size_t errlen);
-
-/*
- * Makes the calling thread the ring's only issuer.  A ring claimed by an
- * earlier thread (the workload was stopped and started again) belongs to
- * it for good, so it is replaced by a new one.  Returns 0 or -errno with
- * err set.
- */
-int dev_ring_claim(struct dev_stream *d, const char *path, char *err, size_t errlen);
 
 /*
  * "verify" in the I/O path (dev_verify.c, which sees this file): d->verify
