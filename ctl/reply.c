@@ -99,6 +99,25 @@ static int max_width(int w, const char *s)
 	return n > w ? n : w;
 }
 
+/* Before the run: "preparing d1 /dev/loop3: verify fill 37.5% (... blocks), about 12s left" */
+static void print_preparing(json_t *p)
+{
+	char eta[64] = "";
+
+	if (!json_is_object(p))
+		return;
+	if (json_is_number(json_object_get(p, "eta_s"))) {
+		char left[48];
+		format_elapsed(json_number_value(json_object_get(p, "eta_s")), left, sizeof(left));
+		snprintf(eta, sizeof(eta), ", about %s left", left);
+	}
+	printf("preparing %s %s: %s %.1f%% (%" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+	       " %s)%s\n", field_str(p, "workload", "?"), field_str(p, "target", "?"),
+	       field_str(p, "what", "?"), json_number_value(json_object_get(p, "percent")),
+	       json_integer_value(json_object_get(p, "done")),
+	       json_integer_value(json_object_get(p, "total")), field_str(p, "unit", ""), eta);
+}
+
 void print_status(json_t *reply)
 {
 	json_t *workloads = json_object_get(reply, "workloads"), *w, *ops, *op;
@@ -118,6 +137,9 @@ void print_status(json_t *reply)
 		       field_str(reply, "state", "?"), elapsed);
 	if (json_is_object(json_object_get(reply, "trace")))
 		print_trace_summary(json_object_get(reply, "trace"));
+	print_preparing(json_object_get(reply, "preparing"));
+	if (json_is_object(json_object_get(reply, "preparing")))
+		return;
 	if (json_array_size(workloads) == 0) {
 		printf("no workloads\n");
 		return;
@@ -217,6 +239,8 @@ int print_reply(const struct options *o, json_t *reply)
 		printf("soakd's main loop stalled for %s\n", field_str(reply, "stalled", "?"));
 	} else {
 		print_states(json_object_get(reply, "workloads"), "");
+		if (field_str(reply, "message", NULL))
+			printf("%s\n", field_str(reply, "message", ""));
 	}
 	return 0;
 }

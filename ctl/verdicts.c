@@ -45,6 +45,16 @@ static void add(json_t *reply, json_t *rec)
 		}
 		if (json_object_get(rec, "window_s"))
 			json_object_set(s, "window_s", json_object_get(rec, "window_s"));
+	} else if (type && strcmp(type, "event") == 0 &&
+		   json_is_string(json_object_get(rec, "event")) &&
+		   strcmp(json_string_value(json_object_get(rec, "event")), "drift") == 0) {
+		/* The run's drift alarms, as soakd lists them. */
+		json_t *a = json_object_get(reply, "drift");
+		if (!a) {
+			a = json_array();
+			json_object_set_new(reply, "drift", a);
+		}
+		json_array_append(a, rec);
 	}
 }
 
@@ -66,5 +76,7 @@ int verdicts_from_log(const char *run_dir, json_t *reply)
 		json_decref(rec);
 	}
 	runlog_close(rd);
+	if (!json_object_get(reply, "drift"))
+		json_object_set_new(reply, "drift", json_array());
 	return r;
 }

@@ -131,7 +131,12 @@ static void test_admit_on_socket(void **state)
 	while (admitted < 100 * burst && ctl_budget_admit_connection(&b, sv[0]))
 		admitted++;
 	assert_in_range(admitted, burst, 2 * burst);
-	assert_false(ctl_budget_admit_request(&b, sv[0], geteuid()));
+	/* Refused now; a token or two may have come back if this process was
+	 * descheduled since (a loaded machine), but no more than the rate
+	 * gives back in that time, so a refusal comes soon. */
+	unsigned more = 0;
+	while (ctl_budget_admit_request(&b, sv[0], geteuid()))
+		assert_true(++more < burst);
 	/* Over budget: the fixed line, nothing else (one per refusal). */
 	ssize_t n = recv(sv[1], reply, sizeof(reply) - 1, 0);
 	assert_true(n > 0);

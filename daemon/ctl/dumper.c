@@ -51,6 +51,7 @@ void dump_job_free(struct dump_job *job)
 	free(job->log_path);
 	json_decref(job->states);
 	json_decref(job->reply);
+	json_decref(job->sections);
 	free(job);
 }
 
@@ -288,6 +289,8 @@ static void *job_main(void *arg)
 	}
 	if (notes)
 		json_object_set_new(v, "notes", json_string(notes));
+	if (!text && job->sections)
+		json_object_update(v, job->sections);
 	if (why[0]) {
 		json_object_set_new(v, "incomplete", json_true());
 		json_object_set_new(v, "incomplete_reason", json_string(why));

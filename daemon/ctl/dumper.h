@@ -36,6 +36,8 @@ struct dump_job {
 	struct rundir *rundir;         /* synced first; valid until dumper_cancel_all */
 	json_t *states;                /* [{name, state, reason}]: the run's view now */
 	json_t *reply;                 /* set: only encode and send this (report, totals) */
+	json_t *sections;              /* JSON dump: keys set into its reply as they are
+				        * (the run's certify, search, drift) */
 };
 
 struct dumper;

@@ -27,6 +27,7 @@
 
 #include "base/log.h"
 #include "dev_path.h"
+#include "workload/workload.h"
 
 #define PREP_BLOCK (1u << 20)
 #define PREP_DEPTH 8u
@@ -191,11 +192,23 @@ static void notify_status(const struct prep *p)
 		sd_notify(0, "WATCHDOG=1");
 }
 
-static bool stop_pending(void)
+/* The progress to soakd (status, and the control socket answered);
+ * false: stop now. */
+static bool report_progress(const struct prep *p)
 {
-	sigset_t pending;
-	return sigpending(&pending) == 0 &&
-	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct prep_dev *d = &p->devs[i];
+		if (d->phase == PHASE_DONE)
+			continue;
+		struct workload_progress wp = {
+			.target = d->path,
+			.what = d->phase == PHASE_ZERO ? "prep (zeroing, then salting)" : "prep (salting)",
+			.done = d->written + (d->phase == PHASE_SALT ? d->size : 0),
+			.total = 2 * d->size, .unit = "bytes" };
+		return workload_progress(&wp);
+	}
+	struct workload_progress wp = { .what = "prep", .unit = "bytes" };
+	return workload_progress(&wp);
 }
 
 static void fail(struct prep *p, int error, const char *fmt, ...)
@@ -366,10 +379,10 @@ static int run(struct prep *p)
 	for (;;) {
 		uint64_t now = now_ns();
 
-		if (!p->error && stop_pending()) {
+		if (!report_progress(p) && !p->error) {
 			char where[768];
 			summary(p, where, sizeof(where));
-			fail(p, -EINTR, "prep interrupted by a signal (%s): what is not done is left "
+			fail(p, -EINTR, "prep interrupted: soakd is stopping (%s): what is not done is left "
 			     "partly written", where);
 		}
 		for (size_t i = 0; i < p->n; i++) {

@@ -199,6 +199,7 @@ void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
 	uint8_t *buf = d->buffers + (size_t)(d->n_slots + slot_index) * d->max_len;
 	uint64_t b, end, now = realtime_ns();
 	block_range(v, slot->offset, slot->len, &b, &end);
+	v->slot_ring[slot_index] = verify_map_head(&v->map);
 	for (; b < end; b++) {
 		uint8_t gen = verify_map_write(&v->map, b);
 		verify_encode(buf + (b * VERIFY_BLOCK - slot->offset), &v->id, b * VERIFY_BLOCK,
@@ -228,6 +229,12 @@ bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsign
 		/* A failed write may have landed, in part or not at all. */
 		for (; error && b < end; b++)
 			verify_map_mark_uncertain(&v->map, b, 1);
+		/* A FUA write (RWF_DSYNC: REQ_FUA, or the write and a flush
+		 * where the device does not claim FUA) is durable once it
+		 * completes, without waiting for the epoch's flush. */
+		if (!error && v->cfg->fua)
+			verify_map_durable(&v->map, v->slot_ring[slot_index],
+					   v->slot_ring[slot_index] + (end - b));
 		return false;
 	}
 	v->n_reads--;
@@ -336,5 +343,6 @@ void dev_verify_free(struct dev_verify *v)
 		close(v->dir_fd);
 	free(v->slot_state);
 	free(v->slot_epoch);
+	free(v->slot_ring);
 	free(v);
 }

@@ -33,6 +33,7 @@ struct dev_verify {
 	unsigned n_reads, n_writes;     /* in flight */
 	uint8_t *slot_state;            /* per slot: in flight, raced */
 	uint64_t *slot_epoch;
+	uint64_t *slot_ring;            /* per write slot: its first map ring entry */
 
 	/* After a host restart: every block read back once, whatever
 	 * generation of this run it holds taken as the truth. */

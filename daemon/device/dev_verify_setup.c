@@ -28,13 +28,18 @@
 #define PROGRESS_EVERY_NS (UINT64_C(5) * 1000000000)
 #define EXTEND_USEC (UINT64_C(30) * 1000000)
 
-static void progress(const char *what, const char *label, uint64_t done, uint64_t total,
+/* Progress to soakd (status), every chunk; the log, STATUS= and the
+ * watchdog every few seconds.  False: soakd is to stop, now. */
+static bool progress(const char *what, const char *label, uint64_t done, uint64_t total,
 		     uint64_t *last_ns)
 {
+	struct workload_progress wp = { .target = label, .what = what, .done = done,
+					.total = total, .unit = "blocks" };
+	bool go_on = workload_progress(&wp);
 	uint64_t now = mono_ns();
 
 	if (now - *last_ns < PROGRESS_EVERY_NS && done < total)
-		return;
+		return go_on;
 	*last_ns = now;
 	double pct = total ? 100.0 * (double)done / (double)total : 100;
 	log_info("%s: %s: %.1f%% (%" PRIu64 " of %" PRIu64 " blocks)", label, what, pct, done,
@@ -45,6 +50,7 @@ static void progress(const char *what, const char *label, uint64_t done, uint64_
 	uint64_t watchdog_usec = 0;
 	if (sd_watchdog_enabled(0, &watchdog_usec) > 0)
 		sd_notify(0, "WATCHDOG=1");
+	return go_on;
 }
 
 /* Generation 0 over the whole region, so every read can be checked. */
@@ -72,7 +78,15 @@ static int fill(struct dev_stream *d, struct dev_verify *v, char *err, size_t er
 			return w < 0 ? -errno : -EIO;
 		}
 		b += n;
-		progress("verify fill", v->label, b, v->n_blocks, &last);
+		/* Stopped: no state is made of a fill not done, so the next
+		 * start fills again from the beginning. */
+		if (!progress("verify fill", v->label, b, v->n_blocks, &last)) {
+			snprintf(err, errlen, "verify fill of %s interrupted at %.1f%%: it starts "
+				 "again at the next start", v->label,
+				 100.0 * (double)b / (double)v->n_blocks);
+			free(buf);
+			return -EINTR;
+		}
 	}
 	free(buf);
 	if (fdatasync(d->fd) < 0) {
@@ -113,7 +127,11 @@ static int check_touched(struct dev_stream *d, struct dev_verify *v, uint8_t *bu
 			continue;
 		}
 		count(v, dev_verify_block(v, blocks[i], buf, false));
-		progress("verify on resume (touched)", v->label, i + 1, k, &last);
+		/* The blocks not read yet stay uncertain in the state. */
+		if (!progress("verify on resume (touched)", v->label, i + 1, k, &last)) {
+			free(blocks);
+			return -EINTR;
+		}
 	}
 	free(blocks);
 	return 0;
@@ -145,12 +163,15 @@ static int check_full(struct dev_stream *d, struct dev_verify *v, uint8_t *buf)
 				count(v, dev_verify_block(v, b + i, buf + i * VERIFY_BLOCK, false));
 		}
 		b += n;
-		progress("verify on resume (full)", v->label, b, v->n_blocks, &last);
+		if (!progress(v->adopt_all ? "verify on resume (full, after a host restart)"
+					   : "verify on resume (full)",
+			      v->label, b, v->n_blocks, &last))
+			return -EINTR;
 	}
 	return 0;
 }
 
-static int check_on_resume(struct dev_stream *d, struct dev_verify *v)
+static int check_on_resume(struct dev_stream *d, struct dev_verify *v, char *err, size_t errlen)
 {
 	uint8_t *buf;
 	int r = 0;
@@ -175,6 +196,16 @@ static int check_on_resume(struct dev_stream *d, struct dev_verify *v)
 	else if (verify_map_n_uncertain(&v->map))
 		r = check_touched(d, v, buf);
 	free(buf);
+	if (r == -EINTR) {
+		/* What was read is settled in the state; the rest is as it
+		 * was, and a check after a host restart is owed again. */
+		if (adopt)
+			verify_map_untrusted(&v->map);
+		snprintf(err, errlen, "verify on resume (%s) of %s interrupted: it runs again at "
+			 "the next start", adopt ? "full, after a host restart"
+						 : verify_resume_name(v->cfg->on_resume), v->label);
+		return r;
+	}
 	uint64_t bad = v->resume_corrupt;
 	log_info("%s: verify on resume (%s): %" PRIu64 " blocks checked, %" PRIu64 " failed, %" PRIu64
 		 " were uncertain", v->label,
@@ -213,7 +244,24 @@ static int open_state(struct workload *w, struct dev_stream *d, struct dev_verif
 		log_notice("%s: %" PRIu64 " blocks were written after the last completed flush "
 			   "before soakd stopped: uncertain until read", v->label,
 			   v->map.resumed_uncertain);
-	return check_on_resume(d, v);
+	return check_on_resume(d, v, err, errlen);
+}
+
+/* The run directory holds this stream's verify state (a map was made). */
+static bool state_exists(const struct workload *w, const struct dev_verify *v)
+{
+	char name[128];
+	struct stat st;
+
+	if (!w->run_dir)
+		return false;
+	int dir_fd = open(w->run_dir, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd < 0)
+		return false;
+	snprintf(name, sizeof(name), "%s.state", v->name);
+	bool found = fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(dir_fd);
+	return found;
 }
 
 int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errlen)
@@ -225,7 +273,8 @@ int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errle
 		return 0;
 	struct dev_verify *v = calloc(1, sizeof(*v));
 	if (!v || !(v->slot_state = calloc(d->n_slots, 1)) ||
-	    !(v->slot_epoch = calloc(d->n_slots, sizeof(*v->slot_epoch)))) {
+	    !(v->slot_epoch = calloc(d->n_slots, sizeof(*v->slot_epoch))) ||
+	    !(v->slot_ring = calloc(d->n_slots, sizeof(*v->slot_ring)))) {
 		dev_verify_free(v);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -240,8 +289,11 @@ int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errle
 	v->n_blocks = d->size / VERIFY_BLOCK;
 	if (getrandom(&v->fill_run_id, sizeof(v->fill_run_id), 0) != sizeof(v->fill_run_id))
 		v->fill_run_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ index;
-	/* A resumed run's region was filled when it began. */
-	if (v->cfg->fill && !w->resuming) {
+	/* A resumed run's region was filled when it began; unless that
+	 * fill was interrupted (a map is made only once a fill is done). */
+	if (v->cfg->fill && (!w->resuming || !state_exists(w, v))) {
+		if (w->resuming)
+			log_notice("%s: no verify state of this run: filling (again)", v->label);
 		int r = fill(d, v, err, errlen);
 		if (r < 0)
 			return r;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,7 +22,8 @@ struct verify_map_entry {
 	uint32_t epoch;             /* low 32 bits */
 	uint8_t prev;               /* the block's generation before this write */
 	uint8_t prev_back;          /* and how uncertain that was */
-	uint16_t reserved;
+	uint8_t durable;            /* a FUA write that completed: certain whatever comes */
+	uint8_t reserved;
 };
 
 struct verify_map_slot {
@@ -210,7 +212,7 @@ static void take_open_epochs(struct verify_map *m)
 
 	for (uint64_t i = st->tail; i < st->head; i++) {
 		const struct verify_map_entry *e = &st->ring[i % VERIFY_MAP_RING];
-		if (epoch_done(e->epoch, st->flushed) || e->block >= m->n_blocks)
+		if (epoch_done(e->epoch, st->flushed) || e->durable || e->block >= m->n_blocks)
 			continue;
 		int steps = verify_gen_steps(e->prev, m->gens[e->block]);
 		unsigned back = (steps < 0 ? 127u : (unsigned)steps) + e->prev_back;
@@ -292,6 +294,14 @@ int verify_map_sync_clean(struct verify_map *m)
 	return msync(m->st, STATE_HEADER, MS_SYNC) < 0 ? -errno : 0;
 }
 
+void verify_map_untrusted(struct verify_map *m)
+{
+	/* As if written under another boot and not closed cleanly. */
+	m->st->boot_wall_s = INT64_MIN / 2;
+	m->st->clean = 0;
+	msync(m->st, STATE_HEADER, MS_SYNC);
+}
+
 void verify_map_dirty(struct verify_map *m)
 {
 	m->st->clean = 0;
@@ -341,6 +351,21 @@ uint8_t verify_map_write(struct verify_map *m, uint64_t block)
 	 * crash comes first (then the ring entry says how far back to look). */
 	verify_map_settle(m, block, gen);
 	return gen;
+}
+
+uint64_t verify_map_head(const struct verify_map *m)
+{
+	return m->st->head;
+}
+
+void verify_map_durable(struct verify_map *m, uint64_t from, uint64_t to)
+{
+	struct verify_map_state *st = m->st;
+
+	if (from < st->tail)
+		from = st->tail;
+	for (; from < to && from < st->head; from++)
+		st->ring[from % VERIFY_MAP_RING].durable = 1;
 }
 
 uint64_t verify_map_epoch(const struct verify_map *m)

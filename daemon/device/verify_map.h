@@ -23,7 +23,8 @@
  * Flush epochs: writes are stamped with the open epoch; a flush closes
  * it, waits for its writes to complete, syncs the device, and on success
  * records the epoch as flushed, freeing its ring entries.  After a crash,
- * every block with an entry of an unflushed epoch is uncertain: the device
+ * every block with an entry of an unflushed epoch is uncertain (unless
+ * the entry is a FUA write that completed: durable already): the device
  * may hold any generation from before its first such write to the map's.
  * A block becomes certain when it is read (and what it holds is adopted)
  * or written again; until then it stays in the uncertain table, which is
@@ -68,6 +69,9 @@ void verify_map_close(struct verify_map *m);
  * again. */
 int verify_map_sync_clean(struct verify_map *m);
 void verify_map_dirty(struct verify_map *m);
+/* The next open is to find host_restarted again: a check owed after a
+ * host restart was interrupted. */
+void verify_map_untrusted(struct verify_map *m);
 
 uint64_t verify_map_run_id(const struct verify_map *m);
 bool verify_map_filled(const struct verify_map *m);
@@ -78,6 +82,12 @@ uint64_t verify_map_next_seq(struct verify_map *m);
  * returns its new generation.  Call verify_map_ring_full first. */
 uint8_t verify_map_write(struct verify_map *m, uint64_t block);
 bool verify_map_ring_full(const struct verify_map *m);
+/* Ring positions: the next write's (verify_map_write records it there);
+ * the writes at [from, to) are durable, FUA writes that completed: a crash
+ * before the next flush leaves them certain (entries a flush has freed
+ * already are skipped). */
+uint64_t verify_map_head(const struct verify_map *m);
+void verify_map_durable(struct verify_map *m, uint64_t from, uint64_t to);
 
 /* Epochs: the open one; closing it (returns the closed one) for a flush;
  * a flush of `epoch` completed. */

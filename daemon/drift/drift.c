@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "config/config_drift.h"
 #include "results/rundir.h"
+#include "results/stats_json.h"
 #include "workload/workload.h"
 
 #include "drift_detect.h"
@@ -31,6 +32,7 @@ struct drift_slot {
 struct drift {
 	struct drift_slot slots[CONFIG_MAX_WORKLOADS];
 	json_t *state;
+	json_t *events;                     /* the run's alarms, as logged */
 	uint64_t alarms;
 };
 
@@ -38,7 +40,9 @@ int drift_new(struct drift **ret)
 {
 	struct drift *d = calloc(1, sizeof(*d));
 
-	if (!d || !(d->state = json_object())) {
+	if (!d || !(d->state = json_object()) || !(d->events = json_array())) {
+		if (d)
+			json_decref(d->state);
 		free(d);
 		return -ENOMEM;
 	}
@@ -61,6 +65,7 @@ void drift_free(struct drift *d)
 	for (size_t i = 0; i < CONFIG_MAX_WORKLOADS; i++)
 		slot_clear(&d->slots[i]);
 	json_decref(d->state);
+	json_decref(d->events);
 	free(d);
 }
 
@@ -72,6 +77,11 @@ json_t *drift_state(const struct drift *d)
 uint64_t drift_alarms(const struct drift *d)
 {
 	return d ? d->alarms : 0;
+}
+
+json_t *drift_events(const struct drift *d)
+{
+	return d ? d->events : NULL;
 }
 
 void drift_status(const struct drift *d, char *buf, size_t len)
@@ -181,6 +191,9 @@ static void raise_alarm(struct drift *d, struct results *r, struct workload *w, 
 			rundir_append(r->rundir, rec);
 		json_decref(rec);
 	}
+	json_array_append_new(d->events, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:s}", "type",
+		"event", "event", "drift", "workload", w->cfg->name, "op", op, "metric", metric,
+		"start_ns", (json_int_t)start, "end_ns", (json_int_t)row->end_ns, "message", message));
 	if (w->cfg->drift.stop) {
 		char reason[WORKLOAD_REASON_MAX];
 		snprintf(reason, sizeof(reason), "on_drift: %.240s", message);
@@ -188,10 +201,11 @@ static void raise_alarm(struct drift *d, struct results *r, struct workload *w, 
 	}
 }
 
-static void on_interval(void *userdata, struct results *r, size_t index,
-			const struct interval_row *row, double target_ops)
+/* One closed interval of workload slot index through its tests; a
+ * replayed one (a resumed run's log) raises no alarm again. */
+static void feed(struct drift *d, struct results *r, size_t index, const struct op_stats *ops,
+		 size_t n_ops, const struct interval_row *row, double target_ops, bool replayed)
 {
-	struct drift *d = userdata;
 	struct workload_results *wr = &r->w[index];
 	struct workload *w = wr->workload;
 	struct drift_slot *s = index < CONFIG_MAX_WORKLOADS ? slot_for(d, index, w) : NULL;
@@ -199,8 +213,8 @@ static void on_interval(void *userdata, struct results *r, size_t index,
 
 	if (!s || secs <= 0)
 		return;
-	for (size_t op = 0; op < s->n_ops && op < wr->n_ops; op++) {
-		const struct op_stats *o = &wr->interval[op];
+	for (size_t op = 0; op < s->n_ops && op < n_ops; op++) {
+		const struct op_stats *o = &ops[op];
 		struct drift_finding found[DRIFT_METRICS];
 		double rate = target_ops * w->op_share[op] / secs;
 		size_t n = drift_op_feed(&s->ops[op], &o->latency, o->count, o->errors, secs, rate,
@@ -212,8 +226,90 @@ static void on_interval(void *userdata, struct results *r, size_t index,
 			if (json_object_get(metrics, drift_metric_name(m)))
 				json_object_set_new(metrics, drift_metric_name(m),
 						    json_integer(s->ops[op].active[m]));
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n && !replayed; k++)
 			raise_alarm(d, r, w, w->op_names[op], &found[k], row);
+	}
+}
+
+static void on_interval(void *userdata, struct results *r, size_t index,
+			const struct interval_row *row, double target_ops)
+{
+	struct workload_results *wr = &r->w[index];
+
+	feed(userdata, r, index, wr->interval, wr->n_ops, row, target_ops, false);
+}
+
+static bool find_slot(const struct results *r, const char *name, size_t *ret)
+{
+	for (size_t i = 0; name && i < r->n; i++)
+		if (strcmp(r->w[i].workload->cfg->name, name) == 0) {
+			*ret = i;
+			return true;
+		}
+	return false;
+}
+
+static uint64_t u64_of(json_t *rec, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(rec, key));
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static void replay_interval(struct drift *d, struct results *r, size_t index, json_t *rec)
+{
+	const struct workload *w = r->w[index].workload;
+	json_t *recorded = json_object_get(rec, "ops");
+	size_t n_ops = r->w[index].n_ops < STATS_MAX_OPS ? r->w[index].n_ops : STATS_MAX_OPS;
+	struct interval_row row = { .start_ns = u64_of(rec, "start_ns"),
+				    .end_ns = u64_of(rec, "end_ns") };
+	struct op_stats *ops;
+
+	/* Not measured live, not fed live. */
+	if (json_is_true(json_object_get(rec, "stalled")) || row.end_ns <= row.start_ns ||
+	    !json_is_object(recorded) || !(ops = calloc(n_ops ? n_ops : 1, sizeof(*ops))))
+		return;
+	for (size_t op = 0; op < n_ops; op++) {
+		op_stats_init(&ops[op]);
+		json_t *o = json_object_get(recorded, w->op_names[op]);
+		if (o && op_stats_merge_json(&ops[op], o) < 0)
+			goto out;  /* a damaged record: as if it were not there */
+	}
+	feed(d, r, index, ops, n_ops, &row, json_number_value(json_object_get(rec, "target_ops")),
+	     true);
+out:
+	free(ops);
+}
+
+static bool is_drift_event(json_t *rec)
+{
+	const char *event = json_string_value(json_object_get(rec, "event"));
+	return event && strcmp(event, "drift") == 0;
+}
+
+void drift_replay(struct drift *d, struct results *r, json_t *rec)
+{
+	const char *type = json_string_value(json_object_get(rec, "type"));
+	size_t index, k;
+	json_t *v;
+
+	if (!d || !r || !type)
+		return;
+	if (strcmp(type, "interval") == 0 &&
+	    find_slot(r, json_string_value(json_object_get(rec, "workload")), &index) &&
+	    index < CONFIG_MAX_WORKLOADS) {
+		replay_interval(d, r, index, rec);
+	} else if (strcmp(type, "event") == 0 && is_drift_event(rec)) {
+		json_array_append(d->events, rec);
+		d->alarms++;
+	} else if (strcmp(type, "reload") == 0) {
+		/* A definition a reload replaced (or added back) started
+		 * its tests afresh there. */
+		const char *lists[] = { "replaced", "added" };
+		for (size_t l = 0; l < 2; l++)
+			json_array_foreach(json_object_get(rec, lists[l]), k, v)
+				if (find_slot(r, json_string_value(v), &index) &&
+				    index < CONFIG_MAX_WORKLOADS)
+					slot_clear(&d->slots[index]);
 	}
 }
 
@@ -224,6 +320,7 @@ void drift_attach(struct drift *d, struct results *r)
 	for (size_t i = 0; i < CONFIG_MAX_WORKLOADS; i++)
 		slot_clear(&d->slots[i]);
 	json_object_clear(d->state);
+	json_array_clear(d->events);
 	d->alarms = 0;
 	r->on_interval = on_interval;
 	r->on_interval_userdata = d;

@@ -49,5 +49,15 @@ json_t *drift_state(const struct drift *d);
 void drift_status(const struct drift *d, char *buf, size_t len);
 /* Alarms raised since the run began. */
 uint64_t drift_alarms(const struct drift *d);
+/* The run's alarms, as their records of the run's log: borrowed. */
+json_t *drift_events(const struct drift *d);
+/*
+ * A resumed run: one record of its log, in order, from its first (the
+ * checkpoint does not hold the tests).  Intervals feed the tests as they
+ * did live, without raising their alarms again; the alarms' records are
+ * the run's alarms.  So a reference gathered before a restart stays the
+ * reference, and a drive that degraded across it is still caught.
+ */
+void drift_replay(struct drift *d, struct results *r, json_t *rec);
 
 #endif

@@ -38,6 +38,57 @@
 #include "daemon.h"
 #include "daemon_int.h"
 
+static bool drift_wanted(const struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (d->workloads[i]->cfg->drift.enabled)
+			return true;
+	return false;
+}
+
+/* Records of an interval closed this long after the checkpoint's end are
+ * past it for every workload: the pass below stops there. */
+#define DRIFT_PASS_SLACK_NS (UINT64_C(60) * 1000000000)
+
+/*
+ * The checkpoint holds the results, not the drift tests: with drift on,
+ * the log up to the checkpoint feeds them first (its references lie at
+ * the run's start, before any checkpoint).  That reads the part of the
+ * log the checkpoint saves reading, so only when drift is on.
+ */
+static void replay_drift_before(struct daemon *d, uint64_t covered)
+{
+	struct runlog_reader *rd;
+	json_t *rec;
+	uint64_t n = 0;
+	int r = runlog_open(rundir_log_path(d->rundir), &rd);
+
+	if (r < 0) {
+		log_warning_errno(r, "cannot read %s for the drift tests' references",
+				  rundir_log_path(d->rundir));
+		return;
+	}
+	while ((r = runlog_next(rd, &rec)) > 0) {
+		if (n++ % 256 == 0 && d->watchdog_usec) {
+			uint64_t now = mono_ns();
+			if (now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 4) {
+				sd_notifyf(0, "WATCHDOG=1\nSTATUS=resuming run %s: %" PRIu64
+					   " records read for drift", d->cfg->name, n);
+				d->last_watchdog_ns = now;
+			}
+		}
+		uint64_t at = checkpoint_record_run_ns(rec);
+		const char *type = json_string_value(json_object_get(rec, "type"));
+		bool interval = type && strcmp(type, "interval") == 0;
+		if (at <= covered)
+			drift_replay(d->drift, d->results, rec);
+		json_decref(rec);
+		if (interval && at > covered + DRIFT_PASS_SLACK_NS)
+			break;
+	}
+	runlog_close(rd);
+}
+
 /* Replays a resumed run's log into the results: from its checkpoint on,
  * when it has one. */
 static void replay(struct daemon *d)
@@ -62,6 +113,8 @@ static void replay(struct daemon *d)
 		char at[32];
 		format_duration(covered, at, sizeof(at));
 		log_info("resuming run %s from its checkpoint at %s of run time", d->cfg->name, at);
+		if (drift_wanted(d))
+			replay_drift_before(d, covered);
 	}
 	uint64_t gone = 0;
 	while ((r = runlog_next(rd, &rec)) > 0) {
@@ -79,6 +132,10 @@ static void replay(struct daemon *d)
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		if (type && strcmp(type, "host") == 0)
 			host_fold(d->host, rec);
+		/* Nor the drift tests' references and windows (those up to
+		 * it were fed above). */
+		if (!restored || checkpoint_record_run_ns(rec) > covered)
+			drift_replay(d->drift, d->results, rec);
 		/* What the checkpoint holds already. */
 		if (restored && checkpoint_record_run_ns(rec) <= covered) {
 			json_decref(rec);

@@ -51,6 +51,10 @@ struct certify_op {
 struct certify_part {
 	struct certify_op ops[STATS_MAX_OPS];
 	uint64_t intervals, late_intervals;
+	/* Intervals in which the object engine prefilled its pool: the
+	 * step's clock starts after them; the mix's ops done and missed in
+	 * them are not judged (certify.c), only counted for the verdict. */
+	uint64_t prefill_intervals, prefill_count, prefill_missed;
 };
 
 /* One certified workload. */
@@ -62,6 +66,7 @@ struct certify_load {
 	/* The op's share of the schedule: 0 for the object engine's prefill,
 	 * cleanup and audit, which no step's rate drives. */
 	double op_share[STATS_MAX_OPS];
+	int prefill_op;                  /* the object engine's "prefill" op; -1: none */
 	struct certify_part part[2];     /* [0] the step held, [1] the next */
 	uint64_t sched_ns;               /* the schedule's position at its last interval */
 };
@@ -85,8 +90,9 @@ struct certify {
 };
 
 /* certify.c */
+/* prefill_op: the index of the object engine's "prefill" op, or -1. */
 void certify_add_interval(struct certify_part *p, bool generator_late,
-			  const struct op_stats *ops, size_t n_ops);
+			  const struct op_stats *ops, size_t n_ops, int prefill_op);
 /* results' interval_seen: an interval of workload slot was recorded. */
 void certify_interval_seen(void *userdata, size_t slot, bool generator_late,
 			   const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);

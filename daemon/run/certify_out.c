@@ -289,3 +289,45 @@ json_t *certify_report_json(const struct certify *c)
 		json_object_set(s, "answer", c->answer);
 	return s;
 }
+
+/* The step held and how long, from the schedule's position (as
+ * certify_status_json says it), without building its JSON each tick. */
+void certify_status_line(const struct certify *c, char *buf, size_t len)
+{
+	char load[32];
+	size_t at, i;
+	json_t *v;
+	int n;
+
+	if (len)
+		buf[0] = '\0';
+	if (!c || !len)
+		return;
+	if (c->answer) {
+		json_t *answer = json_object_get(c->answer, "answer");
+		n = snprintf(buf, len, "certify: answer %s",
+			     json_is_string(answer) ? json_string_value(answer) : "none");
+	} else {
+		size_t step = c->confirming ? c->best : c->step;
+		uint64_t hold = c->confirming ? c->cfg->confirm_ns : c->cfg->hold_ns;
+		uint64_t sched = c->loads[0].sched_ns, start = c->confirming ? 0 : c->step * hold;
+		uint64_t held = sched > start ? sched - start : 0;
+		if ((c->confirming && !c->confirm_started) || held > hold)
+			held = c->confirming && !c->confirm_started ? 0 : hold;
+		certify_load_name(c->cfg->loads[step], load, sizeof(load));
+		n = snprintf(buf, len, "certify: %s %zu/%zu (%s, %.1f ops/s) %.0f/%.0fs",
+			     c->confirming ? "confirming step" : "step", step + 1, c->cfg->n_steps,
+			     load, certify_step_rate(c, step), held / 1e9, hold / 1e9);
+	}
+	at = n < 0 ? len : (size_t)n;
+	json_array_foreach(c->verdicts, i, v) {
+		if (at >= len)
+			break;
+		n = snprintf(buf + at, len - at, "%s%s%s %s", i ? ", " : " [",
+			     json_is_true(json_object_get(v, "confirm")) ? "confirm " : "",
+			     str(v, "load"), str(v, "verdict"));
+		at = n < 0 ? len : at + (size_t)n;
+	}
+	if (json_array_size(c->verdicts) && at < len)
+		snprintf(buf + at, len - at, "]");
+}

@@ -151,6 +151,8 @@ static json_t *with_host(struct daemon *d, json_t *reply, bool report)
 	return reply;
 }
 
+static json_t *with_certify(struct daemon *d, json_t *v);
+
 static char *handle_dump_from_log(struct daemon *d, const struct proto_request *req)
 {
 	if (!d->rundir)
@@ -171,6 +173,10 @@ static char *handle_dump_from_log(struct daemon *d, const struct proto_request *
 	};
 	job->log_path = strdup(rundir_log_path(d->rundir));
 	job->rundir = d->rundir;
+	/* What an unfiltered dump has beside the totals, as it is now: the
+	 * log holds it too, but before --since it is not read. */
+	if (job->format == RUNDUMP_JSON)
+		job->sections = with_certify(d, json_object());
 	job->states = workload_states(d);
 	struct ctl_stream *st = NULL;
 	if (!job->log_path || !job->states || (req->workload && !job->filter.workload) ||
@@ -211,13 +217,16 @@ static char *reply_off_loop(struct daemon *d, json_t *v)
 	return CTL_REPLY_DEFERRED;
 }
 
-/* A dump or report, with the certification's verdicts if the run has one. */
+/* A dump or report, with the certification's verdicts if the run has one,
+ * the search's curve, and the run's drift alarms ([] for none). */
 static json_t *with_certify(struct daemon *d, json_t *v)
 {
 	if (v && d->certify)
 		json_object_set_new(v, "certify", certify_report_json(d->certify));
 	if (v && d->search)
 		json_object_set_new(v, "search", search_report_json(d->search));
+	if (v && drift_events(d->drift))
+		json_object_set_new(v, "drift", json_deep_copy(drift_events(d->drift)));
 	return v;
 }
 
@@ -280,6 +289,8 @@ char *ctl_handle(void *userdata, const struct proto_request *req)
 {
 	struct daemon *d = userdata;
 
+	if (d->preparing.active)
+		return handle_preparing(d, req);
 	switch (req->cmd) {
 	case PROTO_STATUS:
 		return reply(status_json(d));

@@ -189,9 +189,12 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 
 	results_status_line(d->results, status, sizeof(status));
-	char drift[256];
+	char drift[256], cert[256], search[160];
 	drift_status(d->drift, drift, sizeof(drift));
-	sd_notifyf(0, "STATUS=%s%s%s", status, drift[0] ? "; " : "", drift);
+	certify_status_line(d->certify, cert, sizeof(cert));
+	search_status_line(d->search, search, sizeof(search));
+	sd_notifyf(0, "STATUS=%s%s%s%s%s%s%s", status, cert[0] ? "; " : "", cert,
+		   search[0] ? "; " : "", search, drift[0] ? "; " : "", drift);
 	ctl_server_expire(d->ctl, now);
 	d->ticks++;
 }
@@ -263,6 +266,10 @@ static void signal_event(struct loop *l, int fd, uint32_t events, void *userdata
 	(void)events;
 	if (read(fd, &si, sizeof(si)) != sizeof(si))
 		return;
+	if (d->preparing.active) {
+		preparing_signal(d, (int)si.ssi_signo);
+		return;
+	}
 	switch (si.ssi_signo) {
 	case SIGTERM:
 	case SIGINT:
@@ -413,7 +420,13 @@ static int prepare_workloads(struct daemon *d)
 			d->workloads[i]->slot = i;
 			d->workloads[i]->resuming = d->resuming;
 			d->workloads[i]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
+			d->preparing.workload = wc->name;
 			r = workload_prepare(d->workloads[i], err, sizeof(err));
+		}
+		if (r < 0 && d->preparing.interrupted) {
+			log_notice("workload %s: %s; soakd stops before the run goes on", wc->name,
+				   err);
+			return r;
 		}
 		if (r < 0) {
 			log_error("workload %s: %s", wc->name, err);
@@ -481,7 +494,13 @@ static int set_up(struct daemon *d)
 	    dumper_new(&d->dumper) < 0)
 		return -1;
 	d->plan = config_text(config_print_plan, cfg);
-	if (!d->plan || open_run_dir(d, opts->new_run) < 0 || prepare_workloads(d) < 0)
+	if (!d->plan || open_run_dir(d, opts->new_run) < 0)
+		return -1;
+	workload_set_progress_hook(prepare_progress, d);
+	d->preparing.active = true;
+	r = prepare_workloads(d);
+	d->preparing.active = false;
+	if (r < 0 || d->preparing.interrupted)
 		return -1;
 	/* Never fatal: without BPF the run goes on, reporting tracing
 	 * unavailable and why. */
@@ -577,8 +596,12 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 	struct daemon d = { .cfg = cfg, .opts = opts, .signal_fd = -1, .timer_fd = -1 };
 	int r, status = EXIT_FAILURE;
 
-	if (set_up(&d) < 0)
+	if (set_up(&d) < 0) {
+		/* Stopped while preparing, as asked: not a failure. */
+		if (d.preparing.interrupted)
+			status = EXIT_SUCCESS;
 		goto out;
+	}
 
 	while (!d.quit) {
 		uint64_t now = mono_ns();
@@ -599,6 +622,7 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 		if (d.workloads[i]->state == WORKLOAD_FAILED)
 			status = EXIT_WORKLOAD_FAILED;
 out:
+	workload_set_progress_hook(NULL, NULL);
 	free_daemon(&d);
 	return status;
 }

@@ -68,6 +68,18 @@ struct daemon {
 	enum run_state state;
 	uint64_t finished_ns;          /* CLOCK_MONOTONIC when the run finished */
 	bool quit;
+	/* Workloads being prepared (set_up, before the run begins): a
+	 * verify fill or check, a prep; the control socket answers status
+	 * with this progress meanwhile, and stop, SIGTERM or SIGINT
+	 * interrupt it. */
+	struct {
+		bool active, interrupted;
+		const char *workload;
+		char target[256], what[96], unit[16];
+		uint64_t done, total;
+		uint64_t since_ns, since_done; /* when this target's `what` began */
+		uint64_t next_poll_ns;
+	} preparing;
 	bool ever_started;
 	bool stopping_sent;
 	bool summary_printed;
@@ -95,6 +107,15 @@ const char *run_state_name(enum run_state s);
 bool waiting_for_start_at(const struct daemon *d, uint64_t now);
 
 struct workload *find_workload(struct daemon *d, const char *name, size_t *ret_index);
+
+/* preparing.c: the workloads' preparation, served (set_up's prepare).
+ * The progress hook (workload_set_progress_hook) with the daemon; what
+ * status says meanwhile; a control request meanwhile. */
+bool prepare_progress(void *userdata, const struct workload_progress *p);
+json_t *preparing_status_json(const struct daemon *d);
+char *handle_preparing(struct daemon *d, const struct proto_request *req);
+/* A signal read meanwhile: SIGTERM and SIGINT stop the preparation. */
+void preparing_signal(struct daemon *d, int signo);
 
 int start_workload(struct daemon *d, size_t i, char *err, size_t errlen);
 
@@ -161,6 +182,9 @@ void certify_tick(struct daemon *d, uint64_t now_ns);
  * every verdict with its table, and the answer.  NULL without one. */
 json_t *certify_status_json(const struct certify *c);
 json_t *certify_report_json(const struct certify *c);
+/* systemd's STATUS= part: the step held and how long, the verdicts so far,
+ * or the answer ("" without a certification). */
+void certify_status_line(const struct certify *c, char *buf, size_t len);
 
 /* search.c, search_out.c: the run's capacity search ("search"). */
 
@@ -175,6 +199,9 @@ void search_free(struct search *s);
 void search_tick(struct daemon *d, uint64_t now_ns);
 json_t *search_status_json(const struct search *s);
 json_t *search_report_json(const struct search *s);
+/* systemd's STATUS= part: the probe running and the bracket so far, the
+ * answer, the soak ("" without a search). */
+void search_status_line(const struct search *s, char *buf, size_t len);
 
 /* commands.c: the control commands' handlers. */
 

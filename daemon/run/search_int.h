@@ -37,6 +37,9 @@
 struct search_window {
 	struct hist latency;
 	uint64_t count, errors, missed, intervals, late_intervals;
+	/* Intervals in which an object workload prefilled its pool (each
+	 * probe starts it anew): not judged (search.c), only counted. */
+	uint64_t prefill_intervals, prefill_count, prefill_missed;
 };
 
 struct search {
@@ -48,6 +51,8 @@ struct search {
 	struct workload_config wcfg;          /* the same, at the probe's rate */
 	size_t n_ops;
 	const char *op_names[STATS_MAX_OPS];
+	double op_share[STATS_MAX_OPS];  /* 0: prefill, cleanup, audit */
+	int prefill_op;                  /* the object engine's "prefill" op; -1: none */
 	double lo, hi;              /* highest rate below the target, lowest above; 0: none yet */
 	json_t *lo_probe, *hi_probe; /* their records */
 	size_t probes;              /* probes judged */

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <systemd/sd-journal.h>
+
+#include "base/journal_ids.h"
 #include "base/log.h"
 #include "results/rundir.h"
 #include "results/stats_json.h"
@@ -22,17 +25,42 @@ static const char *str(json_t *rec, const char *key)
 	return s ? s : "";
 }
 
+/* Each probe and the answer: the run's log, the journal (SOAK_EVENT=
+ * search_probe, search_answer, with their MESSAGE_IDs) or soakd's log. */
 void search_publish(struct daemon *d, json_t *record)
 {
+	const char *run = d->cfg->name;
+	const char *workload = d->search ? d->search->orig->name : "";
+
 	if (d->rundir)
 		rundir_append(d->rundir, record);
 	if (json_object_get(record, "probe")) {
 		json_t *p = json_object_get(record, "percentile_us");
-		char pct[64];
+		char pct[64], pct_us[32];
+		snprintf(pct_us, sizeof(pct_us), "%.1f", json_number_value(p));
 		if (json_is_number(p))
 			snprintf(pct, sizeof(pct), "%.1f us", json_number_value(p));
 		else
 			snprintf(pct, sizeof(pct), "among the missed ops");
+		long long probe = (long long)json_integer_value(json_object_get(record, "probe"));
+		double rate = json_number_value(json_object_get(record, "rate"));
+		long long agreed = (long long)json_integer_value(json_object_get(record, "agreed"));
+		long long windows = (long long)json_integer_value(json_object_get(record, "windows"));
+		sd_journal_send("MESSAGE=search %s: probe %lld at %.1f ops/s: p%g %s, %s the target "
+				"(%lld of %lld windows agree)", run, probe, rate,
+				d->cfg->search.percentile, pct, str(record, "verdict"), agreed, windows,
+				"PRIORITY=%d", LOG_NOTICE, "SYSLOG_IDENTIFIER=soakd",
+				"MESSAGE_ID=" SOAK_MESSAGE_SEARCH_PROBE, "SOAK_EVENT=search_probe",
+				"SOAK_RUN=%s", run, "SOAK_WORKLOAD=%s", workload,
+				"SOAK_SEARCH_PROBE=%lld", probe, "SOAK_SEARCH_RATE=%.3f", rate,
+				"SOAK_SEARCH_PERCENTILE=%g", d->cfg->search.percentile,
+				"SOAK_SEARCH_PERCENTILE_US=%s", json_is_number(p) ? pct_us : "",
+				"SOAK_SEARCH_BELOW_US=%.0f", d->cfg->search.below_ns / 1e3,
+				"SOAK_SEARCH_VERDICT=%s", str(record, "verdict"),
+				"SOAK_SEARCH_AGREED=%lld", agreed, "SOAK_SEARCH_WINDOWS=%lld", windows,
+				NULL);
+		if (log_to_journal())
+			return;
 		log_notice("search: probe %lld at %.1f ops/s: p%g %s, %s the target (%lld of "
 			   "%lld windows agree)",
 			   (long long)json_integer_value(json_object_get(record, "probe")),
@@ -44,6 +72,20 @@ void search_publish(struct daemon *d, json_t *record)
 		return;
 	}
 	json_t *a = json_object_get(record, "answer_rate");
+	char answer[32] = "none";
+	if (json_is_number(a))
+		snprintf(answer, sizeof(answer), "%.1f", json_number_value(a));
+	sd_journal_send("MESSAGE=search %s: %s%s ops/s (%s)", run,
+			json_is_number(a) ? "the highest rate below the target is " : "no rate found: ",
+			answer, json_is_number(a) ? str(record, "confidence") : str(record, "why"),
+			"PRIORITY=%d", LOG_NOTICE, "SYSLOG_IDENTIFIER=soakd",
+			"MESSAGE_ID=" SOAK_MESSAGE_SEARCH_ANSWER, "SOAK_EVENT=search_answer",
+			"SOAK_RUN=%s", run, "SOAK_WORKLOAD=%s", workload,
+			"SOAK_SEARCH_ANSWER_RATE=%s", answer,
+			"SOAK_SEARCH_CONFIDENCE=%s", str(record, "confidence"),
+			"SOAK_SEARCH_WHY=%s", str(record, "why"), NULL);
+	if (log_to_journal())
+		return;
 	if (json_is_number(a))
 		log_notice("search: the highest rate with p%g below %.0f us is %.1f ops/s (%s)",
 			   d->cfg->search.percentile, d->cfg->search.below_ns / 1e3,
@@ -146,4 +188,23 @@ json_t *search_status_json(const struct search *s)
 	json_object_set_new(j, "lo", json_real(s->lo));
 	json_object_set_new(j, "hi", json_real(s->hi));
 	return j;
+}
+
+void search_status_line(const struct search *s, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	if (!s || !len)
+		return;
+	double answer = json_number_value(json_object_get(s->answer, "answer_rate"));
+	if (s->soaking)
+		snprintf(buf, len, "search: answer %.1f ops/s, soaking at %.1f ops/s", answer,
+			 s->rate);
+	else if (s->answer && json_is_number(json_object_get(s->answer, "answer_rate")))
+		snprintf(buf, len, "search: answer %.1f ops/s after %zu probes", answer, s->probes);
+	else if (s->answer)
+		snprintf(buf, len, "search: no rate found after %zu probes", s->probes);
+	else
+		snprintf(buf, len, "search: probe %zu at %.1f ops/s; below the target up to %.1f, "
+			 "above from %.1f ops/s", s->probes + 1, s->rate, s->lo, s->hi);
 }

@@ -2,6 +2,7 @@
 #include "workload.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,30 @@ uint64_t mono_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static workload_progress_fn progress_fn;
+static void *progress_userdata;
+
+void workload_set_progress_hook(workload_progress_fn fn, void *userdata)
+{
+	progress_fn = fn;
+	progress_userdata = userdata;
+}
+
+bool workload_stop_pending(void)
+{
+	sigset_t pending;
+
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
+bool workload_progress(const struct workload_progress *p)
+{
+	if (progress_fn)
+		return progress_fn(progress_userdata, p);
+	return !workload_stop_pending();
 }
 
 uint64_t workload_next_boundary(const struct workload *w, uint64_t t_ns)

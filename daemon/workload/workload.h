@@ -167,6 +167,26 @@ double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t 
  * target ops are spread over (rate_target), never a drain after its end. */
 uint64_t workload_scheduled_ns(const struct workload *w, uint64_t from_ns, uint64_t to_ns);
 
+/*
+ * Long work before a run can begin (a device's verify fill or resume
+ * check, its prep), on the main thread in prepare: it reports its
+ * progress here, often (every MiB or so), and stops at once, its state
+ * consistent, when this returns false (soakd is to stop).  soakd's hook
+ * shows the progress in status and answers the control socket meanwhile;
+ * without one, false means SIGTERM or SIGINT is pending.
+ */
+struct workload_progress {
+	const char *workload, *target; /* names, NULL: not known */
+	const char *what;              /* e.g. "verify fill" */
+	uint64_t done, total;          /* in units of `unit` */
+	const char *unit;              /* "blocks", "bytes" */
+};
+typedef bool (*workload_progress_fn)(void *userdata, const struct workload_progress *p);
+void workload_set_progress_hook(workload_progress_fn fn, void *userdata);
+bool workload_progress(const struct workload_progress *p);
+/* SIGTERM or SIGINT is pending (blocked, not read yet). */
+bool workload_stop_pending(void);
+
 /* Called by stream threads. */
 void stream_finish(struct workload_stream *s, enum stream_outcome outcome, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -67,9 +67,9 @@ static void block_unlink(struct fdev *fd, struct fdev_block *b)
 	if (b->next)
 		b->next->prev = b->prev;
 	fd->blocks[b->index] = NULL;
-	if (b->state == FDEV_DIRTY)
+	if (b->dirty)
 		fd->dirty_blocks--;
-	else
+	if (b->doomed)
 		fd->doomed_blocks--;
 }
 
@@ -108,26 +108,33 @@ static int block_get(struct fdev *fd, uint64_t index, struct fdev_block **ret)
 		return r;
 	}
 	b->index = index;
-	b->state = FDEV_DIRTY;
+	b->dirty = false;
+	b->doomed = false;
 	b->prev = NULL;
 	b->next = fd->head;
 	if (fd->head)
 		fd->head->prev = b;
 	fd->head = b;
 	fd->blocks[index] = b;
-	fd->dirty_blocks++;
 	*ret = b;
 	return 0;
 }
 
+/* A doomed block stays doomed: the write the lie acknowledged is not in the image. */
 static void block_make_dirty(struct fdev *fd, struct fdev_block *b)
 {
-	if (b->state == FDEV_DOOMED) {
-		fd->doomed_blocks--;
+	if (!b->dirty) {
 		fd->dirty_blocks++;
-		fd->stats.blocks_healed++;
-		b->state = FDEV_DIRTY;
+		b->dirty = true;
 	}
+}
+
+/* The block is in the image now: a doomed one is healed. */
+static void block_persisted(struct fdev *fd, struct fdev_block *b)
+{
+	if (b->doomed)
+		fd->stats.blocks_healed++;
+	block_free(fd, b);
 }
 
 /* Writes len bytes at byte within of block index (one block at most). */
@@ -154,7 +161,7 @@ static int block_store(struct fdev *fd, uint64_t index, size_t within, const cha
 	r = pwrite_full(fd->backing_fd, b->data, fd->block_size, index * fd->block_size);
 	if (r < 0)
 		return r;
-	block_free(fd, b);
+	block_persisted(fd, b);
 	return 0;
 }
 
@@ -229,42 +236,48 @@ int fdev_writeback(struct fdev *fd)
 
 	for (; b; b = next) {
 		next = b->next;
-		if (b->state != FDEV_DIRTY)
+		if (!b->dirty)
 			continue;
 		r = pwrite_full(fd->backing_fd, b->data, fd->block_size, b->index * fd->block_size);
 		if (r < 0)
 			return r;
-		block_free(fd, b);
+		block_persisted(fd, b);
 		fd->stats.blocks_persisted++;
 	}
 	return 0;
 }
 
+/* Block b's write is acknowledged by a lie: no longer dirty, doomed. */
+static void block_doom(struct fdev *fd, struct fdev_block *b)
+{
+	b->dirty = false;
+	fd->dirty_blocks--;
+	if (!b->doomed) {
+		b->doomed = true;
+		fd->doomed_blocks++;
+	}
+	fd->stats.blocks_lied++;
+}
+
 /* A lying flush: acknowledged, but its dirty blocks (or the lowest one) stay volatile. */
 static int flush_lie(struct fdev *fd)
 {
-	struct fdev_block *b, *lowest = NULL;
-	uint64_t doomed = 0;
+	struct fdev_block *b, *next, *lowest = NULL;
 
-	for (b = fd->head; b; b = b->next) {
-		if (b->state != FDEV_DIRTY)
+	for (b = fd->head; b; b = next) {
+		next = b->next;
+		if (!b->dirty)
 			continue;
 		if (fd->lie_one) {
 			if (!lowest || b->index < lowest->index)
 				lowest = b;
 			continue;
 		}
-		b->state = FDEV_DOOMED;
-		doomed++;
+		block_doom(fd, b);
 	}
-	if (lowest) {
-		lowest->state = FDEV_DOOMED;
-		doomed = 1;
-	}
-	fd->dirty_blocks -= doomed;
-	fd->doomed_blocks += doomed;
+	if (lowest)
+		block_doom(fd, lowest);
 	fd->stats.lies++;
-	fd->stats.blocks_lied += doomed;
 	fd->lies_left--;
 	return fd->lie_one ? fdev_writeback(fd) : 0;
 }
@@ -299,7 +312,7 @@ void fdev_drop(struct fdev *fd)
 {
 	fd->stats.drops++;
 	while (fd->head) {
-		if (fd->head->state == FDEV_DOOMED)
+		if (fd->head->doomed)
 			lost_record(fd, fd->head->index);
 		fd->stats.blocks_dropped++;
 		block_free(fd, fd->head);

@@ -413,7 +413,7 @@ char *fdev_render_doomed(struct fdev *fd, size_t *ret_len)
 
 	text_init(&t);
 	for (b = fd->head; b; b = b->next)
-		if (b->state == FDEV_DOOMED)
+		if (b->doomed)
 			text_add(&t, "%" PRIu64 " %" PRIu64 "\n", b->index * fd->block_size,
 				 fd->block_size);
 	return text_done(&t, ret_len);

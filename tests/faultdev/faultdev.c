@@ -256,9 +256,13 @@ out_fuse:
 out_args:
 	fuse_opt_free_args(&args);
 	pthread_mutex_lock(&fd.lock);
-	if (fd.dirty_blocks || fd.doomed_blocks)
-		fprintf(stderr, "faultdev: exiting; %" PRIu64 " unflushed blocks lost\n",
-			fd.dirty_blocks + fd.doomed_blocks);
+	if (fd.head) {
+		uint64_t cached = 0;
+
+		for (struct fdev_block *b = fd.head; b; b = b->next)
+			cached++;
+		fprintf(stderr, "faultdev: exiting; %" PRIu64 " unflushed blocks lost\n", cached);
+	}
 	fdev_cache_free(&fd);
 	pthread_mutex_unlock(&fd.lock);
 	close(fd.backing_fd);

@@ -14,14 +14,16 @@
  * which releases it.
  */
 
-enum fdev_block_state {
-	FDEV_DIRTY,  /* newer than the backing file; the next honest flush persists it */
-	FDEV_DOOMED, /* acknowledged by a lying flush; only a new write saves it from a drop */
-};
-
+/*
+ * A cached block is dirty (written since the last flush that persisted or
+ * lied about it: the next honest flush persists it), doomed (a lying flush
+ * acknowledged a write the image lacks: a drop loses it), or both (a doomed
+ * block written again: the write the lie acknowledged is still lost at a
+ * drop until an honest flush persists the block).
+ */
 struct fdev_block {
 	uint64_t index;
-	enum fdev_block_state state;
+	bool dirty, doomed;
 	struct fdev_block *prev, *next; /* the list of cached blocks */
 	unsigned char data[];
 };
@@ -44,7 +46,7 @@ struct fdev_stats {
 	uint64_t blocks_persisted; /* cached blocks written to the backing file */
 	uint64_t drops, blocks_dropped;
 	uint64_t lies, blocks_lied;  /* lying flushes, blocks they doomed */
-	uint64_t blocks_healed;      /* doomed blocks rewritten before a drop */
+	uint64_t blocks_healed;      /* doomed blocks rewritten and persisted before a drop */
 	uint64_t blocks_lost_acked;  /* doomed blocks a drop lost */
 	uint64_t read_errors, write_errors, flush_errors;
 	uint64_t delayed_ops, stalled_ops;
@@ -63,7 +65,7 @@ struct fdev {
 	bool cache_on;
 	struct fdev_block **blocks; /* by block index, NULL when not cached */
 	struct fdev_block *head;    /* every cached block */
-	uint64_t dirty_blocks, doomed_blocks;
+	uint64_t dirty_blocks, doomed_blocks; /* a block may be both */
 
 	/* Power: off after "power off" until "power on"; every op fails. */
 	bool power_off;

@@ -139,7 +139,7 @@ if [[ -w $blkio/cgroup.procs && -e $blkio/blkio.throttle.write_bps_device ]]; th
 		rc=0
 		wait "$pid" || rc=$?
 		((rc == 1)) || fail "prep exited $rc after SIGTERM: $(cat "$WORK/term.log")"
-		grep -q "prep interrupted by a signal ($DEV zeroing" "$WORK/term.log" ||
+		grep -q "prep interrupted: soakd is stopping ($DEV zeroing" "$WORK/term.log" ||
 			fail "after SIGTERM: $(cat "$WORK/term.log")"
 		note "SIGTERM: $(grep -o 'prep interrupted.*' "$WORK/term.log")"
 	fi

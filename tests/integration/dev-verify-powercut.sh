@@ -11,7 +11,9 @@
 #   - a device that lies about its flushes: flushes are acknowledged but
 #     their blocks stay volatile (faultdev lists them as doomed); after the
 #     cut, soakd reports every one of them as a failure (a lost flushed
-#     write: stale), and nothing else.
+#     write: stale), and nothing else;
+#   - "fua": true: every completed write survives the cut, none is a failure
+#     and none uncertain but those in flight at the kill.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faultlib.sh"
 
@@ -73,16 +75,19 @@ if grep -h "verify: .* block at offset" "$WORK"/soakd.*.log >"$WORK/false.txt"; 
 fi
 
 # --- a device that lies about flushes -----------------------------------------
-# Two flushes lie: their blocks stay volatile (doomed).  Then the workload
-# stops, and its last flush (honest again) persists every block written
-# since, also doomed ones written again: what the cut loses is exactly the
-# doomed blocks, each a write soakd saw flushed.
+# Two flushes lie: their blocks stay volatile (doomed), also when written
+# again after the lie, until an honest flush persists them.  A lie dooms
+# every block dirty at the time, also writes of the next epoch that soakd
+# has not flushed yet: after two more flushes (the first surely completed
+# in soakd when the second reaches faultdev), soakd has seen each of them
+# flushed.  soakd is killed mid-run: what the cut loses of what soakd saw
+# flushed is exactly the doomed blocks, rewritten since or not.
 faultdev_cmd lie 2 all
 lied_twice() { (($(faultdev_stat lies) >= 2)); }
 wait_until 30 "two lying flushes" lied_twice
-ctl stop p >/dev/null || fail "soakctl stop failed"
-stopped() { [[ $(workload_state p) == stopped ]]; }
-wait_until 30 "the workload to stop" stopped
+FLUSHES=$(faultdev_stat flushes)
+flushed_since() { (($(faultdev_stat flushes) >= FLUSHES + 2)); }
+wait_until 30 "two honest flushes after the lies" flushed_since
 kill_soakd
 faultdev_doomed >"$WORK/doomed.txt"
 doomed=$(faultdev_stat doomed_blocks)
@@ -111,4 +116,34 @@ PY
 ctl dump --format json >"$WORK/dump.json" || fail "dump failed"
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+# --- "fua": true on an honest device -------------------------------------------
+# Every write is durable when it completes (the loop device does not claim
+# FUA: the block layer sends faultdev the write, then a flush), flushes are
+# an hour apart: the cut loses no acknowledged write, and only the writes in
+# flight at the kill (at most one per slot) may be uncertain.
+QD=8
+sed -e 's/"flush_interval": "200ms"/"flush_interval": "1h", "fua": true/' \
+	-e 's/"name": "powercut"/"name": "powercut-fua"/' "$CFG" >"$WORK/fua.json"
+CFG="$WORK/fua.json"
+CHECKED=0
+start fua
+((f == 0)) || fail "$f failures before the cut (fua)"
+kill_soakd
+faultdev_powercut
+start fua-after
+grep -q "resuming run powercut-fua" "$SOAKD_LOG" || fail "soakd did not resume the fua run"
+line=$(resume_line)
+unflushed=$(sed -n 's/.*: \([0-9]*\) blocks were written after the last completed flush.*/\1/p' \
+	"$SOAKD_LOG" | tail -1)
+note "fua: ${unflushed:-0} blocks in flight at the kill; $line"
+[[ $line == *", 0 failed, "* ]] || fail "fua: acknowledged writes lost at the cut: $line"
+uncertain=$(sed -n 's/.*, \([0-9]*\) were uncertain.*/\1/p' <<<"$line")
+((${unflushed:-0} <= QD && ${uncertain:-0} <= QD)) ||
+	fail "fua: ${unflushed:-0} blocks left uncertain by the cut, though at most $QD writes were in flight"
+if grep -h "verify: .* block at offset" "$WORK"/soakd.fua*.log >"$WORK/false.txt"; then
+	fail "fua: false positives: $(head -3 "$WORK/false.txt")"
+fi
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC (fua)"
 note "ok"

@@ -11,7 +11,11 @@
 # journald), an event record in the run's log, systemd's STATUS= line, the
 # soakd_drift gauge, soakctl status, and a mark in the dump's CSV and the
 # plot.  Run 2 is the same, unslowed: no alarm.  Run 3 is run 1 with
-# "on_drift": "stop": the workload stops itself at the alarm.
+# "on_drift": "stop": the workload stops itself at the alarm.  Run 4 is
+# SIGKILLed after its reference window, resumed, killed again, slowed while
+# down and resumed: the alarm still comes (the reference is rebuilt from
+# the log, also from before the checkpoint the first resume wrote).  Every JSON
+# dump (live, filtered, --run-dir) lists the run's alarms in "drift".
 #
 # The limit is cgroup v1's blkio.throttle.read_iops_device: on this
 # machine's hybrid hierarchy cgroup v2 has no io controller; where v2's
@@ -73,6 +77,7 @@ EOF
 config_for slowed
 config_for steady
 config_for stopper
+config_for resumed
 python3 - "$WORK/stopper.json" <<'EOF'
 import json, sys
 cfg = json.load(open(sys.argv[1]))
@@ -123,6 +128,10 @@ for ((i = 0; i < 400; i++)); do
 done
 "$SOAKCTL" --socket "$WORK/slowed.sock" status >"$WORK/status.txt" 2>&1 || true
 "$SOAKCTL" --socket "$WORK/slowed.sock" status --json >"$WORK/status.json" 2>&1 || true
+# The alarms in JSON dumps: unfiltered, and filtered (from the log).
+"$SOAKCTL" --socket "$WORK/slowed.sock" dump --format json >"$WORK/live-dump.json" 2>&1 || true
+"$SOAKCTL" --socket "$WORK/slowed.sock" dump --format json --workload rand4k --since 1s \
+	>"$WORK/live-dump-filtered.json" 2>&1 || true
 kill -TERM $soakd
 rc=0
 wait $soakd || rc=$?
@@ -160,6 +169,38 @@ wait_until 20 "10 s of the stopper run" grep -q '"end_ns":1[0-9]\{10\}' "$WORK/s
 limit 300
 wait_soakd_exit 60
 limit 0
+
+# Run 4: SIGKILLed once the reference window is done, resumed, SIGKILLed
+# again (its checkpoint now past the reference), slowed while soakd is
+# down, resumed: the reference from before the kills is still the
+# reference, so the slowness is caught (a reference gathered afresh on
+# the slowed device would see no change).
+RLOG="$WORK/state/resumed/intervals.log"
+start_soakd --config "$WORK/resumed.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+echo "$SOAKD_PID" >"$CG/cgroup.procs"
+wait_until 20 "8 s of the resumed run" grep -q '"end_ns":\(8\|9\)[0-9]\{9\}' "$RLOG"
+kill -KILL "$SOAKD_PID"
+wait_soakd_exit 10
+# Resumed once, unslowed: that resume writes a checkpoint past the
+# reference window; killed again, the next resume starts from it.
+start_soakd --config "$WORK/resumed.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+echo "$SOAKD_PID" >"$CG/cgroup.procs"
+wait_until 20 "10 s of the resumed run" grep -q '"end_ns":1[0-9]\{10\}' "$RLOG"
+kill -KILL "$SOAKD_PID"
+wait_soakd_exit 10
+cp "$RLOG" "$WORK/resumed-before-kill.log"
+limit 300
+start_soakd --config "$WORK/resumed.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+echo "$SOAKD_PID" >"$CG/cgroup.procs"
+wait_soakd_exit 60
+limit 0
+((SOAKD_RC == 0)) || fail "the resumed run exited $SOAKD_RC"
+"$SOAKCTL" dump --format json --run-dir "$WORK/state/resumed" >"$WORK/resumed-dump.json" ||
+	fail "dump --run-dir of the resumed run failed"
+"$SOAKCTL" dump --format json --run-dir "$WORK/state/slowed" >"$WORK/offline-dump.json" ||
+	fail "dump --run-dir of the slowed run failed"
+"$SOAKCTL" dump --format json --run-dir "$WORK/state/steady" >"$WORK/steady-dump.json" ||
+	fail "dump --run-dir of the steady run failed"
 
 journalctl -D "$JOURNAL_DIR/journal" -o json SOAK_EVENT=drift >"$WORK/journal.json" \
 	2>"$WORK/journalctl.log" || fail "journalctl failed: $(cat "$WORK/journalctl.log")"
@@ -246,7 +287,36 @@ if not marked or "p99" not in marked[0]["drift"]:
 svg = open(f"{work}/slowed.svg").read()
 if 'class="drift"' not in svg:
     problems.append("no drift mark in the plot")
+# The JSON dumps list the run's alarms as the log has them.
+def key(e):
+    return (e["workload"], e["op"], e["metric"], e["start_ns"], e["end_ns"])
+for name, want in (("live-dump.json", slowed), ("live-dump-filtered.json", slowed),
+                   ("offline-dump.json", slowed), ("steady-dump.json", steady)):
+    try:
+        got = json.load(open(f"{work}/{name}")).get("drift")
+    except Exception as e:
+        problems.append(f"{name}: {e}")
+        continue
+    if got is None or sorted(map(key, got)) != sorted(map(key, want)):
+        problems.append(f"{name}: drift {got}, the log's alarms {want}")
+
+# The resumed run: the alarm came after the restart, from the old reference.
+def records(path):
+    return [json.loads(l.split(" ", 1)[1]) for l in open(path)
+            if not l.startswith("soakd-intervals")]
+before = records(f"{work}/resumed-before-kill.log")
+killed_at = max(r.get("end_ns", 0) for r in before if r.get("type") == "interval")
+resumed = events("resumed")
+print(f"# resumed run (killed at {killed_at / 1e9:.0f} s): "
+      f"{[(e['metric'], e['end_ns'] / 1e9) for e in resumed]}")
+if not any(e["metric"] in ("p99", "throughput") and e["end_ns"] > killed_at for e in resumed):
+    problems.append(f"no p99/throughput alarm after the resume: {resumed}")
+if any(e["end_ns"] <= killed_at for e in resumed):
+    problems.append(f"an alarm before the kill, on the unslowed device: {resumed}")
+got = json.load(open(f"{work}/resumed-dump.json")).get("drift")
+if got is None or sorted(map(key, got)) != sorted(map(key, resumed)):
+    problems.append(f"resumed-dump.json: drift {got}, the log's alarms {resumed}")
 if problems:
     sys.exit("\n".join(problems))
 EOF
-note "the slowed run alarmed, the steady one did not"
+note "the slowed run alarmed, the steady one did not, the resumed one did after its restart"

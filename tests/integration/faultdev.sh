@@ -97,10 +97,21 @@ faultdev_cmd lie 1
 put 40 j conv=fdatasync || fail "write to block 40"
 put 40 k conv=fdatasync || fail "rewrite of block 40"
 expect_stat blocks_healed 1 "block 40 rewritten after the lie"
+# A doomed block written again but not flushed is still doomed: the cut
+# loses the write the lie acknowledged, and the lost list names it.
+faultdev_cmd lie 1
+put 50 n conv=fdatasync || fail "write to block 50"
+put 50 o || fail "unflushed rewrite of block 50"
+holds 50 o || fail "block 50 does not read its newest write"
+[[ $(faultdev_doomed) == *"$((50 * BS)) $BS"* ]] ||
+	fail "block 50, rewritten after a lie but not flushed, is not doomed: '$(faultdev_doomed)'"
 faultdev_powercut
 holds 30 zero && holds 31 i || fail "lie one: blocks 30-31 after the cut are wrong"
 holds 40 k || fail "block 40, rewritten and flushed after a lie, was lost"
-expect_stat blocks_lost_acked 2 "block 20, then block 30"
+holds 50 zero || fail "block 50's acknowledged write survived the cut"
+expect_stat blocks_lost_acked 3 "block 20, then blocks 30 and 50"
+[[ $(faultdev_lost) == *"$((50 * BS)) $BS"* ]] ||
+	fail "block 50, lost in the cut after a lie, is not in the lost list: '$(faultdev_lost)'"
 note "lying flushes: acknowledged writes lost in the cut, and listed"
 
 # --- 3. Errors ------------------------------------------------------------

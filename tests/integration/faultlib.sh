@@ -43,8 +43,9 @@
 #   wait_until 20 "a lie" lie_done    # lie_done() { (($(faultdev_stat lies) >= 1)); }
 #   kill -KILL "$pid"; faultdev_powercut
 #   faultdev_lost                     # what it must report: the lied-about block,
-#                                     # unless it rewrote that block before the cut
-#                                     # (then blocks_healed counts it and lost is empty)
+#                                     # unless it rewrote that block and flushed it
+#                                     # before the cut (then blocks_healed counts it
+#                                     # and lost is empty)
 #   ...restart it on $FAULTDEV_LOOP (same name unless that was taken)...
 #
 # What the loop driver sends (kernel 6.18, checked with "trace on"): a

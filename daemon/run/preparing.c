@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * While the workloads are prepared (set_up, before the run begins: a
+ * verify fill or check, a prep, each on the main thread): their progress
+ * kept for status, the control socket and signals served meanwhile, and
+ * a stop that ends the preparation.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "base/log.h"
+#include "base/loop.h"
+#include "ctl/ctl_server.h"
+#include "workload/workload.h"
+
+#include "daemon_int.h"
+
+/*
+ * The workloads' progress while they are prepared, on this thread: kept
+ * for status, and the loop is turned (without waiting) so the control
+ * socket answers and signals are read.  Outside set_up's prepare (a
+ * reload's new workload), only a pending SIGTERM or SIGINT stops it.
+ */
+bool prepare_progress(void *userdata, const struct workload_progress *p)
+{
+	struct daemon *d = userdata;
+	typeof(d->preparing) *pr = &d->preparing;
+	uint64_t now = mono_ns();
+
+	if (!pr->active)
+		return !workload_stop_pending();
+	const char *target = p->target ? p->target : "", *what = p->what ? p->what : "";
+	if (strcmp(pr->target, target) != 0 || strcmp(pr->what, what) != 0) {
+		snprintf(pr->target, sizeof(pr->target), "%s", target);
+		snprintf(pr->what, sizeof(pr->what), "%s", what);
+		pr->since_ns = now;
+		pr->since_done = p->done;
+	}
+	snprintf(pr->unit, sizeof(pr->unit), "%s", p->unit ? p->unit : "");
+	pr->done = p->done;
+	pr->total = p->total;
+	if (now >= pr->next_poll_ns) {
+		pr->next_poll_ns = now + 10 * 1000000u;
+		int r = loop_run_once(d->loop, 0);
+		if (r < 0)
+			log_warning_errno(r, "event loop failed while preparing");
+	}
+	return !pr->interrupted;
+}
+
+json_t *preparing_status_json(const struct daemon *d)
+{
+	const typeof(d->preparing) *pr = &d->preparing;
+	uint64_t now = mono_ns();
+	double pct = pr->total ? 100.0 * (double)pr->done / (double)pr->total : 0;
+	double secs = (double)(now - pr->since_ns) / 1e9;
+	double rate = secs > 0 && pr->done > pr->since_done
+			      ? (double)(pr->done - pr->since_done) / secs : 0;
+
+	json_t *p = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:f,s:f}",
+			      "workload", pr->workload ? pr->workload : "", "target", pr->target,
+			      "what", pr->what, "unit", pr->unit, "done", (json_int_t)pr->done,
+			      "total", (json_int_t)pr->total, "percent", pct, "elapsed_s", secs);
+	/* No estimate before anything was done. */
+	if (p && rate > 0)
+		json_object_set_new(p, "eta_s", json_real((double)(pr->total - pr->done) / rate));
+	return json_pack("{s:b,s:s,s:s,s:f,s:[],s:o*}", "ok", 1, "run", d->cfg->name, "state",
+			 "preparing", "elapsed_s", 0.0, "workloads", "preparing", p);
+}
+
+/* While the workloads are prepared there is no run yet: status shows the
+ * preparation, stop ends it (and soakd), the rest waits. */
+char *handle_preparing(struct daemon *d, const struct proto_request *req)
+{
+	switch (req->cmd) {
+	case PROTO_STATUS:
+		return reply(preparing_status_json(d));
+	case PROTO_STOP:
+		if (!d->preparing.interrupted)
+			log_info("soakctl stop: stopping while the workloads are prepared");
+		d->preparing.interrupted = true;
+		return reply(json_pack("{s:b,s:s}", "ok", 1, "message",
+				       "stopping: soakd was preparing the workloads, and exits"));
+	default:
+		return proto_error_line("soakd is preparing workload %s (%s %s): try again when "
+					"it is done, or stop it",
+					d->preparing.workload ? d->preparing.workload : "?",
+					d->preparing.what, d->preparing.target);
+	}
+}
+
+void preparing_signal(struct daemon *d, int signo)
+{
+	/* No run yet: the preparation stops, soakd with it. */
+	if (signo != SIGTERM && signo != SIGINT)
+		return;
+	log_info("%s: stopping while the workloads are prepared",
+		 signo == SIGTERM ? "SIGTERM" : "SIGINT");
+	sd_notify(0, "STOPPING=1");
+	d->stopping_sent = true;
+	d->preparing.interrupted = true;
+}
