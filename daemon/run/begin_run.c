@@ -298,6 +298,14 @@ int begin_run(struct daemon *d)
 		r = search_begin(d, resume);
 	if (r < 0)
 		return r;
+	if (resume) {
+		/* Reading the log back and the checkpoint took time: run time
+		 * goes on from the instant the workloads do, or their schedules
+		 * would end that much after the run's duration. */
+		now = mono_ns();
+		d->run_start_ns = (int64_t)now - (int64_t)elapsed;
+		d->results->run_start_ns = d->run_start_ns;
+	}
 	if (elapsed == 0 && d->cfg->start_at_ns)
 		apply_start_at(d, now);
 	d->run_end_ns = d->run_start_ns + (int64_t)d->cfg->duration_ns;

@@ -122,10 +122,19 @@ void checkpoint(struct daemon *d, uint64_t now, bool wait)
 	checkpointer_write(&d->checkpointer, d->rundir, d->results, run_ns, wait);
 }
 
-/* The host's interval beside the workloads' (host.h). */
+/* The host's interval beside the workloads' (host.h): while a workload
+ * runs, and once more for the interval in which the last one stopped, so
+ * an idle soakd (a finished run) writes nothing and its log settles. */
 static void sample_host(struct daemon *d, uint64_t now)
 {
 	if (!d->host || !d->results || waiting_for_start_at(d, now))
+		return;
+	bool active = false;
+	for (size_t i = 0; i < d->n_workloads && !active; i++)
+		active = workload_is_active(d->workloads[i]);
+	bool sample = active || d->host_sampled;
+	d->host_sampled = active;
+	if (!sample)
 		return;
 	host_watch_workloads(d->host, d->workloads, d->n_workloads);
 	json_t *rec = host_sample(d->host, now, d->run_start_ns, d->results->wall_offset_ns);

@@ -53,6 +53,7 @@ struct daemon {
 	struct probes *probes;        /* NULL: kernel tracing unavailable */
 	struct exports *exports;      /* NULL: none configured */
 	struct host *host;            /* the host's counters (daemon/host); NULL: none */
+	bool host_sampled;            /* a workload ran at the last tick: the host was sampled */
 	struct drift *drift;          /* drift alarms (daemon/drift); NULL: none */
 	struct workload **workloads;  /* [CONFIG_MAX_WORKLOADS]: a reload appends */
 	size_t n_workloads;

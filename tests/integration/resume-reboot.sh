@@ -91,7 +91,7 @@ for g in gaps:
 # the downtime is not run time).
 numbers = [round(r["end_ns"] / 1e9) for r in ivs]
 if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
-    problems.append(f"interval numbers are not consecutive: {numbers}")
+    problems.append(f"interval numbers are not consecutive: {numbers} {[(r['start_ns'], r['end_ns'], r.get('scheduled_ns')) for r in ivs[-3:]]}")
 ends = [r["end_ns"] for r in ivs]
 if ends != sorted(ends) or any(r["end_ns"] <= r["start_ns"] for r in ivs):
     problems.append("run time went backwards")
