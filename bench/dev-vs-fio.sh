@@ -6,6 +6,7 @@
 #
 #   closed  closed loop at queue depth 32 (soakd: no rate; fio: iodepth=32)
 #   rate    20000 IOPS with queue depth 32 (soakd: rate; fio: rate_iops)
+#   qd1     closed loop at queue depth 1 (both tools)
 #
 # For each run it records IOPS, p99 latency and CPU per I/O of the load
 # generator, and prints medians over the rounds and the soakd/fio ratios
@@ -21,7 +22,7 @@
 #                         run, seconds (0: none)
 #   BENCH_RATE=20000      target IOPS of the rate-limited load
 #   BENCH_QD=32           queue depth of both loads
-#   BENCH_LOADS="closed rate"
+#   BENCH_LOADS="closed rate qd1"
 #   BENCH_DEV_SIZE_MB=1024  size of the loop device's backing file in /dev/shm
 #   BENCH_BUILD_DIR=...   soakd build directory (default: <repo>/build-bench)
 #   BENCH_NO_BUILD=1      use the binaries in BENCH_BUILD_DIR as they are
@@ -34,7 +35,7 @@ SECONDS_RUN=${BENCH_SECONDS:-10}
 WARMUP=${BENCH_WARMUP:-2}
 RATE=${BENCH_RATE:-20000}
 QD=${BENCH_QD:-32}
-LOADS=${BENCH_LOADS:-closed rate}
+LOADS=${BENCH_LOADS:-closed rate qd1}
 DEV_SIZE_MB=${BENCH_DEV_SIZE_MB:-1024}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
@@ -47,7 +48,7 @@ for v in ROUNDS SECONDS_RUN WARMUP RATE QD DEV_SIZE_MB; do
 done
 ((ROUNDS >= 1 && SECONDS_RUN >= 1 && QD >= 1 && RATE >= 1)) || die "rounds, seconds, rate and queue depth must be at least 1"
 for l in $LOADS; do
-	[[ $l == closed || $l == rate ]] || die "unknown load '$l' in BENCH_LOADS (closed, rate)"
+	[[ $l == closed || $l == rate || $l == qd1 ]] || die "unknown load '$l' in BENCH_LOADS (closed, rate, qd1)"
 done
 [[ $(id -u) == 0 ]] || die "needs root (it sets up a loop device); run it with sudo"
 
@@ -117,10 +118,9 @@ dio=$(cat "/sys/block/${LOOP#/dev/}/loop/dio" 2>/dev/null || echo '?')
 
 # --- helpers -------------------------------------------------------------------
 
-# "XmY.YYYs" (bash's times) to seconds.
-to_s() { awk -v t="$1" 'BEGIN { split(t, a, "m"); sub("s", "", a[2]); printf "%.6f", a[1] * 60 + a[2] }'; }
-# user+sys seconds of the waited-for children, from the second line of `times`.
-children_cpu() { local u s; read -r u s < <(sed -n 2p "$1"); echo "$(to_s "$u") $(to_s "$s")"; }
+# "user_s sys_s nvcsw" from a file of bench/rusage.py.
+RUSAGE=$REPO/bench/rusage.py
+rusage_of() { local u s v rest; read -r u s v rest <"$1"; echo "$u $s $v"; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # Every soakd gets a state directory of its own, so that none resumes an
@@ -133,31 +133,27 @@ state_opt() {
 	return 0
 }
 
+qd_of() { if [[ $1 == qd1 ]]; then echo 1; else echo "$QD"; fi; }
+
 soakd_config() { # NAME SECONDS LOAD ON_FINISH
-	local rate=
+	local rate= qd
+	qd=$(qd_of "$3")
 	[[ $3 == rate ]] && rate=", \"rate\": $RATE, \"max_lag\": \"0s\""
 	cat <<-EOF
 	{"run": {"name": "$1", "duration": "${2}s", "interval": "1s", "on_finish": "$4"},
 	 "workloads": [{"name": "bench", "type": "device", "model": "pattern",
 	                "targets": ["$LOOP"], "read_pct": 100, "block_size": "4KiB",
-	                "access": "random", "queue_depth": $QD$rate}]}
+	                "access": "random", "queue_depth": $qd$rate}]}
 	EOF
 }
 
-# Starts soakd on CONFIG in the background under a subshell that records the
-# rusage of soakd (bash's times) once it has been waited for. Sets SOAKD_PID
-# and WRAP_PID.
+# Starts soakd on CONFIG in the background under bench/rusage.py, which
+# records its rusage (CPU, context switches of all its threads, also those
+# that have exited) once it has been waited for. Sets SOAKD_PID and WRAP_PID.
 soakd_start() { # CONFIG SOCKET TIMES LOG
 	rm -f "$2" "$3" "$3.pid"
 	state_opt
-	(
-		"$SOAKD" --config "$1" --socket "$2" --no-table "${STATE_OPT[@]}" 2>"$4" &
-		echo $! >"$3.pid"
-		rc=0
-		wait $! || rc=$?
-		times >"$3"
-		exit "$rc"
-	) &
+	"$RUSAGE" "$3" "$3.pid" "$SOAKD" --config "$1" --socket "$2" --no-table "${STATE_OPT[@]}" 2>"$4" &
 	WRAP_PID=$!
 	local i
 	for ((i = 0; i < 100; i++)); do
@@ -177,6 +173,7 @@ soakd_warmup() {
 }
 
 # Prints: iops p99_submit_us p99_other_us ios cpu_s elapsed_s extra_cpu_s
+#         issue_delay_p99_us voluntary_ctxsw (soakd only; fio: nan)
 # On a shared machine a soakd may be stopped by someone else's cleanup (a
 # broad pkill): that run is repeated, at most twice, and says so on stderr.
 run_soakd() { # LOAD TAG
@@ -222,15 +219,27 @@ run_soakd_once() { # LOAD TAG
 	wait "$WRAP_PID" || rc=$?
 	SOAKD_PID=
 	((rc == 0)) || { cat "$log" >&2; die "soakd exited with $rc"; }
+	# issue_delay_us p99 over the whole run: one slice as long as the run,
+	# from the recorded run (a live dump over the socket gives no slices).
+	local issue_p99=nan
+	if [[ -n $HAVE_STATE_DIR ]]; then
+		issue_p99=$("$SOAKCTL" dump --format csv --op read --run-dir "${STATE_OPT[1]}/$tag" \
+			--slice "$((SECONDS_RUN + 60))s" | awk -F, '
+			NR == 1 { for (i = 1; i <= NF; i++) if ($i == "issue_delay_p99_us") c = i; next }
+			c && $2 == "read" { v = $c } END { print v == "" ? "nan" : v }')
+	fi
 	local w
 	w=$(jq -c '.workloads[0]' "$WORK/$tag.dump.json")
 	[[ $(jq -r .state <<<"$w") == finished ]] || { cat "$log" >&2; die "soakd workload ended as $(jq -r '.state + " " + (.reason // "")' <<<"$w")"; }
-	local u s
-	read -r u s < <(children_cpu "$WORK/$tag.times")
-	jq -r --arg u "$u" --arg s "$s" --arg st "$stat_cpu" '
+	# Wake-ups: voluntary context switches of all of soakd's threads (a
+	# sleep in io_uring_enter or on a futex is one), from its rusage.
+	local u s vcsw
+	read -r u s vcsw < <(rusage_of "$WORK/$tag.times")
+	jq -r --arg u "$u" --arg s "$s" --arg st "$stat_cpu" --arg ip "$issue_p99" --arg cs "$vcsw" '
 		.ops.read as $r |
 		[$r.rate_achieved, $r.service_us.p99, $r.latency_us.p99, $r.count,
-		 (($u | tonumber) + ($s | tonumber)), .active_s, ($st | tonumber)] | @tsv' <<<"$w"
+		 (($u | tonumber) + ($s | tonumber)), .active_s, ($st | tonumber),
+		 $ip, ($cs | tonumber)] | @tsv' <<<"$w"
 }
 
 FIO_ARGS=(--ioengine=io_uring --direct=1 --rw=randread --bs=4k --iodepth="$QD"
@@ -241,7 +250,7 @@ FIO_ARGS=(--ioengine=io_uring --direct=1 --rw=randread --bs=4k --iodepth="$QD"
 FIO_ARGS+=(${BENCH_FIO_EXTRA:-})
 
 fio_args() { # LOAD SECONDS
-	local a=(--name=bench --filename="$LOOP" "${FIO_ARGS[@]}" --runtime="$2")
+	local a=(--name=bench --filename="$LOOP" "${FIO_ARGS[@]}" --runtime="$2" --iodepth="$(qd_of "$1")")
 	[[ $1 == rate ]] && a+=(--rate_iops="$RATE")
 	printf '%s\n' "${a[@]}"
 }
@@ -254,23 +263,19 @@ run_fio() { # LOAD TAG
 			{ cat "$WORK/fio-warmup.log" >&2; die "fio warm-up failed"; }
 	fi
 	mapfile -t args < <(fio_args "$load" "$SECONDS_RUN")
-	(
-		rc=0
-		fio "${args[@]}" --output-format=json --output="$WORK/$tag.fio.json" \
-			>/dev/null 2>"$WORK/$tag.log" || rc=$?
-		times >"$WORK/$tag.times"
-		exit "$rc"
-	) || rc=$?
+	"$RUSAGE" "$WORK/$tag.times" "$WORK/$tag.pid" fio "${args[@]}" --output-format=json \
+		--output="$WORK/$tag.fio.json" >/dev/null 2>"$WORK/$tag.log" || rc=$?
 	((rc == 0)) || { cat "$WORK/$tag.log" >&2; die "fio exited with $rc"; }
-	local u s
-	read -r u s < <(children_cpu "$WORK/$tag.times")
-	jq -r --arg u "$u" --arg s "$s" '
+	local u s vcsw
+	read -r u s vcsw < <(rusage_of "$WORK/$tag.times")
+	jq -r --arg u "$u" --arg s "$s" --arg cs "$vcsw" '
 		.jobs[0] as $j | $j.read as $r |
 		[$r.iops,
 		 (($r.lat_ns.percentile["99.000000"] // null) | if . == null then "nan" else . / 1000 end),
 		 $r.clat_ns.percentile["99.000000"] / 1000,
 		 $r.total_ios, (($u | tonumber) + ($s | tonumber)), $j.job_runtime / 1000,
-		 ($j.usr_cpu + $j.sys_cpu) / 100 * $j.job_runtime / 1000] | @tsv' "$WORK/$tag.fio.json"
+		 ($j.usr_cpu + $j.sys_cpu) / 100 * $j.job_runtime / 1000,
+		 "nan", ($cs | tonumber)] | @tsv' "$WORK/$tag.fio.json"
 }
 
 # --- the runs ------------------------------------------------------------------
@@ -286,7 +291,7 @@ soakd vs fio: 4 KiB random reads, queue depth $QD, on $LOOP (loop, direct-io=$di
   fio:   $(fio --version) ${FIO_ARGS[*]}
   host:  $(uname -r), $(nproc) CPUs, load average at start $LOAD_START
 
-round load   tool    IOPS  p99-submit-us  p99-other-us       I/Os  cpu-s  cpu-us/IO  cpu%  load-avg
+round load   tool    IOPS  p99-submit-us  p99-other-us       I/Os  cpu-s  cpu-us/IO  cpu% issue-p99  ctxsw/IO  load-avg
 EOF
 for ((round = 1; round <= ROUNDS; round++)); do
 	# ABBA: soakd first in odd rounds, fio first in even rounds.
@@ -296,14 +301,16 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			tag=$tool-$load-$round
 			# Not in $(...): soakd's pid must stay visible to the cleanup trap.
 			"run_$tool" "$load" "$tag" >"$WORK/$tag.row"
-			IFS=$'\t' read -r iops p99s p99o ios cpu el extra <"$WORK/$tag.row"
+			IFS=$'\t' read -r iops p99s p99o ios cpu el extra ip99 csw <"$WORK/$tag.row"
 			la=$(loadavg)
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$load" "$tool" \
-				"$iops" "$p99s" "$p99o" "$ios" "$cpu" "$el" "$extra" "$la" >>"$RESULTS"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$load" "$tool" \
+				"$iops" "$p99s" "$p99o" "$ios" "$cpu" "$el" "$extra" "$la" "$ip99" "$csw" >>"$RESULTS"
 			awk -v r="$round" -v l="$load" -v t="$tool" -v iops="$iops" -v p="$p99s" \
-				-v o="$p99o" -v n="$ios" -v c="$cpu" -v e="$el" -v la="$la" 'BEGIN {
-				printf "%5d %-6s %-5s %8.0f %14.1f %13.1f %10d %6.2f %10.3f %5.0f  %s\n",
-					r, l, t, iops, p, o, n, c, c / n * 1e6, c / e * 100, la }'
+				-v o="$p99o" -v n="$ios" -v c="$cpu" -v e="$el" -v la="$la" \
+				-v ip="$ip99" -v cs="$csw" 'BEGIN {
+				printf "%5d %-6s %-5s %8.0f %14.1f %13.1f %10d %6.2f %10.3f %5.0f %9s %9s  %s\n",
+					r, l, t, iops, p, o, n, c, c / n * 1e6, c / e * 100, ip,
+					cs == "nan" ? "nan" : sprintf("%.3f", cs / n), la }'
 		done
 	done
 done
@@ -328,6 +335,8 @@ function median(arr, n,    i, j, t) {
 	v[$2, $3, $1, "cpuio"] = $8 / $7 * 1e6
 	v[$2, $3, $1, "cpupct"] = $8 / $9 * 100
 	v[$2, $3, $1, "jobcpuio"] = $10 / $7 * 1e6
+	if ($12 != "nan" && $12 != "") v[$2, $3, $1, "issue"] = $12
+	if ($13 != "nan" && $13 != "") v[$2, $3, $1, "csw"] = $13 / $7
 	if ($1 > rounds) rounds = $1
 }
 function row(load, label, ks, kf, fmt,    r, a, b, q, na, nb, nq, ms, mf, mq) {
@@ -348,6 +357,7 @@ END {
 	n = split(loads, L, " ")
 	for (i = 1; i <= n; i++) {
 		if (L[i] == "closed") printf "closed loop, QD%d\n", qd
+		else if (L[i] == "qd1") printf "closed loop, QD1\n"
 		else printf "rate %d IOPS, QD%d\n", rate, qd
 		row(L[i], "IOPS", "iops", "iops", "%.0f")
 		row(L[i], "p99 from submit, us (svc / fio lat)", "p99s", "p99s", "%.1f")
@@ -356,6 +366,8 @@ END {
 		row(L[i], "p99 from intended time, us (soakd only)", "p99o", "", "%.1f")
 		row(L[i], "p99 fio clat (after submit), us", "", "p99o", "%.1f")
 		row(L[i], "CPU per I/O, us (soakd /proc stat; fio job)", "jobcpuio", "jobcpuio", "%.3f")
+		row(L[i], "issue_delay_us p99 (soakd only)", "issue", "", "%.1f")
+		row(L[i], "voluntary context switches (wake-ups) per I/O", "csw", "csw", "%.3f")
 	}
 }' "$RESULTS"
 cat <<EOF

@@ -9,6 +9,9 @@
 #
 #   bench/obj-vs-warp.sh [--duration 20s] [--rounds 3] [--concurrency 16]
 #                        [--threads 1] [--sizes "4KiB 1MiB"] [--ops "get put"]
+#                        [--verify on|off]  (soakd's "verify": every GET checked
+#                        against its ledger, every PUT recorded; on by default,
+#                        as issue 16 compares; warp checks no payload)
 #
 # --threads is soakd's "threads" (libcurl multi handles sharing the
 # concurrency); warp runs as Go schedules it.
@@ -21,7 +24,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-duration=20s rounds=3 concurrency=16 threads=1 sizes="4KiB 1MiB" ops="get put"
+duration=20s rounds=3 concurrency=16 threads=1 sizes="4KiB 1MiB" ops="get put" verify=on
 while (($#)); do
 	case $1 in
 	--duration) duration=$2; shift 2 ;;
@@ -30,9 +33,11 @@ while (($#)); do
 	--threads) threads=$2; shift 2 ;;
 	--sizes) sizes=$2; shift 2 ;;
 	--ops) ops=$2; shift 2 ;;
-	*) echo "usage: $0 [--duration D] [--rounds N] [--concurrency N] [--threads N] [--sizes \"4KiB 1MiB\"] [--ops \"get put\"]" >&2; exit 64 ;;
+	--verify) verify=$2; shift 2 ;;
+	*) echo "usage: $0 [--duration D] [--rounds N] [--concurrency N] [--threads N] [--sizes \"4KiB 1MiB\"] [--ops \"get put\"] [--verify on|off]" >&2; exit 64 ;;
 	esac
 done
+[[ $verify == on || $verify == off ]] || { echo "obj-vs-warp: --verify takes on or off, not '$verify'" >&2; exit 64; }
 
 cache=${SOAKD_TEST_CACHE:-/var/cache/soakd-test}
 mkdir -p "$cache/bin" 2>/dev/null || cache="${XDG_CACHE_HOME:-$HOME/.cache}/soakd-test"
@@ -73,10 +78,10 @@ work=$(mktemp -d /var/tmp/soakd-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 exec python3 - "$build/daemon/soakd" "$build/ctl/soakctl" "$minio" "$warp" "$work" \
-	"$duration" "$rounds" "$concurrency" "$threads" "$sizes" "$ops" <<'PY'
+	"$duration" "$rounds" "$concurrency" "$threads" "$sizes" "$ops" "$verify" <<'PY'
 import json, os, re, signal, socket, statistics, subprocess, sys, time
 
-soakd, soakctl, minio, warp, work, duration, rounds, conc, threads, sizes, ops = sys.argv[1:]
+soakd, soakctl, minio, warp, work, duration, rounds, conc, threads, sizes, ops, verify = sys.argv[1:]
 rounds, conc, threads = int(rounds), int(conc), int(threads)
 sizes, ops = sizes.split(), ops.split()
 USER, SECRET = "benchadmin", "bench-secret-" + os.urandom(6).hex()
@@ -162,6 +167,7 @@ def run_soakd(op, size, tag):
                           "create_bucket": True, "credentials": {"file": creds},
                           "concurrency": conc, "threads": threads, "objects": 100 if op == "get" else 1000000,
                           "size": size, "mix": {op: 100}, "cleanup": False,
+                          "verify": verify == "on",
                           # warp puts each of its concurrent workers' objects
                           # under a prefix of its own; so does this.
                           "prefixes": conc}]}
