@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -146,26 +147,32 @@ int verify_map_mark_uncertain(struct verify_map *m, uint64_t block, uint8_t back
 }
 
 /* Linear probing's deletion: later slots of the same run move back, so
- * no lookup stops at the hole. */
+ * no lookup stops at the hole.  The table is in a file a SIGKILL can cut
+ * at any store, so no store may lose an entry: a later one is copied over
+ * the hole first (for a moment it is there twice, which only keeps it
+ * uncertain longer), and the last hole is cleared at the end.  Clearing
+ * the deleted slot first would hide, until the shift, every later block
+ * whose probe run crosses it: a crash there made certain a block that was
+ * not, and its next read a false "stale". */
 static void unc_delete(struct verify_map_state *st, size_t i)
 {
 	size_t cap = VERIFY_MAP_UNCERTAIN, j = i;
 
-	st->unc[i].key = 0;
-	st->unc_n--;
 	for (;;) {
 		j = (j + 1) % cap;
 		if (!st->unc[j].key)
-			return;
+			break;
 		uint64_t b = st->unc[j].key - 1;
 		size_t home = (size_t)((b * UINT64_C(0x9e3779b97f4a7c15)) >> 40) % cap;
 		/* Leave j where it is if its home lies cyclically in (i, j]. */
 		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
 			continue;
 		st->unc[i] = st->unc[j];
-		st->unc[j].key = 0;
+		atomic_signal_fence(memory_order_seq_cst);
 		i = j;
 	}
+	st->unc[i].key = 0;
+	st->unc_n--;
 }
 
 void verify_map_settle(struct verify_map *m, uint64_t block, uint8_t gen)
@@ -345,7 +352,11 @@ uint8_t verify_map_write(struct verify_map *m, uint64_t block)
 
 	st->ring[st->head % VERIFY_MAP_RING] = (struct verify_map_entry){
 		.block = block, .epoch = (uint32_t)st->epoch, .prev = prev, .prev_back = back };
+	/* In this order, whatever store a SIGKILL cuts after: the entry, then
+	 * the head that makes it count, then the map's new generation. */
+	atomic_signal_fence(memory_order_seq_cst);
 	st->head++;
+	atomic_signal_fence(memory_order_seq_cst);
 	uint8_t gen = verify_next_gen(prev);
 	/* The write decides what the block holds: certain again, unless a
 	 * crash comes first (then the ring entry says how far back to look). */
