@@ -89,7 +89,9 @@ for r in steps[:2]:
 # Step 1 held the prefill: its interval is set aside, and said so.
 pre = steps[0]["workloads"][0].get("prefill")
 print(f"# step 1's prefill: {pre}")
-if not pre or not 1 <= pre["intervals"] <= 2 or pre["missed_not_judged"] < 4 or \
+# (How many ops came due during the prefill depends on MinIO's speed: at
+# 20/s over 128 PUTs, at least one.)
+if not pre or not 1 <= pre["intervals"] <= 2 or pre["missed_not_judged"] < 1 or \
         "prefilled" not in steps[0]["why"]:
     sys.exit(f"step 1 does not set the prefill's interval aside: {pre}, {steps[0]['why']}")
 if steps[0]["workloads"][0]["ops"]["get"]["missed"] + \
