@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # TCP probes against loopback servers:
-# - an HTTP object workload's endpoint (nginx with WebDAV) is watched by
-#   itself: its connections' smoothed RTT and connect latency appear under
-#   kernel.tcp, attributed to the workload, and the kernel counts as many
-#   connects as libcurl made;
+# - an HTTP object workload's endpoints, a pool of two nginx servers with
+#   WebDAV over one directory (issue 17: TCP probes follow every endpoint),
+#   are watched by themselves: each one's connections' smoothed RTT and
+#   connect latency appear under kernel.tcp, attributed to the workload,
+#   both carry connections, and the kernel counts as many connects over the
+#   two as libcurl made;
 # - a "tcp_endpoints" entry is watched for whatever connects to it (curl
 #   here), IPv4 and IPv6, while another server on another port, with the
 #   same traffic, does not show at all;
@@ -45,13 +47,19 @@ if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2
 fi
 NGINX_PORT=$(free_port)
 start_nginx "$WORK/nginx" "$NGINX_PORT"
+# The pool's second gateway: another nginx serving the same directory.
+mkdir -p "$WORK/nginx2"
+ln -s "$WORK/nginx/dav" "$WORK/nginx2/dav"
+NGINX2_PORT=$(free_port)
+start_nginx "$WORK/nginx2" "$NGINX2_PORT"
 
 cat >"$WORK/tcp.json" <<EOF
 {"run": {"name": "trace-tcp", "duration": "60s", "interval": "500ms", "on_finish": "idle",
          "trace": {"blk": false, "tcp": true, "tcp_endpoints": [$endpoints]}},
  "workloads": [
    {"name": "web", "type": "object", "protocol": "http",
-    "endpoint": "http://127.0.0.1:$NGINX_PORT/soak", "concurrency": 4, "objects": 32,
+    "endpoints": ["http://127.0.0.1:$NGINX_PORT/soak", "http://127.0.0.1:$NGINX2_PORT/soak"],
+    "concurrency": 4, "objects": 32,
     "size": "4KiB", "mix": {"put": 50, "get": 50}, "rate": 400,
     "schedule": [{"scale": 1, "for": "3s"}]}]}
 EOF
@@ -74,7 +82,7 @@ wait_until 30 "the object workload to finish" workload_is web finished
 cat >"$WORK/check.py" <<'PY'
 import json, sys
 dump = json.load(open(sys.argv[1]))
-watched, other, nginx, v6, verbose = sys.argv[2:7]
+watched, other, nginx, nginx2, v6, verbose = sys.argv[2:8]
 tcp = dump["kernel"]["tcp"]
 problems = []
 if verbose:
@@ -87,7 +95,10 @@ def check(key, connects, workload=None):
     if not e:
         problems.append(f"{key} is not in kernel.tcp: {sorted(tcp)}")
         return
-    if e["connects"] != connects:
+    if connects is None:
+        if not e["connects"]:
+            problems.append(f"{key}: no connects")
+    elif e["connects"] != connects:
         problems.append(f"{key}: {e['connects']} connects, expected {connects}")
     if not e["srtt_samples"] or not 0 < e["srtt_us"]["p50"] <= e["srtt_us"]["max"]:
         problems.append(f"{key}: no smoothed RTT: {e}")
@@ -101,9 +112,14 @@ if v6:
     check(f"[::1]:{v6}", 5)
 web = next(w for w in dump["workloads"] if w["name"] == "web")
 app_connects = sum(op.get("connections", 0) for op in web["ops"].values())
-check(f"127.0.0.1:{nginx}", app_connects, "web")
+pool = [f"127.0.0.1:{nginx}", f"127.0.0.1:{nginx2}"]
+for key in pool:
+    check(key, None, "web")
+kernel_connects = sum(tcp[key]["connects"] for key in pool if key in tcp)
+if kernel_connects != app_connects:
+    problems.append(f"the pool's endpoints: {kernel_connects} connects, libcurl made {app_connects}")
 if verbose:
-    print(f"# web: libcurl made {app_connects} connections")
+    print(f"# web: libcurl made {app_connects} connections over the pool of two")
 if any(k.endswith(f":{other}") for k in tcp):
     problems.append(f"the unwatched server on port {other} shows in kernel.tcp")
 if problems:
@@ -112,7 +128,7 @@ PY
 # tcp_checks_pass [VERBOSE]: the kernel has read every request made so far.
 tcp_checks_pass() {
 	dump_json "$WORK/dump.json"
-	python3 "$WORK/check.py" "$WORK/dump.json" "$WATCHED" "$OTHER" "$NGINX_PORT" "$V6" \
+	python3 "$WORK/check.py" "$WORK/dump.json" "$WATCHED" "$OTHER" "$NGINX_PORT" "$NGINX2_PORT" "$V6" \
 		"${1:-}" >"$WORK/check.out" 2>&1
 }
 # Polled: the last connections are read at the next tick.
