@@ -101,6 +101,8 @@ static void wait_until(struct obj_stream *st, uint64_t wake_ns)
 
 	if (wake_ns <= now)
 		return;
+	/* The thread's CPU time as it goes to sleep (fidelity_woke). */
+	fidelity_sample(&st->fid, stream_current(&st->ws->stats), now);
 	if (wake_ns != st->timer_armed_ns) {
 		struct itimerspec its = { .it_value = { (time_t)(wake_ns / OBJ_NS_PER_S),
 							 (long)(wake_ns % OBJ_NS_PER_S) } };

@@ -51,8 +51,10 @@ uint64_t fidelity_woke(struct fidelity *f, struct interval_slot *cur, uint64_t w
 {
 	uint64_t late = now_ns > wake_ns ? now_ns - wake_ns : 0;
 
+	/* The CPU time read by the fidelity_sample just before the wait
+	 * stands for now's: a sleeping thread uses none, and reading it is a
+	 * system call, once an op at low queue depths. */
 	f->busy_from_ns = now_ns;
-	f->busy_cpu_ns = fidelity_thread_cpu_ns();
 	if (late < FIDELITY_FREEZE_MIN_NS)
 		return 0;
 	add_freeze(f, cur, late, now_ns);

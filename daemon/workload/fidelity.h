@@ -64,7 +64,9 @@ void fidelity_sample(struct fidelity *f, struct interval_slot *cur, uint64_t now
  * The thread asked to wake at wake_ns and woke at now_ns: a wake-up late by
  * FIDELITY_FREEZE_MIN_NS or more is a freeze, recorded (and the longest in
  * the interval kept in cur->frozen_ns).  Returns how late it was.  From
- * now, the thread is awake (fidelity_sample).
+ * now, the thread is awake (fidelity_sample).  Call fidelity_sample just
+ * before the wait: its reading of the thread's CPU time stands for the
+ * one at waking (the wait's own system time counts as running).
  */
 uint64_t fidelity_woke(struct fidelity *f, struct interval_slot *cur, uint64_t wake_ns,
 		       uint64_t now_ns);
