@@ -161,8 +161,15 @@ int results_set_workload(struct results *r, size_t i, struct workload *w)
 {
 	if (i > r->n || i >= CONFIG_MAX_WORKLOADS)
 		return -ENOSPC;
-	if (i < r->n)
+	if (i < r->n) {
+		/* A workload started over: its pool's figures with it. */
+		const char *name = r->w[i].workload ? r->w[i].workload->cfg->name : NULL;
+		if (name && r->endpoints_last)
+			json_object_del(r->endpoints_last, name);
+		if (name && r->endpoints_base)
+			json_object_del(r->endpoints_base, name);
 		free_slot(&r->w[i]);
+	}
 	int ret = init_slot(&r->w[i], w);
 	if (i == r->n && ret == 0)
 		r->n++;
@@ -182,8 +189,29 @@ void results_free(struct results *r)
 		free_slot(&r->w[i]);
 	json_decref(r->host_last);
 	json_decref(r->endpoints_last);
+	json_decref(r->endpoints_base);
 	free(r->w);
 	free(r);
+}
+
+/* The totals of a resumed run's pool go on from where its log left them:
+ * each endpoint's recorded totals added to this start's. */
+static void endpoints_add_base(json_t *base, json_t *eps)
+{
+	const char *url;
+	json_t *e;
+
+	if (!base)
+		return;
+	json_object_foreach(eps, url, e) {
+		json_t *b = json_object_get(base, url);
+		const char *keys[] = { "total_ops", "total_errors" };
+		for (size_t k = 0; b && k < 2; k++) {
+			json_t *now = json_object_get(e, keys[k]), *then = json_object_get(b, keys[k]);
+			if (json_is_integer(now) && json_is_integer(then))
+				json_integer_set(now, json_integer_value(now) + json_integer_value(then));
+		}
+	}
 }
 
 /* The interval as a record of the run's log. */
@@ -233,6 +261,8 @@ static json_t *interval_record(struct results *r, struct workload_results *wr,
 	if (rec && w->engine && w->engine->record_extra) {
 		w->engine->record_extra(wr->workload, rec);
 		json_t *eps = json_object_get(rec, "endpoints");
+		if (eps)
+			endpoints_add_base(json_object_get(r->endpoints_base, w->cfg->name), eps);
 		if (eps && !r->endpoints_last)
 			r->endpoints_last = json_object();
 		if (eps && r->endpoints_last)

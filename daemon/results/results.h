@@ -122,6 +122,10 @@ struct results {
 	/* {WORKLOAD: its last interval record's "endpoints"} (object pools),
 	 * for status, the dump and the exports; NULL until one is recorded. */
 	json_t *endpoints_last;
+	/* {WORKLOAD: {URL: totals}}: the pool's totals in the last record
+	 * replayed at a resume, which the engine's counters (from 0 at each
+	 * start) are added to in every new record; NULL if none. */
+	json_t *endpoints_base;
 	/* Called with each closed interval soakd measured (not stalled),
 	 * before its record is written, the interval's op_stats still in
 	 * wr->interval (daemon/drift). */

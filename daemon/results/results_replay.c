@@ -93,6 +93,20 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 		if (late > wr->late_max_ns)
 			wr->late_max_ns = late;
 	}
+	/* An object pool's figures as the log left them: shown until the
+	 * first new record, and the base its totals go on from. */
+	json_t *eps = json_object_get(rec, "endpoints");
+	const char *name = w->cfg->name;
+	if (json_is_object(eps)) {
+		if (!r->endpoints_last)
+			r->endpoints_last = json_object();
+		if (!r->endpoints_base)
+			r->endpoints_base = json_object();
+		if (!r->endpoints_last || !r->endpoints_base ||
+		    json_object_set(r->endpoints_last, name, eps) < 0 ||
+		    json_object_set(r->endpoints_base, name, eps) < 0)
+			err = -ENOMEM;
+	}
 	wr->last = row;
 	wr->have_last = true;
 	wr->intervals++;
