@@ -304,33 +304,43 @@ cat >"$CFG2" <<EOF
   ]
 }
 EOF
-SOAKD_REAL=$SOAKD
-SOAKD=$SOAKD_THROTTLED
+# killed_and_resumed CFG LOG BEFORE WHAT READY SPOILED: runs the
+# certification CFG (its run's log LOG) on the throttled device; once step
+# 1 is judged and READY holds (WHAT, for the wait), SIGKILLs soakd, keeps
+# the log as it was in BEFORE and starts soakd again to finish the run.
+# Runs spoiled by soakd's own lateness (late_spoiled LOG SPOILED) are run
+# again from scratch, at most 3 in all.
+killed_and_resumed() {
+	local cfg=$1 log=$2 before=$3 what=$4 ready=$5 spoiled=$6 attempt real=$SOAKD
+	# (A failed step 1 ends the run: soakd exits by itself.)
+	step1_judged() { grep -q '"type":"certify","step":1' "$log" 2>/dev/null || not_alive "$SOAKD_PID"; }
+	SOAKD=$SOAKD_THROTTLED
+	for attempt in 1 2 3; do
+		start_soakd --config "$cfg" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+		wait_until 30 "step 1's verdict" step1_judged
+		if ! late_spoiled "$log" 1; then
+			wait_until 30 "$what" "$ready"
+			kill -KILL "$SOAKD_PID"
+			wait_soakd_exit 5
+			cp "$log" "$before"
+			start_soakd --config "$cfg" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+		fi
+		wait_soakd_exit 40
+		late_spoiled "$log" "$spoiled" || break
+		((attempt < 3)) || fail "soakd was starved (generator_late) in 3 runs: the machine is too busy"
+		note "attempt $attempt spoiled by soakd's own lateness; again"
+		rm -rf "$(dirname "$log")"
+	done
+	SOAKD=$real
+}
+
 LOG2="$WORK/state/cresume/intervals.log"
 # Step 1 judged, and two intervals into step 2.
 in_step2() {
 	grep -q '"type":"certify","step":1' "$LOG2" 2>/dev/null &&
 		(($(grep -c '"type":"interval"' "$LOG2") >= 7))
 }
-# (A failed step 1 ends the run: soakd exits by itself.)
-step1_judged() { grep -q '"type":"certify","step":1' "$LOG2" 2>/dev/null || not_alive "$SOAKD_PID"; }
-for attempt in 1 2 3; do
-	start_soakd --config "$CFG2" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-	wait_until 30 "step 1's verdict" step1_judged
-	if ! late_spoiled "$LOG2" 1; then
-		wait_until 30 "two intervals of step 2" in_step2
-		kill -KILL "$SOAKD_PID"
-		wait_soakd_exit 5
-		cp "$LOG2" "$WORK/before-kill.log"
-		start_soakd --config "$CFG2" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-	fi
-	wait_soakd_exit 40
-	late_spoiled "$LOG2" 2 || break
-	((attempt < 3)) || fail "soakd was starved (generator_late) in 3 runs: the machine is too busy"
-	note "attempt $attempt spoiled by soakd's own lateness; again"
-	rm -rf "$WORK/state/cresume"
-done
-SOAKD=$SOAKD_REAL
+killed_and_resumed "$CFG2" "$LOG2" "$WORK/before-kill.log" "two intervals of step 2" in_step2 2
 ((SOAKD_RC == 0)) || fail "the resumed soakd exited $SOAKD_RC"
 grep -q "certify: resuming at step 2 of 2 after 1 verdict" "$SOAKD_LOG" ||
 	fail "soakd did not say it resumed the certification at step 2"
@@ -383,25 +393,8 @@ confirming() {
 	n=$(sed -n '/"confirm_start"/,$p' "$LOG3" | grep -c '"type":"interval"')
 	((${n:-0} >= 3))
 }
-step1_judged3() { grep -q '"type":"certify","step":1' "$LOG3" 2>/dev/null || not_alive "$SOAKD_PID"; }
-SOAKD=$SOAKD_THROTTLED
-for attempt in 1 2 3; do
-	start_soakd --config "$CFG3" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-	wait_until 30 "step 1's verdict" step1_judged3
-	if ! late_spoiled "$LOG3" 1; then
-		wait_until 30 "three intervals of the confirmation" confirming
-		kill -KILL "$SOAKD_PID"
-		wait_soakd_exit 5
-		cp "$LOG3" "$WORK/before-kill3.log"
-		start_soakd --config "$CFG3" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-	fi
-	wait_soakd_exit 40
-	late_spoiled "$LOG3" 1 || break
-	((attempt < 3)) || fail "soakd was starved (generator_late) in 3 runs: the machine is too busy"
-	note "attempt $attempt spoiled by soakd's own lateness; again"
-	rm -rf "$WORK/state/cconfirm"
-done
-SOAKD=$SOAKD_REAL
+killed_and_resumed "$CFG3" "$LOG3" "$WORK/before-kill3.log" "three intervals of the confirmation" \
+	confirming 1
 ((SOAKD_RC == 0)) || fail "the confirmed certification exited $SOAKD_RC"
 grep -q "certify: resuming the confirmation of step 1" "$SOAKD_LOG" ||
 	fail "soakd did not say it resumed the confirmation"
