@@ -64,18 +64,8 @@ JOURNAL_DIR="$WORK/journal-root"
 mkdir "$JOURNAL_DIR"
 cat >"$WORK/inner.sh" <<'INNER'
 set -euo pipefail
-mount -t tmpfs tmpfs /run/systemd
-mkdir /run/systemd/journal
-mount --bind "$JOURNAL_DIR" /run/log
-mount -t tmpfs tmpfs /var/log/journal
-"$JOURNALD" >"$WORK/journald.log" 2>&1 &
-journald=$!
-trap 'kill -TERM $journald 2>/dev/null; wait $journald 2>/dev/null' EXIT
-for ((i = 0; i < 100; i++)); do
-	[[ -S /run/systemd/journal/socket ]] && break
-	sleep 0.1
-done
-[[ -S /run/systemd/journal/socket ]] || { echo "journald did not start" >&2; exit 2; }
+source "$SRCDIR/tests/integration/journallib.sh"
+journald_start
 python3 "$SRCDIR/tests/integration/notify_listen.py" "$WORK/notify.sock" "$WORK/notify.jsonl" \
 	>"$WORK/listen.log" 2>&1 &
 listener=$!
@@ -127,14 +117,7 @@ wait $soakd || true
 
 kill -TERM $listener
 wait $listener || true
-kill -TERM $journald
-for ((i = 0; i < 100; i++)); do
-	kill -0 $journald 2>/dev/null || break
-	[[ $(awk '{print $3}' /proc/$journald/stat 2>/dev/null) == Z ]] && break
-	sleep 0.1
-done
-wait $journald || true
-trap - EXIT
+journald_stop
 INNER
 export WORK JOURNAL_DIR JOURNALD SOAKD SOAKCTL SRCDIR CFG SCFG SOAKD_THROTTLED
 # late_spoiled LOG: a step failed because soakd itself was late

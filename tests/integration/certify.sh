@@ -101,18 +101,8 @@ JOURNAL_DIR="$WORK/journal-root"
 mkdir "$JOURNAL_DIR"
 cat >"$WORK/inner.sh" <<'INNER'
 set -euo pipefail
-mount -t tmpfs tmpfs /run/systemd
-mkdir /run/systemd/journal
-mount --bind "$JOURNAL_DIR" /run/log
-mount -t tmpfs tmpfs /var/log/journal
-"$JOURNALD" >"$WORK/journald.log" 2>&1 &
-journald=$!
-trap 'kill -TERM $journald 2>/dev/null; wait $journald 2>/dev/null' EXIT
-for ((i = 0; i < 100; i++)); do
-	[[ -S /run/systemd/journal/socket ]] && break
-	sleep 0.1
-done
-[[ -S /run/systemd/journal/socket ]] || { echo "journald did not start" >&2; exit 2; }
+source "$SRCDIR/tests/integration/journallib.sh"
+journald_start
 
 "$SOAKD_THROTTLED" --config "$CFG" --socket "$WORK/soakd.sock" --state-dir "$WORK/state" \
 	--no-table >"$WORK/soakd.log" 2>&1 &
@@ -142,16 +132,9 @@ ctl dump --format json >"$WORK/dump.json"
 ctl dump --format csv >"$WORK/dump.csv"
 kill -TERM $soakd
 wait $soakd || echo "soakd exited $?" >&2
-kill -TERM $journald
-for ((i = 0; i < 100; i++)); do
-	kill -0 $journald 2>/dev/null || break
-	[[ $(awk '{print $3}' /proc/$journald/stat 2>/dev/null) == Z ]] && break
-	sleep 0.1
-done
-wait $journald || true
-trap - EXIT
+journald_stop
 INNER
-export WORK JOURNAL_DIR JOURNALD SOAKD SOAKCTL CFG SOAKD_THROTTLED
+export WORK JOURNAL_DIR JOURNALD SRCDIR SOAKD SOAKCTL CFG SOAKD_THROTTLED
 # late_spoiled LOG STEPS: a step of the first STEPS (those that should
 # pass) failed because soakd itself was late (generator_late): this
 # shared machine starved it, and the certification rightly refused to

@@ -30,19 +30,8 @@ PY
 
 cat >"$WORK/inner.sh" <<'INNER'
 set -euo pipefail
-mount -t tmpfs tmpfs /run/systemd
-mkdir /run/systemd/journal
-mount --bind "$JOURNAL_DIR" /run/log
-mount -t tmpfs tmpfs /var/log/journal
-
-"$JOURNALD" >"$WORK/journald.log" 2>&1 &
-journald=$!
-trap 'kill -TERM $journald 2>/dev/null; wait $journald 2>/dev/null' EXIT
-for ((i = 0; i < 100; i++)); do
-	[[ -S /run/systemd/journal/socket ]] && break
-	sleep 0.1
-done
-[[ -S /run/systemd/journal/socket ]] || { echo "journald did not start" >&2; exit 2; }
+source "$SRCDIR/tests/integration/journallib.sh"
+journald_start
 
 rc=0
 timeout 60 "$SOAKD" --config "$CFG" --socket "$WORK/soakd.sock" --state-dir "$WORK/state" \
@@ -51,19 +40,10 @@ if ((rc != 0)); then
 	echo "soakd exited $rc" >&2
 	exit 3
 fi
-# journald syncs its files when it stops; wait for it (bounded) before
-# the namespace and its mounts go away.
-kill -TERM $journald
-for ((i = 0; i < 100; i++)); do
-	kill -0 $journald 2>/dev/null || break
-	[[ $(awk '{print $3}' /proc/$journald/stat 2>/dev/null) == Z ]] && break
-	sleep 0.1
-done
-wait $journald || true
-trap - EXIT
+journald_stop
 INNER
 
-export WORK JOURNAL_DIR JOURNALD SOAKD CFG
+export WORK JOURNAL_DIR JOURNALD SRCDIR SOAKD CFG
 timeout 120 unshare --mount --propagation private bash "$WORK/inner.sh" ||
 	fail "running soakd with a private journald failed (exit $?)"
 
