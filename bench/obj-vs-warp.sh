@@ -183,7 +183,12 @@ def run_soakd(op, size, tag):
             break
         time.sleep(0.2)
     cpu = cpu_seconds(proc.pid)
-    dump = json.loads(ctl(sock, "dump", "--format", "json").stdout)
+    r = ctl(sock, "dump", "--format", "json")
+    if r.returncode != 0 or proc.poll() is not None:
+        log = open(f"{work}/soakd-{tag}.log").read()[-3000:]
+        sys.exit(f"soakd {tag}: no dump (soakd exit status {proc.poll()}, soakctl: "
+                 f"{r.stderr.strip()}); the end of its log:\n{log}")
+    dump = json.loads(r.stdout)
     csv = ctl(sock, "dump", "--format", "csv").stdout
     proc.send_signal(signal.SIGTERM)
     proc.wait(60)
