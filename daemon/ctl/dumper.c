@@ -297,6 +297,12 @@ static void *job_main(void *arg)
 		log_warning("a dump is incomplete: %s", why);
 	}
 	if (text) {
+		/* What rundump_finish still produced (the last slice, closed
+		 * only by the end of the log) follows what was streamed. */
+		const char *rest = json_string_value(
+			json_object_get(v, job->format == RUNDUMP_CSV ? "csv" : "hdr"));
+		if (rest && *rest)
+			put_escaped(&w, rest, strlen(rest));  /* an error stays in w.error */
 		json_object_del(v, "ok");
 		json_object_del(v, "csv");
 		json_object_del(v, "hdr");

@@ -43,12 +43,27 @@ wait_until 15 "the control socket" ctl_answers
 wait_until 30 "workload load to finish" workload_is load finished
 wait_until 10 "$PROM" test -s "$PROM"
 ctl dump --format json >"$WORK/dump.json" || fail "soakctl dump failed"
+# Re-sliced over the live socket: every slice, the last (closed only by
+# the log's end) too, as the run directory gives them.
+for fmt in csv hdr; do
+	ctl dump --format "$fmt" --slice 4s >"$WORK/live-sliced.$fmt" ||
+		fail "soakctl dump --format $fmt --slice 4s failed"
+done
 ctl report >"$WORK/report.txt" || true
 cp "$PROM" "$WORK/last.prom"
 stop_soakd 15
 LOG=$(ls "$WORK"/state/*/intervals.log)
 "$SOAKCTL" dump --format json --run-dir "$(dirname "$LOG")" >"$WORK/offline.json" ||
 	fail "soakctl dump --run-dir failed"
+for fmt in csv hdr; do
+	"$SOAKCTL" dump --format "$fmt" --slice 4s --run-dir "$(dirname "$LOG")" \
+		>"$WORK/offline-sliced.$fmt" || fail "soakctl dump --format $fmt --slice 4s --run-dir failed"
+	cmp -s "$WORK/live-sliced.$fmt" "$WORK/offline-sliced.$fmt" ||
+		fail "the live $fmt dump in 4 s slices differs from the run directory's: $(diff \
+			"$WORK/live-sliced.$fmt" "$WORK/offline-sliced.$fmt" | head -c 2000)"
+done
+slices=$(cut -d, -f3 "$WORK/live-sliced.csv" | tail -n +2 | sort -u | wc -l)
+((slices == 2)) || fail "6 s in 4 s slices gave $slices slices: $(cat "$WORK/live-sliced.csv")"
 
 python3 - "$LOG" "$NAME" "$WORK/dump.json" "$WORK/offline.json" <<'EOF' || fail "host records: see above"
 import json, sys
