@@ -230,9 +230,22 @@ bool report_over_limit(const struct report_options *o, size_t j, double max_pct)
 	return o->limits_pct[j] >= 0 && max_pct >= o->limits_pct[j] && max_pct > 0;
 }
 
+/* The phases around an object workload's schedule: filling its pool,
+ * auditing its ledger, deleting its objects.  Their latencies are shown;
+ * the schedule's ops are what a verdict is about. */
+static bool setup_phase(const char *op)
+{
+	return strcmp(op, "prefill") == 0 || strcmp(op, "cleanup") == 0 ||
+	       strcmp(op, "audit") == 0;
+}
+
 bool report_op_judged(const struct report_options *o, bool has_read, const char *op)
 {
-	return o->op || !has_read || strcmp(op, "read") == 0;
+	if (o->op)
+		return true;
+	if (has_read)
+		return strcmp(op, "read") == 0;
+	return !setup_phase(op);
 }
 
 static void print_table(const char *workload, struct op_table *tables, size_t n,

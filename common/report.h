@@ -44,7 +44,8 @@ int report_parse_limits(const char *text, struct report_options *o, const char *
 
 /* The verdict's rule, for every view of it (text, HTML): threshold j
  * fails when the worst slice's share over it reaches its limit; with no
- * --op, an op's reads are judged, or every op when it has none. */
+ * --op, an op's reads are judged, or, when it has none, every op but an
+ * object workload's prefill, audit and cleanup. */
 bool report_over_limit(const struct report_options *o, size_t j, double max_pct);
 bool report_op_judged(const struct report_options *o, bool has_read, const char *op);
 

@@ -149,6 +149,36 @@ static void test_judged_ops(void **state)
 	json_decref(reply);
 }
 
+/* An object workload (no "read"): its schedule's ops are judged, not the
+ * prefill, audit or cleanup around it, unless asked for by name. */
+static void test_object_phases(void **state)
+{
+	(void)state;
+	struct report_options o;
+	char *text;
+	report_default_options(&o);
+	json_t *ops = json_pack("{s:{s:[o]},s:{s:[o]},s:{s:[o]},s:{s:[o]}}",
+				"get", "slices", slice(1000, 10, 0),
+				"prefill", "slices", slice(1000, 900, 500),
+				"audit", "slices", slice(1000, 900, 500),
+				"cleanup", "slices", slice(1000, 900, 500));
+	json_t *reply = json_pack("{s:b,s:s,s:f,s:[{s:s,s:o}]}", "ok", 1, "run", "r", "slice_s",
+				  3600.0, "workloads", "name", "w", "ops", ops);
+	assert_int_equal(run_report(reply, &o, &text), 0);
+	assert_non_null(strstr(text, "w get: PASS"));
+	assert_null(strstr(text, "w prefill: "));
+	assert_null(strstr(text, "w cleanup: "));
+	assert_null(strstr(text, "w audit: "));
+	free(text);
+	assert_true(report_op_judged(&o, false, "put"));
+	assert_false(report_op_judged(&o, false, "prefill"));
+	o.op = "prefill";
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w prefill: FAIL"));
+	free(text);
+	json_decref(reply);
+}
+
 static void test_parse_lists(void **state)
 {
 	(void)state;
@@ -250,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_pass_and_fail),
 		cmocka_unit_test(test_generator_late),
 		cmocka_unit_test(test_judged_ops),
+		cmocka_unit_test(test_object_phases),
 		cmocka_unit_test(test_parse_lists),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_host_flags),
