@@ -290,6 +290,40 @@ static void test_prom_write_atomic(void **state)
 	rmdir(dir);
 }
 
+/* The directory is held: swapped for a symlink after it was opened, the
+ * writes still land in it, not where the link points. */
+static void test_prom_dir_held(void **state)
+{
+	(void)state;
+	char base[] = "/tmp/test-export.XXXXXX", dir[300], moved[300], other[300], path[400],
+	     why[512];
+	struct export_snapshot s = snapshot();
+	struct stat st;
+
+	assert_non_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/textfiles", base);
+	snprintf(moved, sizeof(moved), "%s/moved", base);
+	snprintf(other, sizeof(other), "%s/elsewhere", base);
+	snprintf(path, sizeof(path), "%s/soakd.prom", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(mkdir(other, 0755), 0);
+	int fd = export_prom_dir_open(path, why, sizeof(why));
+	assert_true(fd >= 0);
+	assert_int_equal(rename(dir, moved), 0);
+	assert_int_equal(symlink(other, dir), 0);
+	assert_int_equal(export_prom_write_at(fd, path, &s, why, sizeof(why)), 0);
+	close(fd);
+	assert_int_equal(files_in(other), 0);
+	assert_int_equal(files_in(moved), 1);
+	snprintf(path, sizeof(path), "%s/soakd.prom", moved);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(dir), 0);
+	assert_int_equal(rmdir(moved), 0);
+	assert_int_equal(rmdir(other), 0);
+	assert_int_equal(rmdir(base), 0);
+}
+
 static void test_statsd_lines(void **state)
 {
 	(void)state;
@@ -491,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_prom_host_and_drift),
 		cmocka_unit_test(test_prom_before_first_interval),
 		cmocka_unit_test(test_prom_write_atomic),
+		cmocka_unit_test(test_prom_dir_held),
 		cmocka_unit_test(test_statsd_lines),
 		cmocka_unit_test(test_statsd_names),
 		cmocka_unit_test(test_verify_counts),

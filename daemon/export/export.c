@@ -33,6 +33,7 @@ struct sent_workload {
 
 struct exports {
 	char *prom_path;
+	int prom_dir_fd;              /* its directory, once opened; -1 before */
 	uint64_t prom_writes, prom_failures;
 	bool prom_failing;
 	char prom_error[512];
@@ -55,6 +56,7 @@ int exports_new(const struct export_config *cfg, struct exports **ret)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return log_error_errno(-ENOMEM, "cannot set up exports");
+	e->prom_dir_fd = -1;
 	if (cfg->prom_textfile) {
 		e->prom_path = strdup(cfg->prom_textfile);
 		if (!e->prom_path) {
@@ -93,6 +95,8 @@ void exports_free(struct exports *e)
 	export_statsd_close(e->statsd);
 	free(e->statsd_prefix);
 	free(e->prom_path);
+	if (e->prom_dir_fd >= 0)
+		close(e->prom_dir_fd);
 	free(e);
 }
 
@@ -209,7 +213,15 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 static void publish_prom(struct exports *e, const struct export_snapshot *s)
 {
 	char why[512];
-	int r = export_prom_write(e->prom_path, s, why, sizeof(why));
+	int r = 0;
+
+	/* Opened at the first write that finds it, then held: the textfile
+	 * goes where the config said when the run began, not wherever a
+	 * name swapped later (a symlink in its place) would send it. */
+	if (e->prom_dir_fd < 0)
+		r = e->prom_dir_fd = export_prom_dir_open(e->prom_path, why, sizeof(why));
+	if (r >= 0)
+		r = export_prom_write_at(e->prom_dir_fd, e->prom_path, s, why, sizeof(why));
 
 	if (r == 0) {
 		e->prom_writes++;

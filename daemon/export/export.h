@@ -90,8 +90,16 @@ int export_prom_drift(FILE *out, const char *run, json_t *drift);
 /* {WORKLOAD: {URL: {"total_ops", "total_errors", "latency_us"}}}: the pools'
  * endpoints, labelled endpoint (obj_endpoints.c). */
 int export_prom_endpoints(FILE *out, const char *run, json_t *eps);
-/* Writes the snapshot to path atomically (temporary file in the same
- * directory, then rename).  Returns 0 or a negative errno with why. */
+/* The directory path's file goes in, opened once (O_PATH) so that every
+ * later write lands there, whatever its name comes to point at.  The
+ * descriptor, or a negative errno with why. */
+int export_prom_dir_open(const char *path, char *why, size_t whylen);
+/* Writes the snapshot atomically as path's file name in dir_fd: a
+ * temporary file created beside it (exclusively, never through a link),
+ * then renamed over it.  Returns 0 or a negative errno with why. */
+int export_prom_write_at(int dir_fd, const char *path, const struct export_snapshot *s,
+			 char *why, size_t whylen);
+/* The same through a directory opened for this write only. */
 int export_prom_write(const char *path, const struct export_snapshot *s, char *why,
 		      size_t whylen);
 

@@ -25,6 +25,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -312,32 +315,61 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-int export_prom_write(const char *path, const struct export_snapshot *s, char *why,
-		      size_t whylen)
+int export_prom_dir_open(const char *path, char *why, size_t whylen)
 {
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 8);
-	FILE *f = NULL;
-	int fd, r;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
 
-	if (!tmp) {
+	if (!dir) {
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	/* Not *.prom: node_exporter must not read it half-written. */
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".XXXXXX", 8);
-	fd = mkostemp(tmp, O_CLOEXEC);
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int r = fd < 0 ? -errno : fd;
+	if (fd < 0)
+		snprintf(why, whylen, "cannot open the directory of %s: %s", path, strerror(errno));
+	free(dir);
+	return r;
+}
+
+/* A temporary name beside the file: not *.prom (node_exporter must not
+ * read it half-written), created exclusively, never through a link. */
+static int create_temp(int dir_fd, const char *name, char *tmp, size_t len)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		uint32_t x;
+		if (getrandom(&x, sizeof(x), 0) != sizeof(x))
+			x = (uint32_t)getpid() ^ (uint32_t)attempt * 2654435761u;
+		snprintf(tmp, len, ".%s.%08" PRIx32, name, x);
+		int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
+	}
+	return -EEXIST;
+}
+
+int export_prom_write_at(int dir_fd, const char *path, const struct export_snapshot *s,
+			 char *why, size_t whylen)
+{
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char tmp[NAME_MAX + 16];
+	FILE *f = NULL;
+	int fd, r;
+
+	if (!*name || strlen(name) > NAME_MAX - 10) {
+		snprintf(why, whylen, "%s: not a file name soakd can write beside", path);
+		return -EINVAL;
+	}
+	fd = create_temp(dir_fd, name, tmp, sizeof(tmp));
 	if (fd < 0) {
-		r = -errno;
-		snprintf(why, whylen, "cannot create a file beside %s: %s", path, strerror(errno));
-		free(tmp);
-		return r;
+		snprintf(why, whylen, "cannot create a file beside %s: %s", path, strerror(-fd));
+		return fd;
 	}
 	/* node_exporter usually runs as another user; soakd's UMask is 0077. */
 	if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
 		r = -errno;
-		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+		snprintf(why, whylen, "cannot write %s beside %s: %s", tmp, path, strerror(errno));
 		close(fd);
 		goto fail;
 	}
@@ -345,24 +377,34 @@ int export_prom_write(const char *path, const struct export_snapshot *s, char *w
 	r = export_prom_format(s, f);
 	if (fflush(f) != 0 || r < 0) {
 		r = errno ? -errno : -EIO;
-		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(-r));
+		snprintf(why, whylen, "cannot write %s beside %s: %s", tmp, path, strerror(-r));
 		fclose(f);
 		goto fail;
 	}
 	if (fclose(f) != 0) {
 		r = -errno;
-		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+		snprintf(why, whylen, "cannot write %s beside %s: %s", tmp, path, strerror(errno));
 		goto fail;
 	}
-	if (rename(tmp, path) < 0) {
+	if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
 		r = -errno;
 		snprintf(why, whylen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
 		goto fail;
 	}
-	free(tmp);
 	return 0;
 fail:
-	unlink(tmp);
-	free(tmp);
+	unlinkat(dir_fd, tmp, 0);
+	return r;
+}
+
+int export_prom_write(const char *path, const struct export_snapshot *s, char *why,
+		      size_t whylen)
+{
+	int dir_fd = export_prom_dir_open(path, why, whylen);
+
+	if (dir_fd < 0)
+		return dir_fd;
+	int r = export_prom_write_at(dir_fd, path, s, why, whylen);
+	close(dir_fd);
 	return r;
 }

@@ -204,6 +204,17 @@ EOF
 # Only the metrics file, no temporary files, in node_exporter's directory.
 leftover=$(ls -A "$TEXTFILE_DIR" | grep -vx soakd.prom || true)
 [[ -z $leftover ]] || fail "files left in the textfile directory: $leftover"
+
+# The directory is held from the first write on: renamed, and a symlink to
+# another directory put in its place, the metrics still land in it.
+mkdir "$WORK/elsewhere"
+mv "$TEXTFILE_DIR" "$WORK/textfile-moved"
+ln -s "$WORK/elsewhere" "$TEXTFILE_DIR"
+ino=$(stat -c %i "$WORK/textfile-moved/soakd.prom")
+rewritten() { [[ $(stat -c %i "$WORK/textfile-moved/soakd.prom" 2>/dev/null) != "$ino" ]]; }
+wait_until 10 "the metrics rewritten in the moved directory" rewritten
+[[ -z $(ls -A "$WORK/elsewhere") ]] ||
+	fail "metrics written through the symlink put in the directory's place: $(ls -A "$WORK/elsewhere")"
 stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 note "ok"
