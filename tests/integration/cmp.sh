@@ -3,7 +3,7 @@
 #
 # soakctl cmp RUN_A RUN_B (issue 19) on recorded runs: three short real
 # runs of one workload on a RAM-backed loop device, two alike and one with
-# the device throttled (a blkio cgroup's read and write IOPS limit, below
+# the device throttled (a block cgroup's read and write IOPS limit, below
 # the workload's rate).  cmp of the alike runs marks no change and exits 0;
 # cmp against the throttled run marks throughput and latency as changed
 # beyond the runs' own slice-to-slice noise and exits 3, in text, JSON and
@@ -11,8 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 
-BLKIO=/sys/fs/cgroup/blkio
-[[ -w $BLKIO/cgroup.procs ]] || skip_unless_strict "no cgroup v1 blkio controller at $BLKIO to throttle a device"
+blk_cgroup
 
 new_loop 64M
 loop_a=$NEW_LOOP
@@ -59,15 +58,10 @@ config slow "$loop_a"
 iops=60
 start_soakd --config "$WORK/slow.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
-cg=$BLKIO/soakd-test-cmp.$$
-mkdir -p "$cg"
-on_exit rmdir "$cg"
-majmin=$(lsblk -dno MAJ:MIN "$loop_a" | tr -d ' ')
-echo "$majmin $iops" >"$cg/blkio.throttle.read_iops_device"
-echo "$majmin $iops" >"$cg/blkio.throttle.write_iops_device"
+blk_limit "$loop_a" riops="$iops" wiops="$iops"
 # Every thread of soakd, io_uring's workers among them, moves.
-echo "$SOAKD_PID" >"$cg/cgroup.procs"
-note "soakd throttled to $iops read and $iops write IOPS on $loop_a ($majmin)"
+blk_join "$SOAKD_PID"
+note "soakd throttled to $iops read and $iops write IOPS on $loop_a (cgroup $BLK_CG_KIND)"
 ctl start >/dev/null || fail "start slow failed"
 wait_until 40 "run slow to finish" workload_is w finished
 stop_soakd 20

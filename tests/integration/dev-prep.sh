@@ -8,7 +8,7 @@
 #     incompressible data; progress is logged per phase and sent to systemd
 #     as STATUS= (with EXTEND_TIMEOUT_USEC=, so a long prep before READY=1
 #     does not time out);
-#   - on a device throttled to a few MiB/s (blkio cgroup), progress lines
+#   - on a device throttled to a few MiB/s (block cgroup), progress lines
 #     come every few seconds, and SIGTERM stops the prep early;
 #   - a workload's "prep": true preps its devices before READY=1.
 source "$(dirname "$0")/lib.sh"
@@ -107,15 +107,11 @@ prep "$WORK/two.log" --prep "$DEV" --prep "$MOUNTED" --destroy-data
 grep -q "prep $DEV: zeroing" "$WORK/two.log" && fail "$DEV was written before $MOUNTED was refused"
 
 # --- progress every few seconds, and SIGTERM, on a throttled device ---
-blkio=/sys/fs/cgroup/blkio
-if [[ -w $blkio/cgroup.procs && -e $blkio/blkio.throttle.write_bps_device ]]; then
-	group="$blkio/soakd-dev-prep-$$"
-	mkdir "$group"
-	on_exit rmdir "$group"
-	read -r maj min < <(stat -c '%Hr %Lr' "$DEV")
+if blk_cgroup_try; then
+	group=$BLK_CG
 	# 2 x 64 MiB at what the throttle lets through (it counts a loop
 	# device's writes about twice here): some 10 s, progress every 5 s.
-	echo "$maj:$min $((24 << 20))" >"$group/blkio.throttle.write_bps_device"
+	blk_limit "$DEV" wbps=$((24 << 20))
 	start=$(now_ns)
 	run_logged "$WORK/slow.log" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$group" \
 		"$SOAKD" --prep "$DEV" --destroy-data
@@ -144,7 +140,7 @@ if [[ -w $blkio/cgroup.procs && -e $blkio/blkio.throttle.write_bps_device ]]; th
 		note "SIGTERM: $(grep -o 'prep interrupted.*' "$WORK/term.log")"
 	fi
 else
-	note "no writable blkio cgroup (v1) here: skipping the throttled-progress case"
+	note "no block cgroup (v2 io or v1 blkio) here: skipping the throttled-progress case"
 fi
 
 # --- "prep": true in a workload: before READY=1 ---

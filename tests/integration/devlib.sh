@@ -56,3 +56,86 @@ rescan_partitions() {
 	partx -u "$1" >/dev/null 2>&1 || partx -a "$1" >/dev/null 2>&1 || true
 	[[ -e /sys/class/block/$(basename "$1")/$(basename "$1")p1 && -b ${1}p1 ]]
 }
+
+# --- block cgroups: a device held to a known limit ----------------------
+# cgroup v2's io controller where it is on the v2 hierarchy, else v1's
+# blkio (these machines' hybrid layout).
+
+# blk_cgroup_try: a cgroup of this test's for block limits, removed (what
+# is left in it moved out) when the test ends: its path in BLK_CG and
+# "v2" or "v1" in BLK_CG_KIND.  Returns 1, creating nothing, where neither
+# controller can be used.
+blk_cgroup_try() {
+	local v2 root
+	v2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+	if [[ -n $v2 ]] && grep -qw io "$v2/cgroup.controllers" 2>/dev/null &&
+		{ grep -qw io "$v2/cgroup.subtree_control" ||
+			echo +io >"$v2/cgroup.subtree_control"; } 2>/dev/null; then
+		root=$v2
+		BLK_CG_KIND=v2
+	elif [[ -w /sys/fs/cgroup/blkio/cgroup.procs ]]; then
+		root=/sys/fs/cgroup/blkio
+		BLK_CG_KIND=v1
+	else
+		return 1
+	fi
+	BLK_CG="$root/soakd-$TEST_NAME.$$"
+	mkdir "$BLK_CG" || return 1
+	on_exit _cgroup_remove "$BLK_CG" "$root"
+}
+
+# blk_cgroup: as blk_cgroup_try, skipping the test where it cannot.
+blk_cgroup() {
+	blk_cgroup_try || skip_unless_strict "no block cgroup controller (v2 io or v1 blkio) to throttle a device"
+}
+
+# blk_limit_cmd DEV KEY=VALUE...: the shell command that sets DEV's limits
+# in BLK_CG; keys riops, wiops, rbps, wbps; a value of 0 lifts that limit.
+blk_limit_cmd() {
+	local dev=$1 majmin kv key value v2=""
+	shift
+	majmin=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
+	[[ -n $majmin ]] || fail "no MAJ:MIN for $dev"
+	for kv in "$@"; do
+		key=${kv%%=*}
+		value=${kv#*=}
+		if [[ $BLK_CG_KIND == v2 ]]; then
+			v2+=" $key=$([[ $value == 0 ]] && echo max || echo "$value")"
+			continue
+		fi
+		case $key in
+		riops) key=read_iops_device ;;
+		wiops) key=write_iops_device ;;
+		rbps) key=read_bps_device ;;
+		wbps) key=write_bps_device ;;
+		*) fail "blk_limit_cmd: unknown limit $key" ;;
+		esac
+		printf "echo '%s %s' >'%s/blkio.throttle.%s' && " "$majmin" "$value" "$BLK_CG" "$key"
+	done
+	if [[ -n $v2 ]]; then
+		printf "echo '%s%s' >'%s/io.max' && " "$majmin" "$v2" "$BLK_CG"
+	fi
+	echo true
+}
+
+# blk_limit DEV KEY=VALUE...: sets them now.
+blk_limit() {
+	eval "$(blk_limit_cmd "$@")" || fail "cannot set the limits $* on $1 in $BLK_CG"
+}
+
+# blk_join PID: the process (every thread of it) into BLK_CG.
+blk_join() {
+	echo "$1" >"$BLK_CG/cgroup.procs" || fail "cannot move $1 into $BLK_CG"
+}
+
+# Whatever is left in the cgroup goes back to the root; then it goes.
+_cgroup_remove() {
+	local pid
+	if [[ -r $1/cgroup.procs ]]; then
+		while read -r pid; do
+			echo "$pid" >"$2/cgroup.procs" 2>/dev/null
+		done <"$1/cgroup.procs"
+	fi
+	rmdir "$1" 2>/dev/null
+	return 0
+}

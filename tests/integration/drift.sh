@@ -17,10 +17,11 @@
 # the log, also from before the checkpoint the first resume wrote).  Every JSON
 # dump (live, filtered, --run-dir) lists the run's alarms in "drift".
 #
-# The limit is cgroup v1's blkio.throttle.read_iops_device: on this
-# machine's hybrid hierarchy cgroup v2 has no io controller; where v2's
-# io.max is there, it is used instead.
+# The limit is cgroup v1's blkio.throttle.read_iops_device on this
+# machine's hybrid hierarchy (cgroup v2 has no io controller here); where
+# v2's io.max is there, it is used instead (devlib.sh's blk_cgroup).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/devlib.sh"
 
 need_root "loop devices, cgroups and a private journald"
 need_cmd losetup python3 unshare journalctl
@@ -30,21 +31,8 @@ JOURNALD=/lib/systemd/systemd-journald
 [[ -d /run/log && -d /var/log/journal ]] ||
 	skip_unless_strict "/run/log or /var/log/journal missing (no mount points for a private journald)"
 
-CG=
-if [[ -f /sys/fs/cgroup/blkio/blkio.throttle.read_iops_device ]]; then
-	CG=/sys/fs/cgroup/blkio/soakd-drift-$$
-	LIMIT_FILE=blkio.throttle.read_iops_device
-	limit() { echo "$MAJMIN $1" >"$CG/$LIMIT_FILE"; }
-elif grep -qw io /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-	CG=/sys/fs/cgroup/soakd-drift-$$
-	LIMIT_FILE=io.max
-	limit() { echo "$MAJMIN riops=$([[ $1 == 0 ]] && echo max || echo "$1")" >"$CG/$LIMIT_FILE"; }
-	echo +io >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-else
-	skip_unless_strict "no cgroup I/O limit here (neither blkio.throttle nor io.max)"
-fi
-mkdir "$CG" || skip_unless_strict "cannot create the cgroup $CG"
-on_exit rmdir "$CG"
+blk_cgroup
+CG=$BLK_CG
 
 ram_file BACKING drift.img
 truncate -s 256M "$BACKING"
@@ -133,11 +121,11 @@ if ((rc != 0)); then
 fi
 journald_stop
 INNER
-LIMIT_CMD="echo '$MAJMIN $([[ $LIMIT_FILE == io.max ]] && echo riops=300 || echo 300)' >'$CG/$LIMIT_FILE'"
+LIMIT_CMD=$(blk_limit_cmd "$LOOP" riops=300)
 export WORK JOURNAL_DIR JOURNALD SOAKD SOAKCTL SRCDIR CG LIMIT_CMD
 timeout 90 unshare --mount --propagation private bash "$WORK/inner.sh" ||
 	fail "the slowed run failed (exit $?): $(tail -5 "$WORK/slowed.log")"
-limit 0
+blk_limit "$LOOP" riops=0
 
 # Run 2: the same, never slowed.
 start_soakd --config "$WORK/steady.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
@@ -149,9 +137,9 @@ wait_soakd_exit 60
 start_soakd --config "$WORK/stopper.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 echo "$SOAKD_PID" >"$CG/cgroup.procs"
 wait_until 20 "10 s of the stopper run" grep -q '"end_ns":1[0-9]\{10\}' "$WORK/state/stopper/intervals.log"
-limit 300
+blk_limit "$LOOP" riops=300
 wait_soakd_exit 60
-limit 0
+blk_limit "$LOOP" riops=0
 
 # Run 4: SIGKILLed once the reference window is done, resumed, SIGKILLed
 # again (its checkpoint now past the reference), slowed while soakd is
@@ -172,11 +160,11 @@ wait_until 20 "10 s of the resumed run" grep -q '"end_ns":1[0-9]\{10\}' "$RLOG"
 kill -KILL "$SOAKD_PID"
 wait_soakd_exit 10
 cp "$RLOG" "$WORK/resumed-before-kill.log"
-limit 300
+blk_limit "$LOOP" riops=300
 start_soakd --config "$WORK/resumed.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 echo "$SOAKD_PID" >"$CG/cgroup.procs"
 wait_soakd_exit 60
-limit 0
+blk_limit "$LOOP" riops=0
 ((SOAKD_RC == 0)) || fail "the resumed run exited $SOAKD_RC"
 "$SOAKCTL" dump --format json --run-dir "$WORK/state/resumed" >"$WORK/resumed-dump.json" ||
 	fail "dump --run-dir of the resumed run failed"
