@@ -32,21 +32,15 @@ EOF
 
 cat >"$WORK/inner.sh" <<'INNER'
 set -euo pipefail
-mount -t tmpfs tmpfs /run/systemd
-mkdir /run/systemd/journal
-mount --bind "$JOURNAL_DIR" /run/log
-mount -t tmpfs tmpfs /var/log/journal
-
-"$JOURNALD" >"$WORK/journald.log" 2>&1 &
-journald=$!
+source "$SRCDIR/tests/integration/journallib.sh"
+journald_start
 python3 -m http.server --bind 127.0.0.1 "$PORT" >"$WORK/http.log" 2>&1 &
 http=$!
-trap 'kill -TERM $journald $http 2>/dev/null; wait $journald $http 2>/dev/null' EXIT
+trap 'kill -TERM $JOURNALD_PID $http 2>/dev/null; wait $JOURNALD_PID $http 2>/dev/null' EXIT
 for ((i = 0; i < 100; i++)); do
-	[[ -S /run/systemd/journal/socket ]] && curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
+	curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
 	sleep 0.1
 done
-[[ -S /run/systemd/journal/socket ]] || { echo "journald did not start" >&2; exit 2; }
 
 timeout 60 "$SOAKD" --config "$CFG" --socket "$WORK/soakd.sock" --state-dir "$WORK/state" \
 	--no-table >"$WORK/soakd.log" 2>&1 &
@@ -65,19 +59,12 @@ if ((rc != 0)); then
 	echo "soakd exited $rc" >&2
 	exit 3
 fi
-kill -TERM $journald
-for ((i = 0; i < 100; i++)); do
-	kill -0 $journald 2>/dev/null || break
-	[[ $(awk '{print $3}' /proc/$journald/stat 2>/dev/null) == Z ]] && break
-	sleep 0.1
-done
-wait $journald || true
 kill -TERM $http 2>/dev/null
 wait $http 2>/dev/null || true
-trap - EXIT
+journald_stop
 INNER
 
-export WORK JOURNAL_DIR JOURNALD SOAKD CFG PORT
+export WORK JOURNAL_DIR JOURNALD SRCDIR SOAKD CFG PORT
 timeout 120 unshare --mount --propagation private bash "$WORK/inner.sh" ||
 	fail "running soakd with a private journald failed (exit $?)"
 # "kernel tracing of blk is unavailable (CAUSE): REASON"
