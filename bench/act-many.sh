@@ -22,26 +22,15 @@ SECS=${BENCH_SECONDS:-60}
 IVL=${BENCH_INTERVAL:-1}
 SIZE=${BENCH_DEV_SIZE_MB:-256}
 TOL=${BENCH_TOLERANCE_PCT:-0.5}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
+BENCH_NAME=act-many
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-say() { printf 'act-many: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
-for v in NDEV SECS IVL SIZE; do
-	[[ ${!v} =~ ^[0-9]+$ ]] && ((${!v} >= 1)) || die "$v must be a whole number of at least 1, not '${!v}'"
-done
+whole_numbers NDEV SECS IVL SIZE
 [[ $LOAD =~ ^[0-9]+(\.[0-9]+)?x$ ]] || die "BENCH_LOAD must look like 30x, not '$LOAD'"
 [[ $(id -u) == 0 ]] || die "needs root (it sets up loop devices); run it with sudo"
 command -v jq >/dev/null || { say "installing jq"; DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends jq >&2; }
 
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-	[[ -f $BUILD/build.ninja ]] ||
-		(cd "$REPO" && meson setup "$BUILD" --buildtype=release -Dtests=false >&2)
-	ninja -C "$BUILD" >&2 || die "building soakd in $BUILD failed"
-fi
-SOAKD=$BUILD/daemon/soakd
-SOAKCTL=$BUILD/ctl/soakctl
-[[ -x $SOAKD && -x $SOAKCTL ]] || die "no soakd/soakctl in $BUILD"
+build_soakd
 
 WORK=$(mktemp -d /tmp/act-many.XXXXXX)
 LOOPS=()

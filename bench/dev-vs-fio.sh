@@ -37,11 +37,9 @@ RATE=${BENCH_RATE:-20000}
 QD=${BENCH_QD:-32}
 LOADS=${BENCH_LOADS:-closed rate qd1}
 DEV_SIZE_MB=${BENCH_DEV_SIZE_MB:-1024}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
+BENCH_NAME=dev-vs-fio
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-say() { printf 'dev-vs-fio: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
 
 for v in ROUNDS SECONDS_RUN WARMUP RATE QD DEV_SIZE_MB; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, not '${!v}'"
@@ -71,17 +69,7 @@ command -v jq >/dev/null || missing+=(jq)
 command -v losetup >/dev/null || missing+=(util-linux)
 ((${#missing[@]} == 0)) || { say "installing ${missing[*]}"; apt_install "${missing[@]}"; }
 
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-	if [[ ! -f $BUILD/build.ninja ]]; then
-		[[ -x $REPO/tools/setup-deps ]] && "$REPO/tools/setup-deps"
-		say "building soakd in $BUILD (release, no tests)"
-		(cd "$REPO" && meson setup "$BUILD" --buildtype=release -Dtests=false >&2)
-	fi
-	ninja -C "$BUILD" >&2 || die "building soakd in $BUILD failed"
-fi
-SOAKD=$BUILD/daemon/soakd
-SOAKCTL=$BUILD/ctl/soakctl
-[[ -x $SOAKD && -x $SOAKCTL ]] || die "no soakd/soakctl in $BUILD"
+build_soakd
 
 # --- the device and the working directory --------------------------------------
 

@@ -23,14 +23,10 @@ SECS=${BENCH_SECONDS:-10}
 CONNS=${BENCH_CONNS:-32}
 THREADS=${BENCH_THREADS:-2}
 PORT=${BENCH_PORT:-18089}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
+BENCH_NAME=http-vs-wrk
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-say() { printf 'http-vs-wrk: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
-for v in ROUNDS SECS CONNS THREADS PORT; do
-	[[ ${!v} =~ ^[0-9]+$ ]] && ((${!v} >= 1)) || die "$v must be a whole number of at least 1, not '${!v}'"
-done
+whole_numbers ROUNDS SECS CONNS THREADS PORT
 missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
@@ -43,14 +39,7 @@ if ((${#missing[@]})); then
 		die "cannot install ${missing[*]}"
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-	[[ -f $BUILD/build.ninja ]] ||
-		(cd "$REPO" && meson setup "$BUILD" --buildtype=release -Dtests=false >&2)
-	ninja -C "$BUILD" >&2 || die "building soakd in $BUILD failed"
-fi
-SOAKD=$BUILD/daemon/soakd
-SOAKCTL=$BUILD/ctl/soakctl
-[[ -x $SOAKD && -x $SOAKCTL ]] || die "no soakd/soakctl in $BUILD"
+build_soakd
 
 WORK=$(mktemp -d /var/tmp/http-vs-wrk.XXXXXX)
 NGINX_PID=

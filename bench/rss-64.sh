@@ -25,22 +25,11 @@ NW=${BENCH_WORKLOADS:-64}
 NI=${BENCH_INTERVALS:-100000}
 SECS=${BENCH_SECONDS:-30}
 RATE=${BENCH_RATE:-100}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
+BENCH_NAME=rss-64
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-say() { printf 'rss-64: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
-for v in NW NI SECS RATE; do
-	[[ ${!v} =~ ^[0-9]+$ ]] && ((${!v} >= 1)) || die "$v must be a whole number of at least 1, not '${!v}'"
-done
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-	[[ -f $BUILD/build.ninja ]] ||
-		(cd "$REPO" && meson setup "$BUILD" --buildtype=release -Dtests=false >&2)
-	ninja -C "$BUILD" >&2 || die "building soakd in $BUILD failed"
-fi
-SOAKD=$BUILD/daemon/soakd
-SOAKCTL=$BUILD/ctl/soakctl
-[[ -x $SOAKD && -x $SOAKCTL ]] || die "no soakd/soakctl in $BUILD"
+whole_numbers NW NI SECS RATE
+build_soakd
 
 WORK=$(mktemp -d /var/tmp/rss-64.XXXXXX)
 PID=

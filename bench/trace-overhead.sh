@@ -40,11 +40,9 @@ INTERVAL_MS=${BENCH_INTERVAL_MS:-250}
 QD=${BENCH_QD:-32}
 DEV_SIZE_MB=${BENCH_DEV_SIZE_MB:-1024}
 SECTIONS=${BENCH_SECTIONS:-soakd fio cost}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
+BENCH_NAME=trace-overhead
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-say() { printf 'trace-overhead: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
 
 for v in PAIRS PHASE QD DEV_SIZE_MB INTERVAL_MS; do
 	[[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || die "$v must be a whole number >= 1, not '${!v}'"
@@ -62,17 +60,7 @@ if [[ " $SECTIONS " == *" fio "* ]] && ! command -v fio >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends fio >&2 ||
 		die "cannot install fio (or leave it out: BENCH_SECTIONS=soakd)"
 fi
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-	if [[ ! -f $BUILD/build.ninja ]]; then
-		[[ -x $REPO/tools/setup-deps ]] && "$REPO/tools/setup-deps"
-		say "building soakd in $BUILD (release, no tests)"
-		(cd "$REPO" && meson setup "$BUILD" --buildtype=release -Dtests=false >&2)
-	fi
-	ninja -C "$BUILD" >&2 || die "building soakd in $BUILD failed"
-fi
-SOAKD=$BUILD/daemon/soakd
-SOAKCTL=$BUILD/ctl/soakctl
-[[ -x $SOAKD && -x $SOAKCTL ]] || die "no soakd/soakctl in $BUILD"
+build_soakd
 
 WORK=$(mktemp -d /tmp/trace-overhead.XXXXXX)
 IMG=

@@ -28,28 +28,15 @@ ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_RUN=${BENCH_SECONDS:-10}
 QD=${BENCH_QD:-32}
 DEV_SIZE_MB=${BENCH_DEV_SIZE_MB:-1024}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
+BENCH_NAME=verify-cost
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-say() { printf 'verify-cost: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
 
-for v in ROUNDS SECONDS_RUN QD DEV_SIZE_MB; do
-	[[ ${!v} =~ ^[0-9]+$ ]] && ((${!v} >= 1)) || die "$v must be a whole number of at least 1, not '${!v}'"
-done
+whole_numbers ROUNDS SECONDS_RUN QD DEV_SIZE_MB
 [[ $(id -u) == 0 ]] || die "needs root (it sets up a loop device); run it with sudo"
 command -v python3 >/dev/null || die "needs python3"
 
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-	if [[ ! -f $BUILD/build.ninja ]]; then
-		say "building soakd in $BUILD (release, no tests)"
-		(cd "$REPO" && meson setup "$BUILD" --buildtype=release -Dtests=false >&2)
-	fi
-	ninja -C "$BUILD" >&2 || die "building soakd in $BUILD failed"
-fi
-SOAKD=$BUILD/daemon/soakd
-SOAKCTL=$BUILD/ctl/soakctl
-[[ -x $SOAKD && -x $SOAKCTL ]] || die "no soakd/soakctl in $BUILD"
+build_soakd
 
 WORK=$(mktemp -d /tmp/verify-cost.XXXXXX)
 IMG=
