@@ -274,6 +274,8 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 	struct workload *w = s->workload;
 	unsigned n = 0;
 	uint64_t lag = 0;
+	/* Past the end only what the schedule made due before it goes out. */
+	uint64_t due_by = now < end_ns ? now : end_ns - 1;
 
 	for (size_t i = 0; i < d->model.n_gens; i++) {
 		struct dev_gen *g = &d->model.gens[i];
@@ -291,7 +293,7 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 					g->due_ns = mono_at(w->started_ns, rel);
 					g->have_due = true;
 				}
-				if (g->due_ns > now)
+				if (g->due_ns > due_by)
 					break;
 				due = g->due_ns;
 				g->have_due = false;
@@ -331,6 +333,19 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 	}
 	*ret_lag = lag;
 	return n;
+}
+
+/* The ops just prepared go to the kernel now: their service time and their
+ * issue delay start here. */
+static void stamp_submits(struct dev_stream *d, struct interval_slot *cur, const unsigned *prepped,
+			  unsigned n, uint64_t submit_ns)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct dev_slot *slot = &d->slots[prepped[i]];
+		slot->submit_ns = submit_ns;
+		hist_record(&cur->ops[slot->op].issue_delay,
+			    submit_ns > slot->ready_ns ? submit_ns - slot->ready_ns : 0);
+	}
 }
 
 /* When the thread must next wake: the interval boundary, the next due op
@@ -448,12 +463,14 @@ static void *dev_thread(void *arg)
 		close_intervals(s, d, now, &next_boundary);
 		if (atomic_load_explicit(&w->stop_requested, memory_order_relaxed))
 			break;
-		/* The schedule is over: what is still waiting is missed, not
-		 * issued late past its end. */
-		if (now >= end_ns) {
-			outcome = STREAM_FINISHED;
-			break;
-		}
+		/*
+		 * The schedule is over.  Ops it made due before its end that a
+		 * free slot can take still go out, late, as they would have a
+		 * moment earlier: a thread woken late must not turn its own
+		 * delay into ops missed.  What no slot can take is missed
+		 * (finish_ops), never issued past the end.
+		 */
+		bool ending = now >= end_ns;
 		if (next_boundary != link_checked_at) {
 			link_checked_at = next_boundary;
 			if (target_deleted(s, d, reason, sizeof(reason))) {
@@ -475,8 +492,15 @@ static void *dev_thread(void *arg)
 			outcome = STREAM_FAILED;
 			break;
 		}
-		if (n_prepped == 0 && all_finished(d)) {
+		if (ending || (n_prepped == 0 && all_finished(d))) {
 			outcome = STREAM_FINISHED;
+			if (n_prepped) {
+				stamp_submits(d, cur, prepped, n_prepped, mono_ns());
+				int r = io_uring_submit(&d->ring);
+				if (r < 0)
+					log_warning("%s: the last %u ops could not be submitted: %s",
+						    s->label, n_prepped, strerror(-r));
+			}
 			break;
 		}
 
@@ -485,12 +509,7 @@ static void *dev_thread(void *arg)
 		 * call of their own. */
 		uint64_t wake = next_wake(d, next_boundary, end_ns);
 		uint64_t submit_ns = mono_ns();
-		for (unsigned i = 0; i < n_prepped; i++) {
-			struct dev_slot *slot = &d->slots[prepped[i]];
-			slot->submit_ns = submit_ns;
-			hist_record(&cur->ops[slot->op].issue_delay,
-				    submit_ns > slot->ready_ns ? submit_ns - slot->ready_ns : 0);
-		}
+		stamp_submits(d, cur, prepped, n_prepped, submit_ns);
 		struct __kernel_timespec ts = { 0 };
 		if (wake > submit_ns) {
 			ts.tv_sec = (long long)((wake - submit_ns) / 1000000000u);
