@@ -94,8 +94,8 @@ static struct run_config *load(int read_pct, const char *duration)
 struct collected {
 	struct op_stats ops[2];
 	size_t slots;
-	uint64_t last_end;
-	bool gap;
+	uint64_t origin;
+	size_t off_grid; /* slots that end off the 200 ms grid */
 };
 
 static void collect(const struct interval_slot *slot, size_t n_ops, void *userdata)
@@ -103,15 +103,16 @@ static void collect(const struct interval_slot *slot, size_t n_ops, void *userda
 	struct collected *c = userdata;
 
 	assert_true(n_ops <= 2);
-	if (c->slots && slot->start_ns != c->last_end)
-		c->gap = true;
-	c->last_end = slot->end_ns;
+	assert_true(slot->end_ns > slot->start_ns);
+	if ((slot->end_ns - c->origin) % (NS_PER_S / 5))
+		c->off_grid++;
 	c->slots++;
 	for (size_t op = 0; op < n_ops; op++)
 		op_stats_merge(&c->ops[op], &slot->ops[op]);
 }
 
-static struct workload *start(struct run_config *cfg, uint64_t *ret_start)
+/* Prepares the workload, calls between(), if any, then starts it. */
+static struct workload *start(struct run_config *cfg, uint64_t *ret_start, void (*between)(void))
 {
 	struct workload *w;
 	char err[512];
@@ -122,18 +123,21 @@ static struct workload *start(struct run_config *cfg, uint64_t *ret_start)
 			 0);
 	if (workload_prepare(w, err, sizeof(err)) < 0)
 		fail_msg("prepare: %s", err);
+	if (between)
+		between();
 	if (workload_start(w, now, err, sizeof(err)) < 0)
 		fail_msg("start: %s", err);
 	*ret_start = now;
 	return w;
 }
 
-static struct collected *run_to_end(struct workload *w)
+static struct collected *run_to_end(struct workload *w, uint64_t origin)
 {
 	struct collected *c = calloc(1, sizeof(*c));
 	void *userdata[1] = { c };
 
 	assert_non_null(c);
+	c->origin = origin;
 	op_stats_init(&c->ops[0]);
 	op_stats_init(&c->ops[1]);
 	uint64_t deadline = mono_ns() + 30 * NS_PER_S;
@@ -157,29 +161,47 @@ static void test_every_op_counted(void **state)
 	struct collected *c;
 
 	(void)state;
-	w = start(cfg, &started);
-	c = run_to_end(w);
+	w = start(cfg, &started, NULL);
+	c = run_to_end(w, started);
 	assert_string_equal(workload_state_name(w->state), "finished");
 	assert_string_equal(w->op_names[0], "read");
 	assert_string_equal(w->op_names[1], "write");
-	assert_int_equal(c->ops[0].count + c->ops[1].count, 3000);
-	assert_int_equal(c->ops[0].count, 2100);
-	assert_false(c->gap);
-	assert_true(c->slots >= 7);
+	/* Every op the schedule made due is counted: done, or missed when a
+	 * starved machine (a loaded CI runner) left no slot for it. */
+	assert_int_equal(c->ops[0].count + c->ops[0].missed + c->ops[1].count + c->ops[1].missed,
+			 3000);
+	assert_int_equal(c->ops[0].count + c->ops[0].missed, 2100);
+	/* Intervals close on the run's 200 ms grid; only the last ends
+	 * where the schedule does.  How many there are depends on when the
+	 * machine let the threads run: an interval the main thread could
+	 * not take in time with nothing in it becomes a hole. */
+	assert_true(c->slots >= 1);
+	assert_true(c->off_grid <= 1);
 	for (int op = 0; op < 2; op++) {
 		const struct op_stats *o = &c->ops[op];
 		assert_int_equal(o->errors, 0);
 		assert_int_equal(o->bytes, o->count * 4096);
-		assert_int_equal(o->latency.count, o->count);
+		/* A missed op has a latency (its wait, a lower bound) and no
+		 * service time. */
+		assert_int_equal(o->latency.count, o->count + o->missed);
 		assert_int_equal(o->service.count, o->count);
 		/* Latency runs from the due time, service from the submit,
 		 * which is never earlier. */
 		assert_true(hist_max(&o->service) <= hist_max(&o->latency));
-		assert_true(hist_min(&o->service) <= hist_min(&o->latency));
+		if (!o->missed)
+			assert_true(hist_min(&o->service) <= hist_min(&o->latency));
 	}
 	free(c);
 	workload_free(w);
 	config_free(cfg);
+}
+
+static void cut_target(void)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/t.dat", DIR_PATH);
+	assert_int_equal(truncate(path, 0), 0);
 }
 
 /* Reads past the end of a file cut short after prepare come back empty:
@@ -187,21 +209,20 @@ static void test_every_op_counted(void **state)
 static void test_short_reads_are_errors(void **state)
 {
 	struct run_config *cfg = load(100, "500ms");
-	char path[300];
 	uint64_t started;
 	struct workload *w;
 	struct collected *c;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/t.dat", DIR_PATH);
-	w = start(cfg, &started);
-	assert_int_equal(truncate(path, 0), 0);
-	c = run_to_end(w);
-	assert_int_equal(c->ops[0].count, 1000);
-	/* The first few may have completed before the cut. */
-	assert_true(c->ops[0].errors >= 990);
-	assert_int_equal(c->ops[0].bytes, (c->ops[0].count - c->ops[0].errors) * 4096);
-	assert_int_equal(c->ops[0].latency.count, c->ops[0].count - c->ops[0].errors);
+	w = start(cfg, &started, cut_target);
+	c = run_to_end(w, started);
+	const struct op_stats *o = &c->ops[0];
+	assert_int_equal(o->count + o->missed, 1000);
+	assert_true(o->count > 0);
+	assert_int_equal(o->errors, o->count);
+	assert_int_equal(o->bytes, 0);
+	/* Only the missed (none on an idle machine) have a latency. */
+	assert_int_equal(o->latency.count, o->missed);
 	free(c);
 	workload_free(w);
 	config_free(cfg);
