@@ -196,11 +196,13 @@ static void issue_audit(struct obj_stream *st, uint64_t now)
 	log_info("%s: thread %u audited the objects of its ledger", st->cl->wcfg->name, st->index);
 }
 
-/* Issues the mix's due ops while transfers are free. */
+/* Issues the mix's due ops while transfers are free.  Past the schedule's
+ * end only what it made due before the end goes out. */
 static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool *finished)
 {
 	struct workload *w = st->ws->workload;
 	bool open_loop = w->cfg->rate > 0;
+	uint64_t due_by = now < end_ns ? now : end_ns - 1;
 	unsigned skips = 0;
 
 	issue_audit(st, now);
@@ -212,7 +214,7 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 				*finished = true;
 				break;
 			}
-			if (st->due_ns > now)
+			if (st->due_ns > due_by)
 				break;
 			st->have_due = false;
 			due = st->due_ns;
@@ -293,10 +295,12 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		if (now >= deadline)
 			return STREAM_STOPPED;
 
-		/* The schedule is over: ops still due are missed, not issued
-		 * late past its end (see miss_due). */
-		if (open_loop && now >= end_ns)
-			return STREAM_FINISHED;
+		/* The schedule is over.  Ops it made due before its end that a
+		 * free transfer can take still go out, late, as they would
+		 * have a moment earlier: a thread woken late must not turn its
+		 * own delay into ops missed.  The rest are missed (see
+		 * miss_due), never issued past the end. */
+		bool ending = open_loop && now >= end_ns;
 		obj_book_flush(st, now, false);
 		if (phase == PHASE_RUN)
 			issue_run(st, now, end_ns, &finished);
@@ -304,6 +308,10 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL
 					: phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
 				    now, &finished);
+		if (ending) {
+			pump(st);
+			return STREAM_FINISHED;
+		}
 
 		/* Ops due but not started because every transfer is busy:
 		 * the endpoint is not keeping up with the schedule. */
