@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,21 @@ static inline size_t bucket_of(uint64_t value_ns)
 void hist_init(struct hist *h)
 {
 	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+void hist_init_zeroed(struct hist *h)
+{
+	h->min = UINT64_MAX;
+}
+
+void hist_reset(struct hist *h)
+{
+	if (h->count) {
+		size_t lo = bucket_of(h->min), hi = bucket_of(h->max);
+		memset(&h->buckets[lo], 0, (hi - lo + 1) * sizeof(h->buckets[0]));
+	}
+	h->count = h->sum = h->max = h->clamped = 0;
 	h->min = UINT64_MAX;
 }
 
@@ -121,7 +137,9 @@ void hist_merge(struct hist *dst, const struct hist *src)
 
 	if (!src->count)
 		return;
-	for (b = 0; b < HIST_BUCKETS; b++)
+	/* Only src's buckets from min's to max's can hold counts; dst's
+	 * other pages stay untouched. */
+	for (b = bucket_of(src->min); b <= bucket_of(src->max); b++)
 		dst->buckets[b] += src->buckets[b];
 	dst->count += src->count;
 	dst->sum = add_sat(dst->sum, src->sum);
@@ -280,7 +298,9 @@ static int get_varint(struct reader *r, uint64_t *ret_value)
  * checks, so hist_deserialize can leave *ret alone on failure without a
  * 40 KiB temporary on the stack.
  */
-static int decode(const uint8_t *buf, size_t len, struct hist *out)
+/* Checks buf (out NULL), or decodes checked buf into out: as all of it, or
+ * (add) added to what out holds. */
+static int decode(const uint8_t *buf, size_t len, struct hist *out, bool add)
 {
 	struct reader r;
 	uint64_t count, sum, min, max, clamped, gap, n, seen = 0, last_n = 0;
@@ -320,7 +340,9 @@ static int decode(const uint8_t *buf, size_t len, struct hist *out)
 		b = next + gap;
 		if (first == HIST_BUCKETS)
 			first = b;
-		if (out)
+		if (out && add)
+			out->buckets[b] += n;
+		else if (out)
 			out->buckets[b] = n;
 		seen += n;
 		last_n = n;
@@ -336,7 +358,15 @@ static int decode(const uint8_t *buf, size_t len, struct hist *out)
 		if (clamped > last_n)
 			return -EINVAL;
 	}
-	if (out) {
+	if (out && add) {
+		out->count += count;
+		out->sum = add_sat(out->sum, sum);
+		out->clamped += clamped;
+		if (count && min < out->min)
+			out->min = min;
+		if (count && max > out->max)
+			out->max = max;
+	} else if (out) {
 		out->count = count;
 		out->sum = sum;
 		out->min = min;
@@ -352,11 +382,11 @@ int hist_deserialize(struct hist *ret, const uint8_t *buf, size_t len)
 
 	if (!buf)
 		return -EINVAL;
-	r = decode(buf, len, NULL);
+	r = decode(buf, len, NULL, false);
 	if (r < 0)
 		return r;
 	hist_init(ret);
-	return decode(buf, len, ret);
+	return decode(buf, len, ret, false);
 }
 
 static const char base64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -414,13 +444,13 @@ static int base64url_value(char c)
 	return -1;
 }
 
-int hist_from_base64(struct hist *ret, const char *text)
+/* The bytes text encodes, in *ret_bytes (to free) and *ret_len. */
+static int base64_bytes(const char *text, uint8_t **ret_bytes, size_t *ret_len)
 {
 	size_t tlen, i, o = 0;
 	uint32_t acc = 0;
 	unsigned bits = 0;
 	uint8_t *bytes;
-	int r;
 
 	if (!text)
 		return -EINVAL;
@@ -451,20 +481,38 @@ int hist_from_base64(struct hist *ret, const char *text)
 		free(bytes);
 		return -EINVAL;
 	}
-	r = hist_deserialize(ret, bytes, o);
+	*ret_bytes = bytes;
+	*ret_len = o;
+	return 0;
+}
+
+int hist_from_base64(struct hist *ret, const char *text)
+{
+	uint8_t *bytes;
+	size_t len;
+	int r = base64_bytes(text, &bytes, &len);
+
+	if (r < 0)
+		return r;
+	r = hist_deserialize(ret, bytes, len);
 	free(bytes);
 	return r;
 }
 
+/* Checked whole first, then added bucket by bucket: no 40 KB histogram in
+ * between, to clear and to merge, for each of the millions a long run's
+ * log replays. */
 int hist_merge_base64(struct hist *dst, const char *text)
 {
-	/* 40 KB: not for a thread's stack. */
-	struct hist *h = malloc(sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	int r = hist_from_base64(h, text);
+	uint8_t *bytes;
+	size_t len;
+	int r = base64_bytes(text, &bytes, &len);
+
+	if (r < 0)
+		return r;
+	r = decode(bytes, len, NULL, false);
 	if (r == 0)
-		hist_merge(dst, h);
-	free(h);
+		r = decode(bytes, len, dst, true);
+	free(bytes);
 	return r;
 }

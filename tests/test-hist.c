@@ -400,6 +400,45 @@ static void roundtrip(const struct hist *h)
 	free(back);
 }
 
+/*
+ * hist_reset clears only the buckets from min's to max's, and
+ * hist_init_zeroed writes only min: both must leave a histogram equal to
+ * one from hist_init, and hist_merge_base64 must add as hist_merge does.
+ */
+static void test_reset_and_merge_base64(void **state)
+{
+	struct hist *h = hist_new(), *empty = hist_new(), *sum = hist_new(), *want = hist_new();
+	struct hist *z = calloc(1, sizeof(*z));
+
+	(void)state;
+	assert_non_null(z);
+	hist_init_zeroed(z);
+	assert_memory_equal(z, empty, sizeof(*z));
+	prng_seed(7);
+	for (int d = 0; d < 3; d++) {
+		free(fill(h, (enum dist)d, 500 + d));
+		hist_record(h, UINT64_MAX);
+		hist_merge(want, h);
+		char *text = hist_to_base64(h);
+		assert_non_null(text);
+		assert_int_equal(hist_merge_base64(sum, text), 0);
+		free(text);
+		assert_memory_equal(sum, want, sizeof(*sum));
+		hist_reset(h);
+		assert_memory_equal(h, empty, sizeof(*h));
+	}
+	/* A bad text adds nothing. */
+	assert_int_equal(hist_merge_base64(sum, "AQIDBA"), -EINVAL);
+	assert_memory_equal(sum, want, sizeof(*sum));
+	hist_reset(h);
+	assert_memory_equal(h, empty, sizeof(*h));
+	free(z);
+	free(h);
+	free(empty);
+	free(sum);
+	free(want);
+}
+
 static void test_roundtrip(void **state)
 {
 	struct hist *h = hist_new();
@@ -630,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_record_n),
 		cmocka_unit_test(test_clamp),
 		cmocka_unit_test(test_count_above),
+		cmocka_unit_test(test_reset_and_merge_base64),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_deserialize_corrupt),
 		cmocka_unit_test(test_deserialize_crafted),
