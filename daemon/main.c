@@ -2,6 +2,7 @@
 /* soakd: arguments, wiring and exit codes. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,16 @@ int main(int argc, char **argv)
 	size_t n_prep = 0;
 	bool destroy_data = false, no_targets = false;
 	int c, r;
+
+	/*
+	 * Every block of latency histograms (40 KB each, five per op, in
+	 * every interval slot and total) gets pages of its own, zero and
+	 * untouched until used: glibc's calloc then skips its memset, and
+	 * hist_init_zeroed/hist_reset touch only the buckets the latencies
+	 * fill.  Setting the threshold also stops glibc from raising it after
+	 * frees, which would move such blocks back onto the reused heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 * 1024);
 
 	while ((c = getopt_long(argc, argv, "c:C:s:S:TNVh", options, NULL)) != -1) {
 		switch (c) {

@@ -269,7 +269,7 @@ static void replay_interval(struct drift *d, struct results *r, size_t index, js
 	    !json_is_object(recorded) || !(ops = calloc(n_ops ? n_ops : 1, sizeof(*ops))))
 		return;
 	for (size_t op = 0; op < n_ops; op++) {
-		op_stats_init(&ops[op]);
+		op_stats_init_zeroed(&ops[op]);
 		json_t *o = json_object_get(recorded, w->op_names[op]);
 		if (o && op_stats_merge_json(&ops[op], o) < 0)
 			goto out;  /* a damaged record: as if it were not there */

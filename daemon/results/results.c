@@ -61,15 +61,6 @@ static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *u
 	wr->iv_has_data = true;
 }
 
-static struct op_stats *op_stats_array(size_t n)
-{
-	struct op_stats *a = malloc(n * sizeof(*a));
-	if (a)
-		for (size_t i = 0; i < n; i++)
-			op_stats_init(&a[i]);
-	return a;
-}
-
 static void free_slot(struct workload_results *wr)
 {
 	for (size_t s = 0; wr->stream_userdata && s < wr->n_streams; s++)
@@ -114,12 +105,12 @@ static int init_slot(struct workload_results *wr, struct workload *w)
 	    !wr->slices)
 		goto fail;
 	for (size_t op = 0; op < wr->n_ops; op++) {
-		wr->slices[op].latency = malloc(sizeof(struct hist));
-		wr->slices[op].service = malloc(sizeof(struct hist));
+		wr->slices[op].latency = calloc(1, sizeof(struct hist));
+		wr->slices[op].service = calloc(1, sizeof(struct hist));
 		if (!wr->slices[op].latency || !wr->slices[op].service)
 			goto fail;
-		hist_init(wr->slices[op].latency);
-		hist_init(wr->slices[op].service);
+		hist_init_zeroed(wr->slices[op].latency);
+		hist_init_zeroed(wr->slices[op].service);
 	}
 	for (size_t s = 0; s < wr->n_streams; s++) {
 		struct consume_arg *a = malloc(sizeof(*a));
@@ -316,8 +307,8 @@ static void store_slice(struct op_slices *sl)
 		return;
 	}
 	sl->n++;
-	hist_init(sl->latency);
-	hist_init(sl->service);
+	hist_reset(sl->latency);
+	hist_reset(sl->service);
 	sl->open = false;
 }
 
@@ -419,14 +410,14 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	if (wall_end > (int64_t)r->logged_wall_ns)
 		r->logged_wall_ns = (uint64_t)wall_end;
 	for (size_t i = 0; wr->target_interval && i < wr->n_streams * wr->n_ops; i++)
-		op_stats_init(&wr->target_interval[i]);
+		op_stats_reset(&wr->target_interval[i]);
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
 		op_stats_merge(&wr->totals[op], &wr->interval[op]);
 		wr->totals[op].pending = wr->interval[op].pending;
 		/* The next interval starts from the pending ops this one left. */
 		uint64_t pending = wr->interval[op].pending;
-		op_stats_init(&wr->interval[op]);
+		op_stats_reset(&wr->interval[op]);
 		wr->interval[op].pending = pending;
 	}
 	wr->active_ns += span;

@@ -53,7 +53,7 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 	if (!json_is_object(ops) || row.end_ns < row.start_ns)
 		return -EINVAL;
 	for (size_t op = 0; op < wr->n_ops; op++) {
-		op_stats_init(&wr->interval[op]);
+		op_stats_reset(&wr->interval[op]);
 		json_t *j = json_object_get(ops, w->op_names[op]);
 		if (j && op_stats_merge_json(&wr->interval[op], j) < 0)
 			err = -EINVAL;
@@ -76,7 +76,7 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
 		op_stats_merge(&wr->totals[op], &wr->interval[op]);
-		op_stats_init(&wr->interval[op]);
+		op_stats_reset(&wr->interval[op]);
 	}
 	wr->active_ns += span;
 	/* A record of an older soakd lacks it: then all of an interval with

@@ -12,18 +12,51 @@ const char *const op_verify_names[OP_VERIFY_CLASSES] = {
 	[OP_VERIFY_UNCERTAIN] = "uncertain", [OP_VERIFY_UNCHECKED] = "unchecked",
 };
 
-void op_stats_init(struct op_stats *o)
+static void op_counters_clear(struct op_stats *o)
 {
 	memset(o->verify, 0, sizeof(o->verify));
 	o->count = o->errors = o->bytes = o->corrupt = o->missed = o->pending = 0;
 	for (size_t c = 0; c < OP_ERR_CLASSES; c++)
 		o->error_class[c] = 0;
 	o->obj_verify = (struct obj_verify){ 0 };
+}
+
+void op_stats_init(struct op_stats *o)
+{
+	op_counters_clear(o);
 	hist_init(&o->latency);
 	hist_init(&o->service);
 	hist_init(&o->ttfb);
 	hist_init(&o->connect);
 	hist_init(&o->issue_delay);
+}
+
+void op_stats_init_zeroed(struct op_stats *o)
+{
+	hist_init_zeroed(&o->latency);
+	hist_init_zeroed(&o->service);
+	hist_init_zeroed(&o->ttfb);
+	hist_init_zeroed(&o->connect);
+	hist_init_zeroed(&o->issue_delay);
+}
+
+void op_stats_reset(struct op_stats *o)
+{
+	op_counters_clear(o);
+	hist_reset(&o->latency);
+	hist_reset(&o->service);
+	hist_reset(&o->ttfb);
+	hist_reset(&o->connect);
+	hist_reset(&o->issue_delay);
+}
+
+struct op_stats *op_stats_array(size_t n)
+{
+	struct op_stats *a = calloc(n, sizeof(*a));
+
+	for (size_t i = 0; a && i < n; i++)
+		op_stats_init_zeroed(&a[i]);
+	return a;
 }
 
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
@@ -102,7 +135,7 @@ static void slot_reset(struct interval_slot *slot, size_t n_ops, uint64_t start_
 	slot->cpu_ns = 0;
 	slot->frozen_ns = 0;
 	for (size_t i = 0; i < n_ops; i++)
-		op_stats_init(&slot->ops[i]);
+		op_stats_reset(&slot->ops[i]);
 }
 
 int stream_stats_init(struct stream_stats *s, size_t n_ops, uint64_t start_ns)
@@ -113,11 +146,13 @@ int stream_stats_init(struct stream_stats *s, size_t n_ops, uint64_t start_ns)
 	s->n_ops = n_ops;
 	s->slot_size = sizeof(struct interval_slot) + n_ops * sizeof(struct op_stats);
 	for (size_t i = 0; i < STATS_SLOTS; i++) {
-		s->slots[i] = malloc(s->slot_size);
+		s->slots[i] = calloc(1, s->slot_size);
 		if (!s->slots[i]) {
 			stream_stats_done(s);
 			return -ENOMEM;
 		}
+		for (size_t op = 0; op < n_ops; op++)
+			op_stats_init_zeroed(&s->slots[i]->ops[op]);
 	}
 	slot_reset(s->slots[0], n_ops, start_ns);
 	return 0;

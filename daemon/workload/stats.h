@@ -144,7 +144,14 @@ size_t stream_consume(struct stream_stats *s, stream_consume_fn fn, void *userda
 void stream_consume_rest(struct stream_stats *s, uint64_t end_ns, stream_consume_fn fn,
 			 void *userdata);
 
+/* Empty stats in memory of any content (op_stats_init), in memory known to
+ * be zero (op_stats_init_zeroed: see hist_init_zeroed), or made empty
+ * again (op_stats_reset: touches only the buckets used). */
 void op_stats_init(struct op_stats *o);
+void op_stats_init_zeroed(struct op_stats *o);
+void op_stats_reset(struct op_stats *o);
+/* n empty op_stats from calloc, or NULL. */
+struct op_stats *op_stats_array(size_t n);
 /* Sums everything but the pending gauge, which the caller sets. */
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src);
 
