@@ -21,16 +21,6 @@ static void op_counters_clear(struct op_stats *o)
 	o->obj_verify = (struct obj_verify){ 0 };
 }
 
-void op_stats_init(struct op_stats *o)
-{
-	op_counters_clear(o);
-	hist_init(&o->latency);
-	hist_init(&o->service);
-	hist_init(&o->ttfb);
-	hist_init(&o->connect);
-	hist_init(&o->issue_delay);
-}
-
 void op_stats_init_zeroed(struct op_stats *o)
 {
 	hist_init_zeroed(&o->latency);
@@ -38,6 +28,12 @@ void op_stats_init_zeroed(struct op_stats *o)
 	hist_init_zeroed(&o->ttfb);
 	hist_init_zeroed(&o->connect);
 	hist_init_zeroed(&o->issue_delay);
+}
+
+void op_stats_init(struct op_stats *o)
+{
+	memset(o, 0, sizeof(*o));
+	op_stats_init_zeroed(o);
 }
 
 void op_stats_reset(struct op_stats *o)
