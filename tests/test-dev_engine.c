@@ -125,7 +125,10 @@ static struct workload *start(struct run_config *cfg, uint64_t *ret_start, void 
 		fail_msg("prepare: %s", err);
 	if (between)
 		between();
-	if (workload_start(w, now, err, sizeof(err)) < 0)
+	/* As in the daemon, the run (and its interval grid) began before
+	 * the target was laid out, the schedule begins now: a starved machine
+	 * can take seconds over the layout, which would be lag no op had. */
+	if (workload_start(w, mono_ns(), err, sizeof(err)) < 0)
 		fail_msg("start: %s", err);
 	*ret_start = now;
 	return w;
