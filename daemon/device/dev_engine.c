@@ -447,6 +447,11 @@ static void *dev_thread(void *arg)
 	char reason[WORKLOAD_REASON_MAX] = "";
 
 	fidelity_init(&d->fid);
+	if (dev_ring_claim(d, s->label, reason, sizeof(reason)) < 0) {
+		free(prepped);
+		stream_finish(s, STREAM_FAILED, "%s", reason);
+		return NULL;
+	}
 	if (!prepped || start_generators(s, d) < 0) {
 		free(prepped);
 		stream_finish(s, STREAM_FAILED, "cannot set up the device's schedule");

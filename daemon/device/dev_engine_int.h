@@ -43,6 +43,7 @@ struct dev_stream {
 	unsigned n_slots;
 	struct io_uring ring;
 	bool ring_ready;
+	bool ring_single, ring_claimed; /* dev_ring.c */
 	bool fixed_buffers;
 	struct dev_slot *slots;
 	unsigned *free_slots;
@@ -62,6 +63,19 @@ struct dev_stream {
 };
 
 int dev_prepare(struct workload *w, char *err, size_t errlen);
+
+/*
+ * A device stream's io_uring (dev_ring.c): created when the workload is
+ * prepared, so a target that cannot be registered fails the start and not
+ * the thread, and used by the stream's thread only.  Where the kernel has
+ * them it is single-issuer with deferred task work (Linux 6.1): completions
+ * are posted only when that thread waits, in one batch, rather than each
+ * interrupting it; else it runs completions cooperatively (5.19), else plain.
+ * A single-issuer ring is created disabled; dev_ring_claim, called by the
+ * stream's thread before its first submit, makes that thread its issuer.
+ */
+int dev_ring_open(struct dev_stream *d, const char *path, char *err, size_t errlen);
+int dev_ring_claim(struct dev_stream *d, const char *path, char *err, size_t errlen);
 
 /*
  * "verify" in the I/O path (dev_verify.c, which sees this file): d->verify

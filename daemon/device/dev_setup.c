@@ -28,7 +28,6 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 		      size_t errlen)
 {
 	unsigned n = d->n_slots;
-	int r;
 
 	d->slots = calloc(n, sizeof(*d->slots));
 	d->free_slots = calloc(n, sizeof(*d->free_slots));
@@ -46,37 +45,7 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 	 * neither compression nor deduplication flatters the device. */
 	dev_rng_fill(&d->rng, d->buffers, (size_t)2 * n * d->max_len);
 
-	/* One more SQE for the flush of a verified target.  Completions run
-	 * as task work when the thread enters the kernel to wait, which it
-	 * does after every submit, rather than interrupting it with an IPI
-	 * each (COOP_TASKRUN, Linux 5.19; without it where refused). */
-	struct io_uring_params params = {
-		.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-	};
-	unsigned entries = d->verify_flushes ? n + 1 : n;
-	r = io_uring_queue_init_params(entries, &d->ring, &params);
-	if (r == -EINVAL)
-		r = io_uring_queue_init(entries, &d->ring, 0);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot set up io_uring for %s: %s", path, strerror(-r));
-		return r;
-	}
-	d->ring_ready = true;
-	r = io_uring_register_files(&d->ring, &d->fd, 1);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot register %s with io_uring: %s", path, strerror(-r));
-		return r;
-	}
-	struct iovec *iov = calloc((size_t)2 * n, sizeof(*iov));
-	if (iov) {
-		for (unsigned i = 0; i < 2 * n; i++)
-			iov[i] = (struct iovec){ d->buffers + (size_t)i * d->max_len, d->max_len };
-		/* Registered buffers save a page pin per I/O; without them
-		 * (memlock limits) we fall back to plain reads and writes. */
-		d->fixed_buffers = io_uring_register_buffers(&d->ring, iov, 2 * n) == 0;
-		free(iov);
-	}
-	return 0;
+	return dev_ring_open(d, path, err, errlen);
 }
 
 int dev_prepare(struct workload *w, char *err, size_t errlen)
