@@ -39,7 +39,7 @@ static int stream_setup(struct workload *w, size_t index, int dir_fd, char *err,
 	st->cl = cl;
 	st->index = (unsigned)index;
 	obj_eps_init(st);
-	st->timer_fd = -1;
+	st->epoll_fd = -1;
 	st->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (st->timer_fd < 0) {
 		snprintf(err, errlen, "cannot create a timerfd: %s", strerror(errno));
@@ -51,6 +51,10 @@ static int stream_setup(struct workload *w, size_t index, int dir_fd, char *err,
 	st->free_list = calloc(share, sizeof(*st->free_list));
 	if (!st->multi || !st->xfers || !st->free_list || obj_pool_init(&st->pool, objects, 1) < 0)
 		goto oom;
+	if (obj_stream_events_init(st) < 0) {
+		snprintf(err, errlen, "cannot create an epoll set: %s", strerror(errno));
+		return -errno;
+	}
 	if (dir_fd >= 0) {
 		int r = obj_book_open(st, dir_fd, err, errlen);
 		if (r < 0)
@@ -80,8 +84,11 @@ static void stream_release(struct obj_stream *st)
 			curl_multi_remove_handle(st->multi, st->xfers[i].easy);
 		obj_xfer_done(&st->xfers[i]);
 	}
+	/* curl takes its sockets out of the epoll set as it closes them. */
 	if (st->multi)
 		curl_multi_cleanup(st->multi);
+	if (st->epoll_fd >= 0)
+		close(st->epoll_fd);
 	if (st->timer_fd >= 0)
 		close(st->timer_fd);
 	obj_ledger_close(st->ledger);

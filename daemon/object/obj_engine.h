@@ -250,6 +250,11 @@ struct obj_stream {
 	uint64_t rng;
 	int timer_fd;
 	uint64_t timer_armed_ns;
+	/* libcurl's socket interface (obj_stream.c): the transfers' sockets
+	 * and timer_fd in one epoll set; when curl next wants its timeouts
+	 * run (UINT64_MAX: it does not). */
+	int epoll_fd;
+	uint64_t curl_due_ns;
 	uint64_t next_boundary;
 	struct sched_ahead ahead;   /* ops due, to count those waiting (pending) */
 	uint64_t due_ns;
@@ -279,6 +284,10 @@ void obj_eps_init(struct obj_stream *st);
 /* Chooses x's endpoint (fewest in flight from this thread, ties in turn,
  * failing ones held back) and points x's handle there. */
 void obj_eps_pick(struct obj_stream *st, struct obj_xfer *x, uint64_t now);
+/* Hands the stream's multi handle's sockets and timer to epoll
+ * (obj_stream.c).  0 or -errno. */
+int obj_stream_events_init(struct obj_stream *st);
+
 /* Points a handle of x's (a multipart part's) at x's endpoint. */
 void obj_eps_apply(const struct obj_client *cl, CURL *easy, unsigned endpoint);
 /* x is over: counted against its endpoint (error: class c, false when it
