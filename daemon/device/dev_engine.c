@@ -159,7 +159,7 @@ static void prefetch_read(const struct dev_stream *d, uint64_t tag)
 static void reap(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns)
 {
 	struct io_uring_cqe *cqes[DEV_REAP_BATCH];
-	unsigned n, requeued = 0;
+	unsigned n;
 
 	while ((n = io_uring_peek_batch_cqe(&d->ring, cqes, DEV_REAP_BATCH)) > 0) {
 		for (unsigned i = 0; i < n; i++) {
@@ -169,14 +169,17 @@ static void reap(struct workload_stream *s, struct dev_stream *d, uint64_t now_n
 			if (tag == DEV_VERIFY_FLUSH_TAG)
 				dev_verify_flush_done(s, d, cqes[i]->res);
 			else
-				requeued += complete_op(s, d, (unsigned)tag, cqes[i]->res, now_ns);
+				complete_op(s, d, (unsigned)tag, cqes[i]->res, now_ns);
 		}
 		io_uring_cq_advance(&d->ring, n);
 		if (n < DEV_REAP_BATCH)
 			break;
 	}
-	if (requeued)
-		io_uring_submit(&d->ring);
+	/* Requeued ops go out with the thread's next submit, which every
+	 * path after a reap makes (the wait, or the last submit and the
+	 * drain): a submit here could post a completion at once, and the
+	 * wait that found it would not ask the kernel for the completions
+	 * deferred behind it (liburing 2.3), timing those a loop late. */
 }
 
 /*
@@ -535,6 +538,7 @@ static void *dev_thread(void *arg)
 	}
 	finish_ops(s, d, &next_boundary);
 	dev_verify_finish(s, d);
+	dev_ring_rearm(d, s->label);
 	free(prepped);
 	atomic_store(&s->lag_ns, 0);
 	stream_finish(s, outcome, reason[0] ? "%s" : NULL, reason);

@@ -76,6 +76,14 @@ int dev_prepare(struct workload *w, char *err, size_t errlen);
  */
 int dev_ring_open(struct dev_stream *d, const char *path, char *err, size_t errlen);
 int dev_ring_claim(struct dev_stream *d, const char *path, char *err, size_t errlen);
+/*
+ * Called by the stream's thread when its I/O is over: replaces its claimed
+ * ring with a new disabled one, so that a workload started again (soakctl
+ * start, the next probe of a search) only enables it, rather than building
+ * and registering a ring after its schedule has begun.  Not after ops were
+ * given up in flight: their buffers and ring stay as they are.
+ */
+void dev_ring_rearm(struct dev_stream *d, const char *path);
 
 /*
  * "verify" in the I/O path (dev_verify.c, which sees this file): d->verify

@@ -12,6 +12,7 @@
 
 #include <liburing.h>
 
+#include "base/log.h"
 #include "workload/workload.h"
 
 #include "dev_engine_int.h"
@@ -60,7 +61,13 @@ static int ring_init(struct dev_stream *d, unsigned flags, const char *path, cha
 	d->ring_ready = true;
 	d->ring_single = (flags & RING_SINGLE) == RING_SINGLE;
 	d->ring_claimed = d->ring_single && !(flags & IORING_SETUP_R_DISABLED);
-	return ring_register(d, path, err, errlen);
+	r = ring_register(d, path, err, errlen);
+	if (r < 0) {
+		/* No half-made ring for a later claim to enable. */
+		io_uring_queue_exit(&d->ring);
+		d->ring_ready = false;
+	}
+	return r;
 }
 
 int dev_ring_open(struct dev_stream *d, const char *path, char *err, size_t errlen)
@@ -72,11 +79,15 @@ int dev_ring_claim(struct dev_stream *d, const char *path, char *err, size_t err
 {
 	if (!d->ring_single)
 		return 0;
-	if (d->ring_claimed) {
-		/* Another thread issued on it: that ring is its for good. */
-		io_uring_queue_exit(&d->ring);
+	if (d->ring_claimed || !d->ring_ready) {
+		/* Another thread issued on it (its rearm at the end failed,
+		 * or ops were given up in it): that ring is its for good. */
+		if (d->ring_ready)
+			io_uring_queue_exit(&d->ring);
 		d->ring_ready = false;
-		return ring_init(d, RING_SINGLE, path, err, errlen);
+		int r = ring_init(d, RING_SINGLE | IORING_SETUP_R_DISABLED, path, err, errlen);
+		if (r < 0)
+			return r;
 	}
 	/* liburing 2.3 declares io_uring_enable_rings but does not export it. */
 	if (syscall(__NR_io_uring_register, d->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
@@ -87,4 +98,16 @@ int dev_ring_claim(struct dev_stream *d, const char *path, char *err, size_t err
 	}
 	d->ring_claimed = true;
 	return 0;
+}
+
+void dev_ring_rearm(struct dev_stream *d, const char *path)
+{
+	char err[256];
+
+	if (!d->ring_single || !d->ring_claimed || d->abandoned)
+		return;
+	io_uring_queue_exit(&d->ring);
+	d->ring_ready = false;
+	if (ring_init(d, RING_SINGLE | IORING_SETUP_R_DISABLED, path, err, sizeof(err)) < 0)
+		log_warning("%s (the next start tries again)", err);
 }

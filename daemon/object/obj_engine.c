@@ -51,9 +51,10 @@ static int stream_setup(struct workload *w, size_t index, int dir_fd, char *err,
 	st->free_list = calloc(share, sizeof(*st->free_list));
 	if (!st->multi || !st->xfers || !st->free_list || obj_pool_init(&st->pool, objects, 1) < 0)
 		goto oom;
-	if (obj_stream_events_init(st) < 0) {
-		snprintf(err, errlen, "cannot create an epoll set: %s", strerror(errno));
-		return -errno;
+	int ev_err = obj_stream_events_init(st);
+	if (ev_err < 0) {
+		snprintf(err, errlen, "cannot create an epoll set: %s", strerror(-ev_err));
+		return ev_err;
 	}
 	if (dir_fd >= 0) {
 		int r = obj_book_open(st, dir_fd, err, errlen);

@@ -83,9 +83,12 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 		/* A descriptor number curl reuses, or one closed under it. */
 		op = errno == EEXIST ? EPOLL_CTL_MOD : errno == ENOENT ? EPOLL_CTL_ADD : -1;
 		if (op < 0 || epoll_ctl(st->epoll_fd, op, fd, &ev) < 0) {
+			/* Not -1: curl would give up the whole multi handle,
+			 * every transfer of the thread.  Unwatched, this one
+			 * ends at its timeout, an error of its op. */
 			log_warning("%s: cannot watch a connection's socket: %s", st->cl->wcfg->name,
 				    strerror(errno));
-			return -1; /* curl fails the transfer */
+			return 0;
 		}
 	}
 	curl_multi_assign(st->multi, fd, st);
