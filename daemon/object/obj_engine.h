@@ -284,9 +284,14 @@ void obj_eps_init(struct obj_stream *st);
 /* Chooses x's endpoint (fewest in flight from this thread, ties in turn,
  * failing ones held back) and points x's handle there. */
 void obj_eps_pick(struct obj_stream *st, struct obj_xfer *x, uint64_t now);
-/* Hands the stream's multi handle's sockets and timer to epoll
- * (obj_stream.c).  0 or -errno. */
+/* obj_wait.c: the stream's multi handle's sockets and timer on epoll.
+ * obj_stream_events_init: 0 or -errno.  obj_stream_pump runs curl's due
+ * timeouts (new transfers start there) and completes the finished
+ * transfers, returning how many.  obj_stream_wait_until sleeps until a
+ * socket is ready, curl's timeout or wake_ns, then does the same. */
 int obj_stream_events_init(struct obj_stream *st);
+unsigned obj_stream_pump(struct obj_stream *st);
+void obj_stream_wait_until(struct obj_stream *st, uint64_t wake_ns);
 
 /* Points a handle of x's (a multipart part's) at x's endpoint. */
 void obj_eps_apply(const struct obj_client *cl, CURL *easy, unsigned endpoint);

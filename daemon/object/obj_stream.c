@@ -2,18 +2,12 @@
 /*
  * An object workload thread: wait for the endpoint if it was away at start,
  * prefill the pool, run the mix on the schedule, drain, clean up.  One
- * libcurl multi handle moves all of the thread's transfers through its
- * socket interface: one epoll set holds their sockets, so a wake-up costs
- * the sockets that are ready, not one system call per transfer, and a
- * timerfd in the same set wakes the thread at the next op's due time, to
- * the microsecond.
+ * libcurl multi handle moves all of the thread's transfers (obj_wait.c).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -25,8 +19,6 @@
 #define CLEANUP_LIMIT_NS (60 * OBJ_NS_PER_S)
 #define CLEANUP_PASSES 3
 #define PROBE_RETRY_MAX_NS (5 * OBJ_NS_PER_S)
-/* Ready sockets taken per epoll_wait: the rest stay ready for the next. */
-#define OBJ_EPOLL_BATCH 64
 
 enum phase { PHASE_AUDIT, PHASE_PREFILL, PHASE_RUN, PHASE_CLEANUP };
 
@@ -63,167 +55,6 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 		stream_publish(&st->ws->stats, st->next_boundary);
 		st->next_boundary += w->interval_ns;
 	}
-}
-
-/* curl asks for a socket to be watched for what, or no more. */
-static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-	struct obj_stream *st = userp;
-	struct epoll_event ev = { .data.fd = fd };
-
-	(void)easy;
-	if (what == CURL_POLL_REMOVE) {
-		/* Gone already if curl closed it first: nothing to undo. */
-		epoll_ctl(st->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-		return 0;
-	}
-	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
-	int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-	if (epoll_ctl(st->epoll_fd, op, fd, &ev) < 0) {
-		/* A descriptor number curl reuses, or one closed under it. */
-		op = errno == EEXIST ? EPOLL_CTL_MOD : errno == ENOENT ? EPOLL_CTL_ADD : -1;
-		if (op < 0 || epoll_ctl(st->epoll_fd, op, fd, &ev) < 0) {
-			/* Not -1: curl would give up the whole multi handle,
-			 * every transfer of the thread.  Unwatched, this one
-			 * ends at its timeout, an error of its op. */
-			log_warning("%s: cannot watch a connection's socket: %s", st->cl->wcfg->name,
-				    strerror(errno));
-			return 0;
-		}
-	}
-	curl_multi_assign(st->multi, fd, st);
-	return 0;
-}
-
-/* curl wants its timeouts run in timeout_ms (-1: it has none). */
-static int on_timer(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct obj_stream *st = userp;
-
-	(void)multi;
-	st->curl_due_ns = timeout_ms < 0 ? UINT64_MAX
-					 : mono_ns() + (uint64_t)timeout_ms * OBJ_NS_PER_MS;
-	return 0;
-}
-
-int obj_stream_events_init(struct obj_stream *st)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = st->timer_fd };
-
-	st->curl_due_ns = UINT64_MAX;
-	st->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (st->epoll_fd < 0 || epoll_ctl(st->epoll_fd, EPOLL_CTL_ADD, st->timer_fd, &ev) < 0)
-		return -errno;
-	curl_multi_setopt(st->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-	curl_multi_setopt(st->multi, CURLMOPT_SOCKETDATA, st);
-	curl_multi_setopt(st->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-	curl_multi_setopt(st->multi, CURLMOPT_TIMERDATA, st);
-	return 0;
-}
-
-/* Runs curl's timeouts when due: new transfers start there. */
-static void run_curl_timeouts(struct obj_stream *st)
-{
-	int running;
-
-	if (st->curl_due_ns > mono_ns())
-		return;
-	st->curl_due_ns = UINT64_MAX;
-	curl_multi_socket_action(st->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-}
-
-/* Completes the transfers curl has finished; returns how many. */
-static unsigned complete_done(struct obj_stream *st)
-{
-	int left = 0;
-	unsigned done = 0;
-	CURLMsg *m;
-	uint64_t now = mono_ns();
-
-	while ((m = curl_multi_info_read(st->multi, &left))) {
-		if (m->msg != CURLMSG_DONE)
-			continue;
-		/* m is freed by curl_multi_remove_handle: copy what we need. */
-		CURL *easy = m->easy_handle;
-		CURLcode result = m->data.result;
-		struct obj_xfer *x = NULL;
-		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-		if (x && obj_mp_is_part(st, x)) {
-			curl_multi_remove_handle(st->multi, easy);
-			obj_mp_part_done(st, (struct obj_part *)(void *)x, result);
-			continue;
-		}
-		if (x) {
-			obj_op_complete(st, x, result, now);
-			done++;
-		}
-	}
-	return done;
-}
-
-/* Moves transfers along and completes finished ones; returns how many. */
-static unsigned pump(struct obj_stream *st)
-{
-	run_curl_timeouts(st);
-	return complete_done(st);
-}
-
-/* Hands curl the sockets epoll found ready, runs its timeouts and
- * completes the transfers that finished, timed as they are found. */
-static void handle_events(struct obj_stream *st, const struct epoll_event *evs, int n)
-{
-	int running;
-
-	for (int i = 0; i < n; i++) {
-		if (evs[i].data.fd == st->timer_fd) {
-			uint64_t expirations;
-			if (read(st->timer_fd, &expirations, sizeof(expirations)) < 0)
-				(void)0; /* EAGAIN: already read */
-			st->timer_armed_ns = 0;
-			continue;
-		}
-		uint32_t e = evs[i].events;
-		int mask = (e & (EPOLLIN | EPOLLHUP) ? CURL_CSELECT_IN : 0) |
-			   (e & EPOLLOUT ? CURL_CSELECT_OUT : 0) | (e & EPOLLERR ? CURL_CSELECT_ERR : 0);
-		curl_multi_socket_action(st->multi, evs[i].data.fd, mask, &running);
-	}
-	run_curl_timeouts(st);
-	complete_done(st);
-}
-
-/* Sleeps until a socket is ready, curl's own timeout, or wake_ns, which the
- * timerfd keeps to the microsecond (epoll's timeout alone is in
- * milliseconds), then handles what woke it.  With wake_ns already past it
- * only takes what is ready. */
-static void wait_until(struct obj_stream *st, uint64_t wake_ns)
-{
-	struct epoll_event evs[OBJ_EPOLL_BATCH];
-	uint64_t now = mono_ns();
-	int timeout_ms = 1000, n;
-
-	if (wake_ns <= now) {
-		n = epoll_wait(st->epoll_fd, evs, OBJ_EPOLL_BATCH, 0);
-		handle_events(st, evs, n);
-		return;
-	}
-	/* The thread's CPU time as it goes to sleep (fidelity_woke). */
-	fidelity_sample(&st->fid, stream_current(&st->ws->stats), now);
-	if (wake_ns != st->timer_armed_ns) {
-		struct itimerspec its = { .it_value = { (time_t)(wake_ns / OBJ_NS_PER_S),
-							 (long)(wake_ns % OBJ_NS_PER_S) } };
-		timerfd_settime(st->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-		st->timer_armed_ns = wake_ns;
-	}
-	if ((wake_ns - now) / OBJ_NS_PER_MS + 1 < (uint64_t)timeout_ms)
-		timeout_ms = (int)((wake_ns - now) / OBJ_NS_PER_MS + 1);
-	if (st->curl_due_ns <= now)
-		timeout_ms = 0;
-	else if ((st->curl_due_ns - now + OBJ_NS_PER_MS - 1) / OBJ_NS_PER_MS < (uint64_t)timeout_ms)
-		timeout_ms = (int)((st->curl_due_ns - now + OBJ_NS_PER_MS - 1) / OBJ_NS_PER_MS);
-	n = epoll_wait(st->epoll_fd, evs, OBJ_EPOLL_BATCH, timeout_ms);
-	/* Woken well past wake_ns: soakd itself was stopped or starved. */
-	fidelity_woke(&st->fid, stream_current(&st->ws->stats), wake_ns, mono_ns());
-	handle_events(st, evs, n);
 }
 
 static bool stop_requested(const struct obj_stream *st)
@@ -413,7 +244,7 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 					: phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
 				    now, &finished);
 		if (ending) {
-			pump(st);
+			obj_stream_pump(st);
 			return STREAM_FINISHED;
 		}
 
@@ -425,7 +256,7 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		if (finished && st->n_free == st->n_xfers)
 			return STREAM_FINISHED;
 
-		if (pump(st))
+		if (obj_stream_pump(st))
 			continue;
 		uint64_t wake = st->next_boundary;
 		if (open_loop && st->have_due && st->n_free && st->due_ns < wake)
@@ -436,7 +267,7 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 			wake = end_ns;
 		if (deadline < wake)
 			wake = deadline;
-		wait_until(st, wake);
+		obj_stream_wait_until(st, wake);
 	}
 }
 
@@ -451,8 +282,8 @@ static void drain(struct obj_stream *st)
 
 	while (st->n_free < st->n_xfers && mono_ns() < deadline) {
 		close_intervals(st, mono_ns());
-		if (!pump(st))
-			wait_until(st, st->next_boundary < deadline ? st->next_boundary : deadline);
+		if (!obj_stream_pump(st))
+			obj_stream_wait_until(st, st->next_boundary < deadline ? st->next_boundary : deadline);
 	}
 	for (unsigned i = 0; i < st->n_xfers; i++) {
 		struct obj_xfer *x = &st->xfers[i];
@@ -543,7 +374,7 @@ static int wait_for_endpoint(struct obj_stream *st, char *reason, size_t reason_
 			/* Wake at least every 100 ms, so status sees the lag grow. */
 			if (wake > now + 100 * OBJ_NS_PER_MS)
 				wake = now + 100 * OBJ_NS_PER_MS;
-			wait_until(st, wake);
+			obj_stream_wait_until(st, wake);
 		}
 		retry_ns = retry_ns * 2 > PROBE_RETRY_MAX_NS ? PROBE_RETRY_MAX_NS : retry_ns * 2;
 	}
