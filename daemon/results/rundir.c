@@ -204,8 +204,30 @@ static bool keep_unsynced(struct rundir *d, char *buf, size_t len, uint64_t reco
 	return true;
 }
 
+/*
+ * With d->lock held: when what waits plus room more bytes would pass
+ * RUNDIR_MAX_PENDING (the disk has been failing for long), drops the
+ * oldest records down to half of it, counted, keeping the newest.
+ */
+static void bound_pending(struct rundir *d, size_t room)
+{
+	size_t cut = 0;
+
+	if (d->pending_len + room <= RUNDIR_MAX_PENDING)
+		return;
+	while (cut < d->pending_len && d->pending_len - cut + room > RUNDIR_MAX_PENDING / 2) {
+		char *nl = memchr(d->pending + cut, '\n', d->pending_len - cut);
+		cut = nl ? (size_t)(nl - d->pending) + 1 : d->pending_len;
+		d->records_dropped++;
+		d->pending_records--;
+	}
+	memmove(d->pending, d->pending + cut, d->pending_len - cut);
+	d->pending_len -= cut;
+}
+
 /* Puts what is not on disk back in front of what arrived meanwhile, to be
- * written again; what cannot be kept is counted as dropped. */
+ * written again; what cannot be kept is counted as dropped, and the bound
+ * holds for the two together. */
 static void requeue(struct rundir *d, char *buf, size_t len, uint64_t records)
 {
 	char *all = d->unsynced;
@@ -246,6 +268,7 @@ static void requeue(struct rundir *d, char *buf, size_t len, uint64_t records)
 	d->pending = all;
 	d->pending_len = d->pending_cap = all_len;
 	d->pending_records = all_records;
+	bound_pending(d, 0);
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -511,19 +534,7 @@ void rundir_append(struct rundir *d, const json_t *record)
 	size_t len = strlen(line);
 	pthread_mutex_lock(&d->lock);
 	d->records_appended++;
-	if (d->pending_len + len > RUNDIR_MAX_PENDING) {
-		/* The disk has been failing for long: drop the oldest
-		 * records, count them, keep the newest. */
-		size_t cut = 0;
-		while (cut < d->pending_len && d->pending_len - cut + len > RUNDIR_MAX_PENDING / 2) {
-			char *nl = memchr(d->pending + cut, '\n', d->pending_len - cut);
-			cut = nl ? (size_t)(nl - d->pending) + 1 : d->pending_len;
-			d->records_dropped++;
-			d->pending_records--;
-		}
-		memmove(d->pending, d->pending + cut, d->pending_len - cut);
-		d->pending_len -= cut;
-	}
+	bound_pending(d, len);
 	if (d->pending_len + len > d->pending_cap) {
 		size_t cap = (d->pending_len + len) * 2;
 		char *p = realloc(d->pending, cap);
