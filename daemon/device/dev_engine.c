@@ -98,8 +98,8 @@ static void prep_op(struct dev_stream *d, unsigned gen_index, unsigned slot_inde
 	queue_slot(d, slot_index);
 }
 
-/* Handles one completion; returns true if the op was requeued. */
-static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
+/* Handles one completion: done, or requeued for the next submit. */
+static void complete_op(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
 			int res, uint64_t now_ns)
 {
 	struct dev_slot *slot = &d->slots[slot_index];
@@ -111,12 +111,12 @@ static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigne
 		 * the delay shows in latency_us. */
 		queue_slot(d, slot_index);
 		slot->submit_ns = now_ns;
-		return true;
+		return;
 	}
 	/* Checked as it completes; a pre-read goes on as its write. */
 	if (d->verify && dev_verify_complete(s, d, slot_index, error)) {
 		queue_slot(d, slot_index);
-		return true;
+		return;
 	}
 	if (error && d->errors_logged < DEV_ERRORS_LOGGED) {
 		const char *more = ++d->errors_logged == DEV_ERRORS_LOGGED
@@ -138,7 +138,6 @@ static bool complete_op(struct workload_stream *s, struct dev_stream *d, unsigne
 	}
 	d->op_inflight[slot->op]--;
 	d->free_slots[d->n_free++] = slot_index;
-	return false;
 }
 
 /*

@@ -60,7 +60,7 @@ static int ring_init(struct dev_stream *d, unsigned flags, const char *path, cha
 	}
 	d->ring_ready = true;
 	d->ring_single = (flags & RING_SINGLE) == RING_SINGLE;
-	d->ring_claimed = d->ring_single && !(flags & IORING_SETUP_R_DISABLED);
+	d->ring_claimed = false; /* created disabled, or not single-issuer */
 	r = ring_register(d, path, err, errlen);
 	if (r < 0) {
 		/* No half-made ring for a later claim to enable. */
@@ -70,8 +70,12 @@ static int ring_init(struct dev_stream *d, unsigned flags, const char *path, cha
 	return r;
 }
 
+/* A single-issuer ring, disabled until a thread claims it. */
 int dev_ring_open(struct dev_stream *d, const char *path, char *err, size_t errlen)
 {
+	if (d->ring_ready)
+		io_uring_queue_exit(&d->ring);
+	d->ring_ready = false;
 	return ring_init(d, RING_SINGLE | IORING_SETUP_R_DISABLED, path, err, errlen);
 }
 
@@ -79,13 +83,10 @@ int dev_ring_claim(struct dev_stream *d, const char *path, char *err, size_t err
 {
 	if (!d->ring_single)
 		return 0;
+	/* Another thread issued on it (its rearm at the end failed, or ops
+	 * were given up in it): that ring is its for good. */
 	if (d->ring_claimed || !d->ring_ready) {
-		/* Another thread issued on it (its rearm at the end failed,
-		 * or ops were given up in it): that ring is its for good. */
-		if (d->ring_ready)
-			io_uring_queue_exit(&d->ring);
-		d->ring_ready = false;
-		int r = ring_init(d, RING_SINGLE | IORING_SETUP_R_DISABLED, path, err, errlen);
+		int r = dev_ring_open(d, path, err, errlen);
 		if (r < 0)
 			return r;
 	}
@@ -106,8 +107,6 @@ void dev_ring_rearm(struct dev_stream *d, const char *path)
 
 	if (!d->ring_single || !d->ring_claimed || d->abandoned)
 		return;
-	io_uring_queue_exit(&d->ring);
-	d->ring_ready = false;
-	if (ring_init(d, RING_SINGLE | IORING_SETUP_R_DISABLED, path, err, sizeof(err)) < 0)
+	if (dev_ring_open(d, path, err, sizeof(err)) < 0)
 		log_warning("%s (the next start tries again)", err);
 }

@@ -250,7 +250,7 @@ struct obj_stream {
 	uint64_t rng;
 	int timer_fd;
 	uint64_t timer_armed_ns;
-	/* libcurl's socket interface (obj_stream.c): the transfers' sockets
+	/* libcurl's socket interface (obj_wait.c): the transfers' sockets
 	 * and timer_fd in one epoll set; when curl next wants its timeouts
 	 * run (UINT64_MAX: it does not). */
 	int epoll_fd;
