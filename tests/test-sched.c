@@ -480,6 +480,42 @@ static void test_invalid(void **state)
  */
 static struct sched four[4];
 
+/*
+ * sched_copy copies a schedule's own steps only (the rest of a struct
+ * sched is never written, so never made resident): a copy over garbage,
+ * made partway through, goes on exactly as the original, and leaves the
+ * bytes beyond its steps alone.
+ */
+static void test_copy(void **state)
+{
+	struct sched_step steps[] = { STEP(1, 1), RAMP(3, 2), STEP(0, 1), STEP(2, 1) };
+	struct sched *copy = malloc(sizeof(*copy));
+	uint64_t a, b, n = 0;
+
+	(void)state;
+	assert_non_null(copy);
+	memset(copy, 0xa5, sizeof(*copy));
+	assert_int_equal(sched_init(&S, 700, steps, 4, false, 0), 0);
+	for (int i = 0; i < 333; i++)
+		assert_true(sched_next(&S, &a));
+	sched_copy(copy, &S);
+	assert_int_equal(sched_duration(copy), 5 * NS_PER_S);
+	for (;;) {
+		bool more = sched_next(&S, &a);
+		assert_int_equal(sched_next(copy, &b), more);
+		if (!more)
+			break;
+		assert_int_equal(a, b);
+		n++;
+	}
+	assert_true(n > 2000);
+	assert_near(sched_rate_at(copy, 2 * NS_PER_S), sched_rate_at(&S, 2 * NS_PER_S), 0);
+	const uint8_t *rest = (const uint8_t *)&copy->seg[5];
+	for (size_t i = 0; i < sizeof(copy->seg) - 5 * sizeof(copy->seg[0]); i++)
+		assert_int_equal(rest[i], 0xa5);
+	free(copy);
+}
+
 static void test_phases_interleave(void **state)
 {
 	struct sched_step steps[] = { STEP(1, 2) };
@@ -543,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_whole_second_is_exact),
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_phases_interleave),
+		cmocka_unit_test(test_copy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -148,6 +149,15 @@ static void build_act_index(const struct workload_config *cfg, struct dev_model 
 		m->gens[i].size_min = m->gens[i].size_max = 4096;
 	}
 	m->max_len = 4096;
+}
+
+void dev_model_copy(struct dev_model *dst, const struct dev_model *src)
+{
+	memcpy(dst, src, offsetof(struct dev_model, gens));
+	for (size_t i = 0; i < src->n_gens; i++) {
+		memcpy(&dst->gens[i], &src->gens[i], offsetof(struct dev_gen, sched));
+		sched_copy(&dst->gens[i].sched, &src->gens[i].sched);
+	}
 }
 
 int dev_model_build(const struct workload_config *cfg, struct dev_model *ret, char *err,

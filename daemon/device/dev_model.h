@@ -45,13 +45,13 @@ struct dev_gen {
 
 	/* Run state, owned by the device's thread. */
 	unsigned inflight;
-	struct sched sched;
 	bool have_due, finished;
 	uint64_t due_ns;
 	/* An op was due with every slot busy (waiting); when a slot was
 	 * last freed: the op's wait for it is the device's, not soakd's. */
 	bool waiting;
 	uint64_t slot_free_ns;
+	struct sched sched;         /* last: see dev_model_copy */
 };
 
 struct dev_op_choice {
@@ -65,12 +65,19 @@ struct dev_model {
 	const char *op_names[STATS_MAX_OPS];
 	double op_share[STATS_MAX_OPS];
 	size_t n_ops;
-	struct dev_gen gens[DEV_MAX_GENS];
 	size_t n_gens;
 	uint32_t max_len;           /* largest op, for buffers */
 	unsigned slots;             /* sum of in-flight limits */
 	bool writes;
+	struct dev_gen gens[DEV_MAX_GENS]; /* last: see dev_model_copy */
 };
+
+/*
+ * dst becomes a copy of src, of its generators in use and their schedules'
+ * steps only (sched_copy): the whole is 40 KiB, nearly all of it steps no
+ * schedule has, which a plain copy would make resident in every stream.
+ */
+void dev_model_copy(struct dev_model *dst, const struct dev_model *src);
 
 /* Builds the generators of a workload's model for one of its devices. */
 int dev_model_build(const struct workload_config *cfg, struct dev_model *ret, char *err,

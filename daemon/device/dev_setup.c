@@ -119,7 +119,7 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		d->is_blockdev = targets[i].is_blockdev;
 		d->size = targets[i].size;
 		d->align = targets[i].align;
-		d->model = model;
+		dev_model_copy(&d->model, &model);
 		d->writes = model.writes;
 		d->n_slots = model.slots;
 		d->max_len = max_len;

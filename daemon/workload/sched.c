@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define NS_PER_S 1e9
@@ -14,11 +15,11 @@
 
 static void step_rates(const struct sched *s, size_t i, double *ret_from, double *ret_to)
 {
-	const struct sched_step *st = &s->steps[i];
+	const struct sched_seg *st = &s->seg[i];
 	double from = st->scale;
 
 	if (st->ramp)
-		from = i > 0 ? s->steps[i - 1].scale : 0;
+		from = i > 0 ? s->seg[i - 1].scale : 0;
 	*ret_from = s->base_rate * from;
 	*ret_to = s->base_rate * st->scale;
 }
@@ -33,7 +34,7 @@ static double step_ops_at(const struct sched *s, size_t i, uint64_t x_ns)
 		return r0 * x / NS_PER_S;
 	/* Mean of the two end rates times the elapsed time: no cancellation,
 	 * whichever way the ramp goes. */
-	double rx = r0 + (r1 - r0) * (x / (double)s->steps[i].duration_ns);
+	double rx = r0 + (r1 - r0) * (x / (double)s->seg[i].duration_ns);
 	return x / NS_PER_S * (r0 + rx) / 2;
 }
 
@@ -66,7 +67,7 @@ static double ops_to_ns(double ops, double rate)
 static double ramp_ops_to_ns(const struct sched *s, size_t i, double ops)
 {
 	double r0, r1;
-	double d = (double)s->steps[i].duration_ns / NS_PER_S;
+	double d = (double)s->seg[i].duration_ns / NS_PER_S;
 
 	step_rates(s, i, &r0, &r1);
 	if (ops <= 0)
@@ -78,14 +79,14 @@ static double ramp_ops_to_ns(const struct sched *s, size_t i, double ops)
 	return floor(2 * ops / (r0 + sqrt(disc)) * NS_PER_S + 0.5);
 }
 
-/* Largest i < n_steps with step_start_ns[i] <= t_ns. */
+/* Largest i < n_steps with seg[i].start_ns <= t_ns. */
 static size_t step_by_time(const struct sched *s, uint64_t t_ns)
 {
 	size_t lo = 0, hi = s->n_steps;
 
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (s->step_start_ns[mid] <= t_ns)
+		if (s->seg[mid].start_ns <= t_ns)
 			lo = mid;
 		else
 			hi = mid;
@@ -94,7 +95,7 @@ static size_t step_by_time(const struct sched *s, uint64_t t_ns)
 }
 
 /*
- * Largest i < n_steps with step_start_ops[i] <= ops.  Steps at scale 0 add
+ * Largest i < n_steps with seg[i].start_ops <= ops.  Steps at scale 0 add
  * nothing to Λ, so this lands on the step that actually produces the op,
  * past any empty ones that start at the same Λ.
  */
@@ -104,7 +105,7 @@ static size_t step_by_ops(const struct sched *s, double ops)
 
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (s->step_start_ops[mid] <= ops)
+		if (s->seg[mid].start_ops <= ops)
 			lo = mid;
 		else
 			hi = mid;
@@ -115,9 +116,9 @@ static size_t step_by_ops(const struct sched *s, double ops)
 static double ops_at(const struct sched *s, uint64_t t_ns)
 {
 	if (t_ns >= sched_duration(s))
-		return s->step_start_ops[s->n_steps];
+		return s->seg[s->n_steps].start_ops;
 	size_t i = step_by_time(s, t_ns);
-	return s->step_start_ops[i] + step_ops_at(s, i, t_ns - s->step_start_ns[i]);
+	return s->seg[i].start_ops + step_ops_at(s, i, t_ns - s->seg[i].start_ns);
 }
 
 /*
@@ -129,8 +130,8 @@ static bool due_in_step(const struct sched *s, size_t i, double ops, uint64_t *r
 	double r0, r1, x;
 	/* Relative to the step so that the op index, not a running sum of
 	 * spacings, sets the time: no drift over billions of ops. */
-	double local = ops - s->step_start_ops[i];
-	uint64_t len = s->steps[i].duration_ns, due;
+	double local = ops - s->seg[i].start_ops;
+	uint64_t len = s->seg[i].duration_ns, due;
 
 	step_rates(s, i, &r0, &r1);
 	if (local < 0)
@@ -138,7 +139,7 @@ static bool due_in_step(const struct sched *s, size_t i, double ops, uint64_t *r
 	x = r0 == r1 ? ops_to_ns(local, r0) : ramp_ops_to_ns(s, i, local);
 	/* Where Λ is nearly flat (the tail of a ramp down to 0) a rounding
 	 * error in Λ is a large one in time: keep the op inside its step. */
-	due = s->step_start_ns[i] + (x < (double)len ? (uint64_t)x : len);
+	due = s->seg[i].start_ns + (x < (double)len ? (uint64_t)x : len);
 	if (due >= sched_duration(s))
 		return false;
 	*ret_due_ns = due;
@@ -151,7 +152,7 @@ static bool due_of_index(const struct sched *s, uint64_t index, uint64_t *ret_du
 {
 	double ops = (double)index + s->phase;
 
-	if (ops >= s->step_start_ops[s->n_steps])
+	if (ops >= s->seg[s->n_steps].start_ops)
 		return false;
 	return due_in_step(s, step_by_ops(s, ops), ops, ret_due_ns);
 }
@@ -209,16 +210,19 @@ int sched_init(struct sched *s, double base_rate, const struct sched_step *steps
 		.poisson = poisson,
 		.n_steps = n_steps,
 	};
-	memcpy(tmp.steps, steps, n_steps * sizeof(*steps));
+	for (size_t i = 0; i < n_steps; i++)
+		tmp.seg[i] = (struct sched_seg){ .scale = steps[i].scale,
+						 .duration_ns = steps[i].duration_ns,
+						 .ramp = steps[i].ramp };
 	for (size_t i = 0; i < n_steps; i++) {
-		tmp.step_start_ns[i + 1] = tmp.step_start_ns[i] + steps[i].duration_ns;
-		tmp.step_start_ops[i + 1] = tmp.step_start_ops[i] +
+		tmp.seg[i + 1].start_ns = tmp.seg[i].start_ns + steps[i].duration_ns;
+		tmp.seg[i + 1].start_ops = tmp.seg[i].start_ops +
 					    step_ops_at(&tmp, i, steps[i].duration_ns);
 	}
-	if (!(tmp.step_start_ops[n_steps] <= SCHED_MAX_OPS))
+	if (!(tmp.seg[n_steps].start_ops <= SCHED_MAX_OPS))
 		return -EINVAL;
 
-	*s = tmp;
+	sched_copy(s, &tmp);
 	if (poisson) {
 		s->rng = rng_seed(seed);
 		s->target_ops = rng_exp(s);
@@ -227,15 +231,20 @@ int sched_init(struct sched *s, double base_rate, const struct sched_step *steps
 	return 0;
 }
 
+void sched_copy(struct sched *dst, const struct sched *src)
+{
+	memcpy(dst, src, offsetof(struct sched, seg) + (src->n_steps + 1) * sizeof(src->seg[0]));
+}
+
 bool sched_next(struct sched *s, uint64_t *ret_due_ns)
 {
 	uint64_t due;
 
-	if (s->target_ops >= s->step_start_ops[s->n_steps])
+	if (s->target_ops >= s->seg[s->n_steps].start_ops)
 		return false;
 	/* The op lies in the last step whose start Λ it has reached; walking
 	 * forward also steps over scale-0 steps, whose start equals their end. */
-	while (s->step + 1 < s->n_steps && s->target_ops >= s->step_start_ops[s->step + 1])
+	while (s->step + 1 < s->n_steps && s->target_ops >= s->seg[s->step + 1].start_ops)
 		s->step++;
 	if (!due_in_step(s, s->step, s->target_ops, &due))
 		return false;
@@ -264,8 +273,8 @@ double sched_rate_at(const struct sched *s, uint64_t t_ns)
 	step_rates(s, i, &r0, &r1);
 	if (r0 == r1)
 		return r0;
-	return r0 + (r1 - r0) * ((double)(t_ns - s->step_start_ns[i]) /
-				 (double)s->steps[i].duration_ns);
+	return r0 + (r1 - r0) * ((double)(t_ns - s->seg[i].start_ns) /
+				 (double)s->seg[i].duration_ns);
 }
 
 double sched_ops_between(const struct sched *s, uint64_t from_ns, uint64_t to_ns)
@@ -283,14 +292,14 @@ int sched_set_phase(struct sched *s, double phase)
 		return 0;
 	s->phase = phase;
 	s->target_ops = phase;
-	s->step = phase < s->step_start_ops[s->n_steps] ? step_by_ops(s, phase) : s->n_steps - 1;
+	s->step = phase < s->seg[s->n_steps].start_ops ? step_by_ops(s, phase) : s->n_steps - 1;
 	return 0;
 }
 
 void sched_seek(struct sched *s, uint64_t t_ns)
 {
 	double ops = ops_at(s, t_ns);
-	double total = s->step_start_ops[s->n_steps];
+	double total = s->seg[s->n_steps].start_ops;
 
 	s->last_due_ns = t_ns;
 	if (s->poisson) {
@@ -320,7 +329,7 @@ void sched_seek(struct sched *s, uint64_t t_ns)
 
 void sched_ahead_init(struct sched_ahead *a, const struct sched *issue)
 {
-	a->due = *issue;
+	sched_copy(&a->due, issue);
 	a->have = false;
 	a->due_ns = 0;
 }

@@ -35,13 +35,19 @@ struct sched_step {
 #define SCHED_MAX_OPS 9007199254740992.0
 #define SCHED_MAX_STEPS 256
 
+/* A step as the schedule runs it: the step, and where it begins. */
+struct sched_seg {
+	double scale;
+	uint64_t duration_ns;
+	bool ramp;
+	uint64_t start_ns;
+	double start_ops;            /* Λ at its start */
+};
+
 struct sched {
 	double base_rate;            /* ops/s at scale 1 */
 	bool poisson;
 	size_t n_steps;
-	struct sched_step steps[SCHED_MAX_STEPS];
-	uint64_t step_start_ns[SCHED_MAX_STEPS + 1]; /* [n_steps] = end */
-	double step_start_ops[SCHED_MAX_STEPS + 1];  /* Λ at each step start */
 
 	/* Position */
 	double target_ops;           /* Λ value of the next op */
@@ -50,7 +56,12 @@ struct sched {
 	uint64_t rng;                /* xorshift state for Poisson */
 	uint64_t last_due_ns;        /* floor for the next due time */
 	double phase;                /* constant spacing: op n is due at Λ = n - 1 + phase */
+
+	/* Last, so that what a schedule uses is its first bytes (sched_copy):
+	 * [n_steps] holds only the end's start_ns and start_ops. */
+	struct sched_seg seg[SCHED_MAX_STEPS + 1];
 };
+
 
 /*
  * Set up a schedule.  Returns 0, or -EINVAL when base_rate <= 0, a scale is
@@ -84,7 +95,14 @@ double sched_rate_at(const struct sched *s, uint64_t t_ns);
 double sched_ops_between(const struct sched *s, uint64_t from_ns, uint64_t to_ns);
 
 /* Total length of the schedule. */
-static inline uint64_t sched_duration(const struct sched *s) { return s->step_start_ns[s->n_steps]; }
+static inline uint64_t sched_duration(const struct sched *s) { return s->seg[s->n_steps].start_ns; }
+
+/*
+ * dst becomes a copy of src, src's steps only: a schedule is 10 KiB for
+ * SCHED_MAX_STEPS, and one copied whole in each of a hundred workloads'
+ * zeroed memory would make all of it resident for the one step most use.
+ */
+void sched_copy(struct sched *dst, const struct sched *src);
 
 /*
  * A second cursor over a copy of a schedule, run ahead to count the ops due
@@ -92,9 +110,9 @@ static inline uint64_t sched_duration(const struct sched *s) { return s->step_st
  * are due and not yet issued (waiting), without a list of them.
  */
 struct sched_ahead {
-	struct sched due;
 	bool have;                   /* due_ns holds an op of `due` not yet passed */
 	uint64_t due_ns;
+	struct sched due;            /* last: sched_copy fills its first bytes */
 };
 void sched_ahead_init(struct sched_ahead *a, const struct sched *issue);
 /* Ops due before t_ns (relative, never going back) less those the issuing
