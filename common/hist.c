@@ -2,21 +2,13 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hist.h"
 
 #define HIST_FORMAT_VERSION 1
-#define VARINT_MAX_BYTES 10
-/*
- * Largest valid encoding: version, five header varints, and a (gap, count)
- * pair for every bucket, where a gap is below HIST_BUCKETS and so takes at
- * most two bytes.  Text longer than this encodes cannot be a histogram, so
- * hist_from_base64 refuses it before allocating anything.
- */
-#define HIST_ENCODED_MAX (1 + 5 * VARINT_MAX_BYTES + (size_t)HIST_BUCKETS * (2 + VARINT_MAX_BYTES))
-#define HIST_BASE64_MAX ((HIST_ENCODED_MAX + 2) / 3 * 4)
 
 /*
  * The sum saturates rather than wraps: a wrapped sum would silently report
@@ -52,6 +44,57 @@ static inline size_t bucket_of(uint64_t value_ns)
 	return (size_t)shift * HIST_SUB_COUNT + (size_t)(value_ns >> shift);
 }
 
+static void *chunk_alloc(size_t size)
+{
+	void *p = calloc(HIST_SUB_COUNT, size);
+
+	if (!p) {
+		fputs("soakd: out of memory for a histogram's buckets\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static void chunk_free(uintptr_t c)
+{
+	free((void *)(c & ~HIST_CHUNK_WIDE));
+}
+
+/* Chunk c's 32-bit counts become 64-bit ones. */
+static uint64_t *widen(struct hist *h, size_t c)
+{
+	const uint32_t *narrow = (const uint32_t *)h->chunks[c];
+	uint64_t *wide = chunk_alloc(sizeof(uint64_t));
+
+	for (size_t i = 0; i < HIST_SUB_COUNT; i++)
+		wide[i] = narrow[i];
+	chunk_free(h->chunks[c]);
+	h->chunks[c] = (uintptr_t)wide | HIST_CHUNK_WIDE;
+	return wide;
+}
+
+/* Adds n (> 0) to bucket b, allocating or widening its chunk as needed. */
+static inline void bucket_add(struct hist *h, size_t b, uint64_t n)
+{
+	size_t c = b / HIST_SUB_COUNT, i = b % HIST_SUB_COUNT;
+	uintptr_t chunk = h->chunks[c];
+
+	if (__builtin_expect(!chunk, 0)) {
+		chunk = (uintptr_t)chunk_alloc(sizeof(uint32_t));
+		h->chunks[c] = chunk;
+	}
+	if (chunk & HIST_CHUNK_WIDE) {
+		((uint64_t *)(chunk & ~HIST_CHUNK_WIDE))[i] += n;
+		return;
+	}
+	uint32_t *narrow = (uint32_t *)chunk;
+	if (__builtin_expect(n <= UINT32_MAX - narrow[i], 1)) {
+		narrow[i] += (uint32_t)n;
+		return;
+	}
+	widen(h, c)[i] += n;
+}
+
 void hist_init(struct hist *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -65,12 +108,45 @@ void hist_init_zeroed(struct hist *h)
 
 void hist_reset(struct hist *h)
 {
-	if (h->count) {
-		size_t lo = bucket_of(h->min), hi = bucket_of(h->max);
-		memset(&h->buckets[lo], 0, (hi - lo + 1) * sizeof(h->buckets[0]));
+	for (size_t c = 0; c < HIST_CHUNKS; c++) {
+		chunk_free(h->chunks[c]);
+		h->chunks[c] = 0;
 	}
 	h->count = h->sum = h->max = h->clamped = 0;
 	h->min = UINT64_MAX;
+}
+
+void hist_free(struct hist *h)
+{
+	hist_reset(h);
+}
+
+struct hist *hist_new(void)
+{
+	struct hist *h = malloc(sizeof(*h));
+
+	if (h)
+		hist_init(h);
+	return h;
+}
+
+void hist_delete(struct hist *h)
+{
+	if (!h)
+		return;
+	hist_free(h);
+	free(h);
+}
+
+size_t hist_memory(const struct hist *h)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < HIST_CHUNKS; c++)
+		n += !h->chunks[c] ? 0
+		     : HIST_SUB_COUNT * (h->chunks[c] & HIST_CHUNK_WIDE ? sizeof(uint64_t)
+								 : sizeof(uint32_t));
+	return n;
 }
 
 size_t hist_bucket_of(uint64_t value_ns)
@@ -105,7 +181,7 @@ void hist_record(struct hist *h, uint64_t value_ns)
 		value_ns = HIST_MAX_VALUE;
 		h->clamped++;
 	}
-	h->buckets[bucket_of(value_ns)]++;
+	bucket_add(h, bucket_of(value_ns), 1);
 	h->count++;
 	h->sum = add_sat(h->sum, value_ns);
 	if (value_ns < h->min)
@@ -122,7 +198,7 @@ void hist_record_n(struct hist *h, uint64_t value_ns, uint64_t n)
 		value_ns = HIST_MAX_VALUE;
 		h->clamped += n;
 	}
-	h->buckets[bucket_of(value_ns)] += n;
+	bucket_add(h, bucket_of(value_ns), n);
 	h->count += n;
 	h->sum = add_sat(h->sum, mul_sat(value_ns, n));
 	if (value_ns < h->min)
@@ -133,14 +209,18 @@ void hist_record_n(struct hist *h, uint64_t value_ns, uint64_t n)
 
 void hist_merge(struct hist *dst, const struct hist *src)
 {
-	size_t b;
-
 	if (!src->count)
 		return;
-	/* Only src's buckets from min's to max's can hold counts; dst's
-	 * other pages stay untouched. */
-	for (b = bucket_of(src->min); b <= bucket_of(src->max); b++)
-		dst->buckets[b] += src->buckets[b];
+	for (size_t c = 0; c < HIST_CHUNKS; c++) {
+		if (!src->chunks[c])
+			continue;
+		for (size_t b = c * HIST_SUB_COUNT; b < (c + 1) * HIST_SUB_COUNT; b++) {
+			uint64_t n = hist_bucket(src, b);
+
+			if (n)
+				bucket_add(dst, b, n);
+		}
+	}
 	dst->count += src->count;
 	dst->sum = add_sat(dst->sum, src->sum);
 	dst->clamped += src->clamped;
@@ -148,6 +228,23 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->min = src->min;
 	if (src->max > dst->max)
 		dst->max = src->max;
+}
+
+void hist_copy(struct hist *dst, const struct hist *src)
+{
+	hist_reset(dst);
+	hist_merge(dst, src);
+}
+
+bool hist_equal(const struct hist *a, const struct hist *b)
+{
+	if (a->count != b->count || a->sum != b->sum || a->min != b->min || a->max != b->max ||
+	    a->clamped != b->clamped)
+		return false;
+	for (size_t b_ = 0; b_ < HIST_BUCKETS; b_++)
+		if (hist_bucket(a, b_) != hist_bucket(b, b_))
+			return false;
+	return true;
 }
 
 uint64_t hist_percentile(const struct hist *h, double p)
@@ -177,7 +274,11 @@ uint64_t hist_percentile(const struct hist *h, double p)
 
 	last = hist_bucket_of(h->max);
 	for (b = hist_bucket_of(h->min); b < last; b++) {
-		seen += h->buckets[b];
+		if (!h->chunks[b / HIST_SUB_COUNT]) {
+			b |= HIST_SUB_COUNT - 1;  /* the loop steps to the next chunk */
+			continue;
+		}
+		seen += hist_bucket(h, b);
 		if (seen >= rank)
 			break;
 	}
@@ -204,7 +305,7 @@ uint64_t hist_count_above(const struct hist *h, uint64_t threshold_ns)
 
 	last = hist_bucket_of(h->max);
 	for (b = bucket_of(threshold_ns) + 1; b <= last; b++)
-		above += h->buckets[b];
+		above += hist_bucket(h, b);
 	return above;
 }
 
@@ -241,10 +342,17 @@ static size_t encode(const struct hist *h, uint8_t *out)
 	for (i = 0; i < sizeof(header) / sizeof(header[0]); i++)
 		n += put_varint(out ? out + n : NULL, header[i]);
 	for (b = 0; b < HIST_BUCKETS; b++) {
-		if (!h->buckets[b])
+		uint64_t count;
+
+		if (!h->chunks[b / HIST_SUB_COUNT]) {
+			b |= HIST_SUB_COUNT - 1;
+			continue;
+		}
+		count = hist_bucket(h, b);
+		if (!count)
 			continue;
 		n += put_varint(out ? out + n : NULL, b - next);
-		n += put_varint(out ? out + n : NULL, h->buckets[b]);
+		n += put_varint(out ? out + n : NULL, count);
 		next = b + 1;
 	}
 	return n;
@@ -294,12 +402,11 @@ static int get_varint(struct reader *r, uint64_t *ret_value)
 }
 
 /*
- * Validates everything before anything is stored: with out == NULL it only
- * checks, so hist_deserialize can leave *ret alone on failure without a
- * 40 KiB temporary on the stack.
+ * Checks buf (out NULL), or decodes checked buf into out: as all of it (out
+ * was just emptied), or (add) added to what out holds.  Everything is
+ * validated before anything is stored, so a caller leaves out alone on
+ * failure without a temporary histogram.
  */
-/* Checks buf (out NULL), or decodes checked buf into out: as all of it, or
- * (add) added to what out holds. */
 static int decode(const uint8_t *buf, size_t len, struct hist *out, bool add)
 {
 	struct reader r;
@@ -340,10 +447,8 @@ static int decode(const uint8_t *buf, size_t len, struct hist *out, bool add)
 		b = next + gap;
 		if (first == HIST_BUCKETS)
 			first = b;
-		if (out && add)
-			out->buckets[b] += n;
-		else if (out)
-			out->buckets[b] = n;
+		if (out)
+			bucket_add(out, b, n);  /* out was emptied first unless add */
 		seen += n;
 		last_n = n;
 		next = b + 1;
@@ -385,134 +490,16 @@ int hist_deserialize(struct hist *ret, const uint8_t *buf, size_t len)
 	r = decode(buf, len, NULL, false);
 	if (r < 0)
 		return r;
-	hist_init(ret);
+	hist_reset(ret);
 	return decode(buf, len, ret, false);
 }
 
-static const char base64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-char *hist_to_base64(const struct hist *h)
+int hist_merge_bytes(struct hist *dst, const uint8_t *buf, size_t len)
 {
-	size_t len = hist_serialize(h, NULL, 0), i, o = 0;
-	uint8_t *bytes;
-	char *text;
+	int r;
 
-	bytes = malloc(len);
-	text = malloc((len + 2) / 3 * 4 + 1);
-	if (!bytes || !text) {
-		free(bytes);
-		free(text);
-		return NULL;
-	}
-	hist_serialize(h, bytes, len);
-
-	for (i = 0; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)bytes[i] << 16 | (uint32_t)bytes[i + 1] << 8 | bytes[i + 2];
-
-		text[o++] = base64url[v >> 18];
-		text[o++] = base64url[(v >> 12) & 63];
-		text[o++] = base64url[(v >> 6) & 63];
-		text[o++] = base64url[v & 63];
-	}
-	if (len - i == 1) {
-		text[o++] = base64url[bytes[i] >> 2];
-		text[o++] = base64url[(bytes[i] & 3) << 4];
-	} else if (len - i == 2) {
-		uint32_t v = (uint32_t)bytes[i] << 8 | bytes[i + 1];
-
-		text[o++] = base64url[v >> 10];
-		text[o++] = base64url[(v >> 4) & 63];
-		text[o++] = base64url[(v & 15) << 2];
-	}
-	text[o] = '\0';
-	free(bytes);
-	return text;
-}
-
-static int base64url_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
-
-/* The bytes text encodes, in *ret_bytes (to free) and *ret_len. */
-static int base64_bytes(const char *text, uint8_t **ret_bytes, size_t *ret_len)
-{
-	size_t tlen, i, o = 0;
-	uint32_t acc = 0;
-	unsigned bits = 0;
-	uint8_t *bytes;
-
-	if (!text)
+	if (!buf)
 		return -EINVAL;
-	tlen = strnlen(text, HIST_BASE64_MAX + 1);
-	/* A lone sixth of a byte in the last group cannot come from an encoder. */
-	if (tlen == 0 || tlen > HIST_BASE64_MAX || tlen % 4 == 1)
-		return -EINVAL;
-
-	bytes = malloc(tlen / 4 * 3 + 2);
-	if (!bytes)
-		return -ENOMEM;
-	for (i = 0; i < tlen; i++) {
-		int v = base64url_value(text[i]);
-
-		if (v < 0) {
-			free(bytes);
-			return -EINVAL;
-		}
-		acc = (acc << 6 | (uint32_t)v) & 0xffffff;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			bytes[o++] = (uint8_t)(acc >> bits);
-		}
-	}
-	/* Leftover bits must be zero: one encoding per buffer, as for varints. */
-	if (acc & ((1u << bits) - 1)) {
-		free(bytes);
-		return -EINVAL;
-	}
-	*ret_bytes = bytes;
-	*ret_len = o;
-	return 0;
-}
-
-int hist_from_base64(struct hist *ret, const char *text)
-{
-	uint8_t *bytes;
-	size_t len;
-	int r = base64_bytes(text, &bytes, &len);
-
-	if (r < 0)
-		return r;
-	r = hist_deserialize(ret, bytes, len);
-	free(bytes);
-	return r;
-}
-
-/* Checked whole first, then added bucket by bucket: no 40 KB histogram in
- * between, to clear and to merge, for each of the millions a long run's
- * log replays. */
-int hist_merge_base64(struct hist *dst, const char *text)
-{
-	uint8_t *bytes;
-	size_t len;
-	int r = base64_bytes(text, &bytes, &len);
-
-	if (r < 0)
-		return r;
-	r = decode(bytes, len, NULL, false);
-	if (r == 0)
-		r = decode(bytes, len, dst, true);
-	free(bytes);
-	return r;
+	r = decode(buf, len, NULL, false);
+	return r < 0 ? r : decode(buf, len, dst, true);
 }

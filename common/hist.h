@@ -2,6 +2,7 @@
 #ifndef SOAK_HIST_H
 #define SOAK_HIST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,8 +17,17 @@
  * ends at 2^HIST_MAX_BITS ns (about 9.8 hours); larger values are clamped
  * into it and counted in `clamped`.
  *
- * A histogram is a plain fixed-size struct: recording allocates nothing and
- * takes no lock, merging is exact (bucket counts add).
+ * Buckets are stored in chunks of one octave (HIST_SUB_COUNT buckets),
+ * allocated the first time a value lands in them, of 32-bit counts (512
+ * bytes) until one would pass 2^32 - 1, then of 64-bit ones (1 KiB): a
+ * histogram's memory is its octaves in use, a few KiB for a device's
+ * latencies, not the 39 KiB of every bucket as 64-bit counts.  soakd keeps hundreds of histograms per workload (five
+ * per op in every interval slot, total, slice and target), so this, not
+ * the bucket count, decides its memory on a long run with many workloads.
+ * Recording takes no lock and allocates only when an octave is first used;
+ * merging is exact (bucket counts add).  A chunk that cannot be allocated
+ * ends the process with a message: a value silently left out of its bucket
+ * would make every percentile after it wrong.
  */
 #define HIST_SUB_BITS 7
 #define HIST_MAX_BITS 45
@@ -25,6 +35,8 @@
 #define HIST_LINEAR_LIMIT (2u * HIST_SUB_COUNT)          /* 256: exact below */
 #define HIST_BUCKETS (HIST_LINEAR_LIMIT + (HIST_MAX_BITS - HIST_SUB_BITS - 1) * HIST_SUB_COUNT)
 #define HIST_MAX_VALUE ((UINT64_C(1) << HIST_MAX_BITS) - 1)
+#define HIST_CHUNKS (HIST_BUCKETS / HIST_SUB_COUNT)      /* 39 */
+#define HIST_CHUNK_WIDE ((uintptr_t)1)
 
 struct hist {
 	uint64_t count;
@@ -32,28 +44,45 @@ struct hist {
 	uint64_t min;      /* UINT64_MAX when empty */
 	uint64_t max;
 	uint64_t clamped;  /* values above HIST_MAX_VALUE */
-	uint64_t buckets[HIST_BUCKETS];
+	/* Buckets [c * HIST_SUB_COUNT, (c + 1) * HIST_SUB_COUNT): 0 while all
+	 * of them are zero, else the address of their uint32_t counts, or of
+	 * their uint64_t counts with HIST_CHUNK_WIDE set (bit 0: chunks are
+	 * malloc'd, so aligned).  Owned: hist_reset or hist_free releases them. */
+	uintptr_t chunks[HIST_CHUNKS];
 };
 
-/* An empty histogram, in memory of any content. */
+/* An empty histogram, in memory of any content (nothing is freed). */
 void hist_init(struct hist *h);
-/*
- * The same in memory known to be all zero (from calloc): only the fields
- * that are not zero when empty are written, so the pages of buckets a
- * histogram never uses are never touched and never become resident.  A
- * daemon with hundreds of histograms per workload (5 per op, in every
- * interval slot and total) keeps its RSS to the buckets its latencies fill.
- */
+/* The same in memory known to be all zero (from calloc): only min is set. */
 void hist_init_zeroed(struct hist *h);
-/*
- * Empties an initialised histogram.  Only buckets from min's to max's can
- * hold counts (every record and merge keeps that, and decoding checks it),
- * so only those are cleared.
- */
+/* Empties an initialised histogram and releases its chunks. */
 void hist_reset(struct hist *h);
+/* Releases the chunks of an initialised histogram before its memory goes
+ * (the same as hist_reset). */
+void hist_free(struct hist *h);
+/* An empty histogram on the heap, or NULL; and its release (NULL is fine). */
+struct hist *hist_new(void);
+void hist_delete(struct hist *h);
+/* The bytes of buckets a histogram holds: 512 or 1 KiB per octave in use. */
+size_t hist_memory(const struct hist *h);
+/* Count in bucket b (b < HIST_BUCKETS). */
+static inline uint64_t hist_bucket(const struct hist *h, size_t b)
+{
+	uintptr_t c = h->chunks[b / HIST_SUB_COUNT];
+
+	if (!c)
+		return 0;
+	if (c & HIST_CHUNK_WIDE)
+		return ((const uint64_t *)(c & ~HIST_CHUNK_WIDE))[b % HIST_SUB_COUNT];
+	return ((const uint32_t *)c)[b % HIST_SUB_COUNT];
+}
 void hist_record(struct hist *h, uint64_t value_ns);
 void hist_record_n(struct hist *h, uint64_t value_ns, uint64_t n);
 void hist_merge(struct hist *dst, const struct hist *src);
+/* dst (initialised) becomes a copy of src. */
+void hist_copy(struct hist *dst, const struct hist *src);
+/* Same counts, sum, min, max, clamped and buckets (storage aside). */
+bool hist_equal(const struct hist *a, const struct hist *b);
 
 /* Bucket index of a value, and the range [lo, hi] of values a bucket holds. */
 size_t hist_bucket_of(uint64_t value_ns);
@@ -79,10 +108,13 @@ static inline uint64_t hist_max(const struct hist *h) { return h->max; }
  * min, max, clamped and of (gap, count) pairs for every non-empty bucket.
  * hist_serialize returns the number of bytes written, or the number needed
  * if buf is NULL or too small (nothing is written then).
- * hist_deserialize returns 0 or -EINVAL for malformed or inconsistent input.
+ * hist_deserialize replaces what ret (initialised) holds, and returns 0, or
+ * -EINVAL for malformed or inconsistent input (ret unchanged then).
  */
 size_t hist_serialize(const struct hist *h, uint8_t *buf, size_t buflen);
 int hist_deserialize(struct hist *ret, const uint8_t *buf, size_t len);
+/* Adds a serialised histogram to dst: 0, or -EINVAL (dst unchanged). */
+int hist_merge_bytes(struct hist *dst, const uint8_t *buf, size_t len);
 
 /* The same bytes as unpadded base64url text, for JSON; NUL-terminated.
  * hist_to_base64 returns a malloc'd string or NULL; hist_from_base64

@@ -100,7 +100,7 @@ static bool has_read(const struct rm_workload *w)
 /* The worst slice's share over threshold j, in percent. */
 static double worst_pct(const struct rm_op *o, uint64_t threshold_ns)
 {
-	struct hist *scratch = malloc(sizeof(*scratch));
+	struct hist *scratch = hist_new();
 	double worst = 0;
 
 	for (size_t i = 0; scratch && i < o->n_slices; i++) {
@@ -111,7 +111,7 @@ static double worst_pct(const struct rm_op *o, uint64_t threshold_ns)
 				worst = p;
 		}
 	}
-	free(scratch);
+	hist_delete(scratch);
 	return worst;
 }
 
@@ -492,7 +492,7 @@ static void op_section(FILE *out, const struct runmodel *m, const struct rm_work
 	}
 
 	long worst = runmodel_worst_slice(o);
-	struct hist *scratch = malloc(sizeof(*scratch));
+	struct hist *scratch = hist_new();
 	const struct hist *h[2] = { o->lat, worst >= 0 && scratch ?
 					    runmodel_slice(o, (size_t)worst, scratch) : NULL };
 	char wl[64];
@@ -508,7 +508,7 @@ static void op_section(FILE *out, const struct runmodel *m, const struct rm_work
 		 "99%%, 99.9%%, ...), for the whole run and the slice with the highest p99.9.");
 	figure(out, "Latency by percentile (HdrHistogram style)");
 	chart_spectrum(out, &c, h, lab, idp, h[1] ? 2 : 1);
-	free(scratch);
+	hist_delete(scratch);
 	fputs("</figure>\n</div></section>\n", out);
 }
 

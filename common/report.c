@@ -139,8 +139,8 @@ double report_pct_above(const struct hist *h, uint64_t threshold_ns)
 	/* Whole buckets above the one holding the threshold, plus that
 	 * bucket's share above it, as if its values were spread evenly. */
 	double above = (double)hist_count_above(h, hi);
-	if (h->buckets[b])
-		above += (double)h->buckets[b] * (double)(hi - threshold_ns) / (double)(hi - lo + 1);
+	if (hist_bucket(h, b))
+		above += (double)hist_bucket(h, b) * (double)(hi - threshold_ns) / (double)(hi - lo + 1);
 	return 100.0 * above / (double)h->count;
 }
 
@@ -190,16 +190,13 @@ static int load_op(json_t *op, const char *key, uint64_t recorded_ns, uint64_t s
 		hist_init(&t->slices[i]);
 	for (size_t i = 0; i < n; i++) {
 		const char *text = json_string_value(json_object_get(json_array_get(slices, i), key));
-		struct hist *h = malloc(sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		if (!text || hist_from_base64(h, text) < 0) {
-			free(h);
+		int r = text ? hist_merge_base64(&t->slices[i / per], text) : -EINVAL;
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
 			fprintf(out, "report: malformed histogram in slice %zu of %s\n", i + 1, t->name);
 			return -EINVAL;
 		}
-		hist_merge(&t->slices[i / per], h);
-		free(h);
 	}
 	return 0;
 }
@@ -329,6 +326,8 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 static void free_tables(struct op_table *tables, size_t n)
 {
 	for (size_t t = 0; t < n; t++) {
+		for (size_t i = 0; tables[t].slices && i < tables[t].n_slices; i++)
+			hist_free(&tables[t].slices[i]);
 		free(tables[t].slices);
 		free(tables[t].pct);
 	}

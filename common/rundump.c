@@ -16,9 +16,9 @@
 
 static void op_free(struct rd_op *o)
 {
-	free(o->lat);
-	free(o->svc);
-	free(o->iss);
+	hist_delete(o->lat);
+	hist_delete(o->svc);
+	hist_delete(o->iss);
 	o->lat = o->svc = o->iss = NULL;
 }
 
@@ -30,11 +30,11 @@ static void ops_reset(struct rd_ops *ops)
 		memset(o->verify, 0, sizeof(o->verify));
 		o->target_ops = 0;
 		if (o->lat)
-			hist_init(o->lat);
+			hist_reset(o->lat);
 		if (o->svc)
-			hist_init(o->svc);
+			hist_reset(o->svc);
 		if (o->iss)
-			hist_init(o->iss);
+			hist_reset(o->iss);
 	}
 }
 
@@ -47,16 +47,13 @@ static struct rd_op *op_get(struct rd_ops *ops, const char *name)
 		return NULL;
 	struct rd_op *o = &ops->op[ops->n];
 	memset(o, 0, sizeof(*o));
-	o->lat = malloc(sizeof(*o->lat));
-	o->svc = malloc(sizeof(*o->svc));
-	o->iss = malloc(sizeof(*o->iss));
+	o->lat = hist_new();
+	o->svc = hist_new();
+	o->iss = hist_new();
 	if (!o->lat || !o->svc || !o->iss) {
 		op_free(o);
 		return NULL;
 	}
-	hist_init(o->lat);
-	hist_init(o->svc);
-	hist_init(o->iss);
 	strcpy(o->name, name);
 	ops->n++;
 	return o;
@@ -129,7 +126,7 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	for (size_t i = 0; i < 3; i++) {
 		json_t *v = json_object_get(rec, keys[i]);
 		if (!v) {
-			hist_init(hists[i]);
+			hist_reset(hists[i]);
 			continue;
 		}
 		if (!json_is_string(v))
@@ -318,11 +315,11 @@ static int add_interval(struct rundump *d, json_t *rec)
 		} else {
 			/* One row per interval: the scratch op, emitted now. */
 			struct rd_op *s = &d->scratch;
-			if (!s->lat && !(s->lat = malloc(sizeof(*s->lat))))
+			if (!s->lat && !(s->lat = hist_new()))
 				return -ENOMEM;
-			if (!s->svc && !(s->svc = malloc(sizeof(*s->svc))))
+			if (!s->svc && !(s->svc = hist_new()))
 				return -ENOMEM;
-			if (!s->iss && !(s->iss = malloc(sizeof(*s->iss))))
+			if (!s->iss && !(s->iss = hist_new()))
 				return -ENOMEM;
 			r = op_load(s, op_name, op, op_target);
 			if (r == 0 && d->format == RUNDUMP_CSV)

@@ -100,20 +100,20 @@ char *rundump_hdr_encode(const struct hist *h)
 {
 	size_t last = 0;
 	for (size_t i = 0; i < HIST_BUCKETS; i++)
-		if (h->buckets[i])
+		if (hist_bucket(h, i))
 			last = i + 1;
 	uint8_t *raw = malloc(40 + 9 * (last + 1));
 	if (!raw)
 		return NULL;
 	size_t n = 40;
 	for (size_t i = 0; i < last;) {
-		if (h->buckets[i]) {
-			n += put_zigzag(raw + n, (int64_t)h->buckets[i]);
+		if (hist_bucket(h, i)) {
+			n += put_zigzag(raw + n, (int64_t)hist_bucket(h, i));
 			i++;
 			continue;
 		}
 		size_t zeros = 0;
-		while (i < last && !h->buckets[i]) {
+		while (i < last && !hist_bucket(h, i)) {
 			zeros++;
 			i++;
 		}

@@ -19,7 +19,7 @@ struct runmodel *runmodel_new(uint64_t slice_ns)
 	if (!m)
 		return NULL;
 	m->slice_ns = slice_ns ? slice_ns : UINT64_C(3600) * 1000000000;
-	m->scratch = malloc(sizeof(*m->scratch));
+	m->scratch = hist_new();
 	if (!m->scratch) {
 		free(m);
 		return NULL;
@@ -35,11 +35,11 @@ void runmodel_free(struct runmodel *m)
 		struct rm_workload *w = m->w[i];
 		for (size_t j = 0; j < w->n_ops; j++) {
 			struct rm_op *o = &w->ops[j];
-			free(o->lat);
+			hist_delete(o->lat);
 			for (size_t k = 0; k < o->n_slices; k++)
 				free(o->slices[k].bytes);
 			free(o->slices);
-			free(o->open);
+			hist_delete(o->open);
 			struct rm_series *s[] = { o->s_p50, o->s_p99, o->s_p999, o->s_max,
 						  o->s_rate, o->s_target, o->s_errors, o->s_missed };
 			for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
@@ -52,7 +52,7 @@ void runmodel_free(struct runmodel *m)
 	}
 	for (size_t k = 0; k < m->n_host; k++)
 		rm_series_free(m->host[k]);
-	free(m->scratch);
+	hist_delete(m->scratch);
 	json_decref(m->certify);
 	json_decref(m->search);
 	free(m->restarts);
@@ -100,7 +100,7 @@ static struct rm_op *op_of(struct rm_workload *w, const char *name)
 		return o;
 	o = &w->ops[w->n_ops];
 	snprintf(o->name, sizeof(o->name), "%s", name);
-	o->lat = malloc(sizeof(*o->lat));
+	o->lat = hist_new();
 	o->s_p50 = rm_series_new("p50");
 	o->s_p99 = rm_series_new("p99");
 	o->s_p999 = rm_series_new("p999");
@@ -161,17 +161,16 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 {
 	struct rm_op *o = op_of(w, name);
 	double t0 = start_ns / NS, t1 = end_ns / NS, secs = t1 - t0;
-	struct hist *h = malloc(sizeof(*h));
+	struct hist *h = hist_new();
 	int r = 0;
 
 	if (!o || !h) {
-		free(h);
+		hist_delete(h);
 		return -ENOMEM;
 	}
-	hist_init(h);
 	const char *lat = json_string_value(json_object_get(rec, "latency"));
 	if (lat && hist_from_base64(h, lat) < 0)
-		hist_init(h);
+		hist_reset(h);
 	uint64_t errors = u64(rec, "errors"), missed = u64(rec, "missed");
 	o->count += u64(rec, "count");
 	o->errors += errors;
@@ -194,7 +193,7 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 	r = rm_series_add(o->s_missed, t0, t1, (double)missed);
 	if (r == 0)
 		r = rm_slice_add(m, o, start_ns, secs, u64(rec, "count"), h, m->scratch);
-	free(h);
+	hist_delete(h);
 	return r;
 }
 

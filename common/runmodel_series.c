@@ -150,14 +150,14 @@ int rm_slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, double 
 		o->n_slices = idx + 1;
 	}
 	if (!o->open) {
-		o->open = malloc(sizeof(*o->open));
+		o->open = hist_new();
 		if (!o->open)
 			return -ENOMEM;
 	}
 	if (!o->has_open || o->open_idx != idx) {
 		if (o->has_open && (r = close_slice(o, scratch)) < 0)
 			return r;
-		hist_init(o->open);
+		hist_reset(o->open);
 		o->open_idx = idx;
 		o->has_open = true;
 	}
@@ -186,7 +186,7 @@ const struct hist *runmodel_slice(const struct rm_op *o, size_t i, struct hist *
 
 long runmodel_worst_slice(const struct rm_op *o)
 {
-	struct hist *scratch = malloc(sizeof(*scratch));
+	struct hist *scratch = hist_new();
 	long worst = -1;
 	uint64_t worst_v = 0;
 
@@ -200,14 +200,14 @@ long runmodel_worst_slice(const struct rm_op *o)
 			worst_v = v;
 		}
 	}
-	free(scratch);
+	hist_delete(scratch);
 	return worst;
 }
 
 size_t runmodel_slice_values(const struct rm_op *o, const char *stat, uint64_t slice_ns,
 			     double *out, size_t max)
 {
-	struct hist *scratch = malloc(sizeof(*scratch));
+	struct hist *scratch = hist_new();
 	size_t n = 0;
 
 	for (size_t i = 0; scratch && i < o->n_slices && n < max; i++) {
@@ -226,6 +226,6 @@ size_t runmodel_slice_values(const struct rm_op *o, const char *stat, uint64_t s
 		else if (strcmp(stat, "p999") == 0)
 			out[n++] = hist_percentile(h, 99.9) / 1e3;
 	}
-	free(scratch);
+	hist_delete(scratch);
 	return n;
 }

@@ -97,12 +97,11 @@ int main(int argc, char **argv)
 	int c, r;
 
 	/*
-	 * Every block of latency histograms (40 KB each, five per op, in
-	 * every interval slot and total) gets pages of its own, zero and
-	 * untouched until used: glibc's calloc then skips its memset, and
-	 * hist_init_zeroed/hist_reset touch only the buckets the latencies
-	 * fill.  Setting the threshold also stops glibc from raising it after
-	 * frees, which would move such blocks back onto the reused heap.
+	 * Blocks of 32 KiB and more (I/O buffers, a replayed log's lines, a
+	 * dump's reply) get mappings of their own, which go back to the
+	 * system when freed instead of staying in a heap a multi-day run
+	 * fragments.  Setting the threshold also stops glibc from raising it
+	 * after frees.  Histograms are made of 1 KiB chunks (hist.h), below it.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 32 * 1024);
 

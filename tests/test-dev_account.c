@@ -118,7 +118,7 @@ static void test_miss_rest(void **state)
 	assert_false(g->have_due);
 	/* Nothing more: a second call misses none. */
 	assert_int_equal(dev_gen_miss_rest(g, 0, 2000 * MS, &rng, 4096, 1 << 20, ops), 0);
-	free(ops);
+	op_stats_array_free(ops, 2);
 	free(g);
 }
 

@@ -111,6 +111,13 @@ static void collect(const struct interval_slot *slot, size_t n_ops, void *userda
 		op_stats_merge(&c->ops[op], &slot->ops[op]);
 }
 
+static void collected_free(struct collected *c)
+{
+	op_stats_reset(&c->ops[0]);
+	op_stats_reset(&c->ops[1]);
+	free(c);
+}
+
 /* Prepares the workload, calls between(), if any, then starts it. */
 static struct workload *start(struct run_config *cfg, uint64_t *ret_start, void (*between)(void))
 {
@@ -194,7 +201,7 @@ static void test_every_op_counted(void **state)
 		if (!o->missed)
 			assert_true(hist_min(&o->service) <= hist_min(&o->latency));
 	}
-	free(c);
+	collected_free(c);
 	workload_free(w);
 	config_free(cfg);
 }
@@ -226,7 +233,7 @@ static void test_short_reads_are_errors(void **state)
 	assert_int_equal(o->bytes, 0);
 	/* Only the missed (none on an idle machine) have a latency. */
 	assert_int_equal(o->latency.count, o->missed);
-	free(c);
+	collected_free(c);
 	workload_free(w);
 	config_free(cfg);
 }

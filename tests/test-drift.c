@@ -32,7 +32,7 @@ static double uniform(void)
 /* n latencies: most near base_ns, a 2% tail up to 4x, as a device shows. */
 static void interval_hist(struct hist *h, uint64_t n, uint64_t base_ns)
 {
-	hist_init(h);
+	hist_reset(h);
 	for (uint64_t i = 0; i < n; i++) {
 		double u = uniform();
 		double v = u < 0.98 ? base_ns * (0.8 + 0.4 * uniform())
@@ -54,7 +54,7 @@ static struct drift_params params(unsigned window, enum drift_sensitivity s)
 static size_t feed(struct drift_op *o, unsigned n, uint64_t ops, uint64_t base_ns, uint64_t errors,
 		   double rate, unsigned *ret_metrics)
 {
-	struct hist *h = malloc(sizeof(*h));
+	struct hist *h = hist_new();
 	struct drift_finding f[DRIFT_METRICS];
 	size_t alarms = 0;
 
@@ -71,7 +71,7 @@ static size_t feed(struct drift_op *o, unsigned n, uint64_t ops, uint64_t base_n
 		}
 		alarms += k;
 	}
-	free(h);
+	hist_delete(h);
 	return alarms;
 }
 

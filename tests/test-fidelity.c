@@ -118,12 +118,11 @@ static void test_judge_lag(void **state)
  * p99 over FIDELITY_LATE_P99_NS. */
 static void test_interval_late(void **state)
 {
-	struct hist *h = malloc(sizeof(*h));
+	struct hist *h = hist_new();
 	uint64_t late;
 
 	(void)state;
 	assert_non_null(h);
-	hist_init(h);
 	assert_false(fidelity_interval_late(0, h, 1 * S, &late));
 	assert_int_equal(late, 0);
 	assert_false(fidelity_interval_late(100 * MS, h, 1 * S, &late));
@@ -135,12 +134,12 @@ static void test_interval_late(void **state)
 	hist_record(h, 50 * MS);
 	assert_true(fidelity_interval_late(0, h, 1 * S, &late));
 	assert_true(late >= 50 * MS && late < 51 * MS);
-	hist_init(h);
+	hist_reset(h);
 	for (int i = 0; i < 999; i++)
 		hist_record(h, 50000);
 	hist_record(h, 50 * MS); /* one slow op in 1000: p99 stays small */
 	assert_false(fidelity_interval_late(0, h, 1 * S, &late));
-	free(h);
+	hist_delete(h);
 }
 
 int main(void)

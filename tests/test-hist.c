@@ -70,12 +70,11 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static struct hist *hist_new(void)
+static struct hist *hist_new_checked(void)
 {
-	struct hist *h = malloc(sizeof(*h));
+	struct hist *h = hist_new();
 
 	assert_non_null(h);
-	hist_init(h);
 	return h;
 }
 
@@ -101,14 +100,22 @@ static void assert_consistent(const struct hist *h)
 	size_t b, first = HIST_BUCKETS, last = 0;
 
 	for (b = 0; b < HIST_BUCKETS; b++) {
-		if (!h->buckets[b])
+		if (!hist_bucket(h, b))
 			continue;
 		if (first == HIST_BUCKETS)
 			first = b;
 		last = b;
-		seen += h->buckets[b];
+		seen += hist_bucket(h, b);
 	}
 	assert_int_equal(seen, h->count);
+	/* A chunk is only there for counts: none is held empty. */
+	for (size_t c = 0; c < HIST_CHUNKS; c++) {
+		uint64_t in = 0;
+
+		for (b = c * HIST_SUB_COUNT; b < (c + 1) * HIST_SUB_COUNT; b++)
+			in += hist_bucket(h, b);
+		assert_true(!h->chunks[c] == !in);
+	}
 	if (!h->count) {
 		assert_int_equal(h->min, UINT64_MAX);
 		assert_int_equal(h->max, 0);
@@ -119,7 +126,7 @@ static void assert_consistent(const struct hist *h)
 	assert_true(h->max <= HIST_MAX_VALUE);
 	assert_int_equal(hist_bucket_of(h->min), first);
 	assert_int_equal(hist_bucket_of(h->max), last);
-	assert_true(h->clamped <= h->buckets[HIST_BUCKETS - 1]);
+	assert_true(h->clamped <= hist_bucket(h, HIST_BUCKETS - 1));
 }
 
 static void test_bucket_layout(void **state)
@@ -156,7 +163,7 @@ static void check_percentiles(enum dist dist, uint64_t seed)
 {
 	/* p in hundredths of a percent, so the reference rank is exact. */
 	static const uint64_t p_x100[] = { 100, 1000, 5000, 9000, 9900, 9990, 9999 };
-	struct hist *h = hist_new();
+	struct hist *h = hist_new_checked();
 	uint64_t *values = fill(h, dist, seed);
 	size_t i;
 
@@ -177,7 +184,7 @@ static void check_percentiles(enum dist dist, uint64_t seed)
 				 (unsigned long long)got, (unsigned long long)want);
 	}
 	free(values);
-	free(h);
+	hist_delete(h);
 }
 
 static void test_percentile_uniform(void **state)
@@ -200,7 +207,7 @@ static void test_percentile_pareto(void **state)
 
 static void test_percentile_exact_small(void **state)
 {
-	struct hist *h = hist_new();
+	struct hist *h = hist_new_checked();
 	uint64_t v;
 
 	(void)state;
@@ -220,22 +227,22 @@ static void test_percentile_exact_small(void **state)
 	assert_true(hist_mean(h) == 50.5);
 
 	/* One value: every percentile is that value, not its bucket's midpoint. */
-	hist_init(h);
+	hist_reset(h);
 	hist_record(h, 123456789);
 	assert_int_equal(hist_percentile(h, 1), 123456789);
 	assert_int_equal(hist_percentile(h, 50), 123456789);
 	assert_int_equal(hist_percentile(h, 100), 123456789);
-	free(h);
+	hist_delete(h);
 }
 
 static void test_merge(void **state)
 {
-	struct hist *whole = hist_new(), *merged = hist_new(), *parts[5];
+	struct hist *whole = hist_new_checked(), *merged = hist_new_checked(), *parts[5];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < 5; i++)
-		parts[i] = hist_new();
+		parts[i] = hist_new_checked();
 	prng_seed(42);
 	/* parts[4] stays empty: merging nothing must change nothing. */
 	for (i = 0; i < 3 * NSAMPLES; i++) {
@@ -255,24 +262,23 @@ static void test_merge(void **state)
 	assert_int_equal(merged->min, whole->min);
 	assert_int_equal(merged->max, whole->max);
 	assert_int_equal(merged->clamped, 1);
-	assert_memory_equal(merged->buckets, whole->buckets, sizeof(whole->buckets));
-	assert_memory_equal(merged, whole, sizeof(*whole));
+	assert_true(hist_equal(merged, whole));
 
 	/* Merge order does not matter. */
-	hist_init(merged);
+	hist_reset(merged);
 	for (i = 5; i-- > 0;)
 		hist_merge(merged, parts[i]);
-	assert_memory_equal(merged, whole, sizeof(*whole));
+	assert_true(hist_equal(merged, whole));
 
 	for (i = 0; i < 5; i++)
-		free(parts[i]);
-	free(whole);
-	free(merged);
+		hist_delete(parts[i]);
+	hist_delete(whole);
+	hist_delete(merged);
 }
 
 static void test_record_n(void **state)
 {
-	struct hist *a = hist_new(), *b = hist_new();
+	struct hist *a = hist_new_checked(), *b = hist_new_checked();
 	int i;
 
 	(void)state;
@@ -283,7 +289,7 @@ static void test_record_n(void **state)
 	hist_record_n(b, 5000, 7);
 	hist_record_n(b, HIST_MAX_VALUE + 10, 7);
 	hist_record_n(b, 1, 0);
-	assert_memory_equal(a, b, sizeof(*a));
+	assert_true(hist_equal(a, b));
 
 	/* The sum sticks at the top instead of wrapping. */
 	hist_record_n(b, HIST_MAX_VALUE, UINT64_C(1) << 20);
@@ -291,13 +297,13 @@ static void test_record_n(void **state)
 	hist_record(b, 1);
 	assert_int_equal(b->sum, UINT64_MAX);
 	assert_consistent(b);
-	free(a);
-	free(b);
+	hist_delete(a);
+	hist_delete(b);
 }
 
 static void test_clamp(void **state)
 {
-	struct hist *h = hist_new();
+	struct hist *h = hist_new_checked();
 
 	(void)state;
 	hist_record(h, HIST_MAX_VALUE);
@@ -308,12 +314,12 @@ static void test_clamp(void **state)
 	assert_int_equal(h->clamped, 2);
 	assert_int_equal(h->max, HIST_MAX_VALUE);
 	assert_int_equal(h->sum, 3 * HIST_MAX_VALUE);
-	assert_int_equal(h->buckets[HIST_BUCKETS - 1], 3);
+	assert_int_equal(hist_bucket(h, HIST_BUCKETS - 1), 3);
 	assert_int_equal(hist_bucket_of(UINT64_MAX), HIST_BUCKETS - 1);
 	assert_int_equal(hist_percentile(h, 50), HIST_MAX_VALUE);
 	assert_int_equal(hist_percentile(h, 100), HIST_MAX_VALUE);
 	assert_consistent(h);
-	free(h);
+	hist_delete(h);
 }
 
 /* Number of sorted values strictly greater than t. */
@@ -334,7 +340,7 @@ static uint64_t raw_above(const uint64_t *values, size_t n, uint64_t t)
 
 static void test_count_above(void **state)
 {
-	struct hist *h = hist_new();
+	struct hist *h = hist_new_checked();
 	uint64_t *values = fill(h, DIST_PARETO, 7), lo, hi, got, want;
 	size_t b;
 
@@ -346,7 +352,7 @@ static void test_count_above(void **state)
 		got = hist_count_above(h, lo);
 		want = raw_above(values, NSAMPLES, lo);
 		assert_true(got <= want);
-		assert_true(want - got <= h->buckets[b]);
+		assert_true(want - got <= hist_bucket(h, b));
 	}
 	assert_int_equal(hist_count_above(h, 0), NSAMPLES);
 	assert_int_equal(hist_count_above(h, h->min - 1), NSAMPLES);
@@ -355,7 +361,7 @@ static void test_count_above(void **state)
 	/* max - 1 shares max's (wide) bucket, which is therefore not counted. */
 	assert_int_equal(hist_count_above(h, h->max - 1), 0);
 
-	hist_init(h);
+	hist_reset(h);
 	assert_int_equal(hist_count_above(h, 0), 0);
 	hist_record(h, 300);
 	hist_record(h, 301);
@@ -366,12 +372,12 @@ static void test_count_above(void **state)
 	assert_int_equal(hist_count_above(h, 999), 1);
 	assert_int_equal(hist_count_above(h, 1000), 0);
 	free(values);
-	free(h);
+	hist_delete(h);
 }
 
 static void roundtrip(const struct hist *h)
 {
-	struct hist *back = hist_new();
+	struct hist *back = hist_new_checked();
 	size_t need = hist_serialize(h, NULL, 0);
 	uint8_t *buf = malloc(need + 1);
 	char *text;
@@ -385,35 +391,35 @@ static void roundtrip(const struct hist *h)
 	assert_int_equal(buf[need], 0xa5);
 
 	assert_int_equal(hist_deserialize(back, buf, need), 0);
-	assert_memory_equal(back, h, sizeof(*h));
+	assert_true(hist_equal(back, h));
 
 	text = hist_to_base64(h);
 	assert_non_null(text);
 	assert_int_equal(strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
 			 strlen(text));
 	assert_int_equal(strlen(text), (need * 4 + 2) / 3);
-	hist_init(back);
+	hist_reset(back);
 	assert_int_equal(hist_from_base64(back, text), 0);
-	assert_memory_equal(back, h, sizeof(*h));
+	assert_true(hist_equal(back, h));
 	free(text);
 	free(buf);
-	free(back);
+	hist_delete(back);
 }
 
 /*
- * hist_reset clears only the buckets from min's to max's, and
- * hist_init_zeroed writes only min: both must leave a histogram equal to
- * one from hist_init, and hist_merge_base64 must add as hist_merge does.
+ * hist_reset releases every chunk and hist_init_zeroed writes only min:
+ * both must leave a histogram equal to one from hist_init, and
+ * hist_merge_base64 must add as hist_merge does.
  */
 static void test_reset_and_merge_base64(void **state)
 {
-	struct hist *h = hist_new(), *empty = hist_new(), *sum = hist_new(), *want = hist_new();
+	struct hist *h = hist_new_checked(), *empty = hist_new_checked(), *sum = hist_new_checked(), *want = hist_new_checked();
 	struct hist *z = calloc(1, sizeof(*z));
 
 	(void)state;
 	assert_non_null(z);
 	hist_init_zeroed(z);
-	assert_memory_equal(z, empty, sizeof(*z));
+	assert_true(hist_equal(z, empty));
 	prng_seed(7);
 	for (int d = 0; d < 3; d++) {
 		free(fill(h, (enum dist)d, 500 + d));
@@ -423,25 +429,78 @@ static void test_reset_and_merge_base64(void **state)
 		assert_non_null(text);
 		assert_int_equal(hist_merge_base64(sum, text), 0);
 		free(text);
-		assert_memory_equal(sum, want, sizeof(*sum));
+		assert_true(hist_equal(sum, want));
 		hist_reset(h);
-		assert_memory_equal(h, empty, sizeof(*h));
+		assert_true(hist_equal(h, empty));
+		assert_int_equal(hist_memory(h), 0);
 	}
 	/* A bad text adds nothing. */
 	assert_int_equal(hist_merge_base64(sum, "AQIDBA"), -EINVAL);
-	assert_memory_equal(sum, want, sizeof(*sum));
+	assert_true(hist_equal(sum, want));
 	hist_reset(h);
-	assert_memory_equal(h, empty, sizeof(*h));
-	free(z);
-	free(h);
-	free(empty);
-	free(sum);
-	free(want);
+	assert_true(hist_equal(h, empty));
+	hist_delete(z);
+	hist_delete(h);
+	hist_delete(empty);
+	hist_delete(sum);
+	hist_delete(want);
+}
+
+/*
+ * Memory is the octaves in use: three values far apart hold three chunks,
+ * whatever lies between them, and every answer skips the empty octaves.
+ */
+static bool within(uint64_t got, uint64_t want)
+{
+	return (got > want ? got - want : want - got) * 1000 <= want * 4;
+}
+
+static void test_memory(void **state)
+{
+	struct hist *h = hist_new_checked(), *copy = hist_new_checked();
+
+	(void)state;
+	assert_int_equal(hist_memory(h), 0);
+	hist_record(h, 3 * USEC);
+	hist_record(h, 2 * MSEC);
+	hist_record_n(h, 7000 * MSEC, 2);
+	assert_consistent(h);
+	assert_int_equal(hist_memory(h), 3 * HIST_SUB_COUNT * sizeof(uint32_t));
+	assert_true(within(hist_percentile(h, 25), 3 * USEC));
+	assert_true(within(hist_percentile(h, 50), 2 * MSEC));
+	assert_true(within(hist_percentile(h, 75), 7000 * MSEC));
+	assert_int_equal(hist_count_above(h, 3 * MSEC), 2);
+	hist_merge(copy, h);
+	assert_true(hist_equal(copy, h));
+	assert_int_equal(hist_memory(copy), hist_memory(h));
+	roundtrip(h);
+	hist_reset(h);
+	assert_int_equal(hist_memory(h), 0);
+	assert_consistent(h);
+
+	/* A count past 2^32 - 1 widens its chunk, and only that one; merging
+	 * and decoding carry it over. */
+	hist_record(h, 3 * USEC);
+	hist_record_n(h, 2 * MSEC, UINT32_MAX);
+	assert_int_equal(hist_memory(h), 2 * HIST_SUB_COUNT * sizeof(uint32_t));
+	hist_record(h, 2 * MSEC);
+	assert_int_equal(hist_bucket(h, hist_bucket_of(2 * MSEC)), UINT64_C(1) << 32);
+	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * (sizeof(uint32_t) + sizeof(uint64_t)));
+	assert_consistent(h);
+	hist_reset(copy);
+	hist_merge(copy, h);
+	hist_merge(copy, h);
+	assert_int_equal(hist_bucket(copy, hist_bucket_of(2 * MSEC)), UINT64_C(1) << 33);
+	assert_int_equal(hist_bucket(copy, hist_bucket_of(3 * USEC)), 2);
+	roundtrip(h);
+	roundtrip(copy);
+	hist_delete(h);
+	hist_delete(copy);
 }
 
 static void test_roundtrip(void **state)
 {
-	struct hist *h = hist_new();
+	struct hist *h = hist_new_checked();
 	uint64_t *values;
 	int d;
 
@@ -449,7 +508,7 @@ static void test_roundtrip(void **state)
 	roundtrip(h);
 	hist_record(h, 0);
 	roundtrip(h);
-	hist_init(h);
+	hist_reset(h);
 	hist_record(h, 4 * MSEC + 17);
 	roundtrip(h);
 	hist_record(h, UINT64_MAX);
@@ -461,7 +520,16 @@ static void test_roundtrip(void **state)
 	}
 	hist_record_n(h, HIST_MAX_VALUE, UINT64_C(1) << 20);
 	roundtrip(h);
-	free(h);
+	hist_delete(h);
+}
+
+/* What a failed decode must leave alone: odd values in three octaves. */
+static void make_poison(struct hist *h)
+{
+	hist_reset(h);
+	hist_record(h, 77);
+	hist_record(h, 5 * MSEC + 3);
+	hist_record_n(h, HIST_MAX_VALUE, 5);
 }
 
 /* A hostile buffer either fails and leaves *ret alone, or is canonical. */
@@ -469,9 +537,9 @@ static void check_hostile(const uint8_t *buf, size_t len, struct hist *scratch, 
 {
 	uint8_t *again;
 
-	memset(scratch, 0x5a, sizeof(*scratch));
+	hist_copy(scratch, poison);
 	if (hist_deserialize(scratch, buf, len) < 0) {
-		assert_memory_equal(scratch, poison, sizeof(*scratch));
+		assert_true(hist_equal(scratch, poison));
 		return;
 	}
 	assert_consistent(scratch);
@@ -484,7 +552,7 @@ static void check_hostile(const uint8_t *buf, size_t len, struct hist *scratch, 
 
 static void test_deserialize_corrupt(void **state)
 {
-	struct hist *h = hist_new(), *scratch = hist_new(), *poison = hist_new();
+	struct hist *h = hist_new_checked(), *scratch = hist_new_checked(), *poison = hist_new_checked();
 	static const uint8_t masks[] = { 0x01, 0x02, 0x10, 0x40, 0x7f, 0x80, 0xff };
 	uint64_t *values = fill(h, DIST_EXPONENTIAL, 9);
 	size_t len = hist_serialize(h, NULL, 0), i, m;
@@ -492,7 +560,7 @@ static void test_deserialize_corrupt(void **state)
 
 	(void)state;
 	assert_non_null(buf);
-	memset(poison, 0x5a, sizeof(*poison));
+	make_poison(poison);
 	hist_serialize(h, buf, len);
 
 	for (i = 0; i < len; i++)
@@ -520,9 +588,9 @@ static void test_deserialize_corrupt(void **state)
 	}
 	free(values);
 	free(buf);
-	free(scratch);
-	free(poison);
-	free(h);
+	hist_delete(scratch);
+	hist_delete(poison);
+	hist_delete(h);
 }
 
 static size_t put(uint8_t *out, uint64_t v)
@@ -574,7 +642,7 @@ static void test_deserialize_crafted(void **state)
 		{ "clamped ok", { 1, HIST_MAX_VALUE, HIST_MAX_VALUE, HIST_MAX_VALUE, 1, HIST_BUCKETS - 1, 1 }, 7, 0 },
 		{ "single min != max", { 1, 5, 5, 6, 0, 5, 1 }, 7, -EINVAL },
 	};
-	struct hist *h = hist_new();
+	struct hist *h = hist_new_checked();
 	uint8_t buf[128];
 	size_t i, n;
 
@@ -603,7 +671,7 @@ static void test_deserialize_crafted(void **state)
 	assert_int_equal(hist_deserialize(h, buf, 11), -EINVAL);
 	memcpy(buf, (const uint8_t[]){ 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x00 }, 12);
 	assert_int_equal(hist_deserialize(h, buf, 12), -EINVAL);
-	free(h);
+	hist_delete(h);
 }
 
 static char base64url_next(char c)
@@ -615,22 +683,22 @@ static char base64url_next(char c)
 
 static void test_base64_hostile(void **state)
 {
-	struct hist *h = hist_new(), *poison = hist_new();
+	struct hist *h = hist_new_checked(), *poison = hist_new_checked();
 	char *text, *big;
 	size_t len;
 
 	(void)state;
-	memset(h, 0x5a, sizeof(*h));
-	memcpy(poison, h, sizeof(*h));
+	make_poison(poison);
+	hist_copy(h, poison);
 	assert_int_equal(hist_from_base64(h, NULL), -EINVAL);
 	assert_int_equal(hist_from_base64(h, ""), -EINVAL);
 	assert_int_equal(hist_from_base64(h, "A"), -EINVAL);
 	assert_int_equal(hist_from_base64(h, "===="), -EINVAL);
 	assert_int_equal(hist_from_base64(h, "AQ=="), -EINVAL);
 	assert_int_equal(hist_from_base64(h, "AQ+/"), -EINVAL);
-	assert_memory_equal(h, poison, sizeof(*h));
+	assert_true(hist_equal(h, poison));
 
-	hist_init(h);
+	hist_reset(h);
 	text = hist_to_base64(h);
 	assert_non_null(text);
 	assert_int_equal(hist_from_base64(poison, text), 0);
@@ -653,8 +721,8 @@ static void test_base64_hostile(void **state)
 	big[(1 << 20) - 1] = '\0';
 	assert_int_equal(hist_from_base64(poison, big), -EINVAL);
 	free(big);
-	free(poison);
-	free(h);
+	hist_delete(poison);
+	hist_delete(h);
 }
 
 int main(void)
@@ -670,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_clamp),
 		cmocka_unit_test(test_count_above),
 		cmocka_unit_test(test_reset_and_merge_base64),
+		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_deserialize_corrupt),
 		cmocka_unit_test(test_deserialize_crafted),

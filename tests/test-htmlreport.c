@@ -48,6 +48,7 @@ static void add_interval(struct runmodel *m, int second, uint64_t value_us, uint
 	hist_init(&h);
 	hist_record_n(&h, value_us * 1000, n);
 	char *b64 = hist_to_base64(&h), buf[4096];
+	hist_free(&h);
 	snprintf(buf, sizeof(buf),
 		 "{\"type\":\"interval\",\"workload\":\"w<1>\",\"start_ns\":%" PRIu64 ","
 		 "\"end_ns\":%" PRIu64 ",\"target_ops\":%" PRIu64 ",\"ops\":{\"read\":{\"count\":%"
@@ -222,6 +223,7 @@ static void test_verdicts(void **state)
 	hist_init(&h);
 	hist_record_n(&h, 50000, 100);
 	char *b64 = hist_to_base64(&h), buf[2048];
+	hist_free(&h);
 #define INTERVAL "{\"type\":\"interval\",\"workload\":\"w\",\"start_ns\":%d000000000," \
 		 "\"end_ns\":%d000000000,\"target_ops\":100,%s\"ops\":{\"read\":{" \
 		 "\"count\":100,\"share\":1,\"latency\":\"%s\"}}}"

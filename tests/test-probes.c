@@ -117,6 +117,7 @@ static void check_bound(uint64_t lo_ns, double decades, size_t n)
 	}
 	free(values);
 	free(d);
+	kstats_blk_free(s);
 	free(s);
 }
 
@@ -172,6 +173,9 @@ static void test_intervals_merge(void **state)
 	json_decref(j);
 	free(a);
 	free(b);
+	kstats_blk_free(ia);
+	kstats_blk_free(ib);
+	kstats_blk_free(whole);
 	free(ia);
 	free(ib);
 	free(whole);
@@ -200,6 +204,7 @@ static void test_tcp_summary(void **state)
 	assert_true(fabs((double)sum.srtt_p99 - 20000) <= 20000 * KSTATS_ERROR_BOUND);
 	assert_true(fabs((double)sum.connect_p50 - 50000) <= 50000 * KSTATS_ERROR_BOUND);
 	free(d);
+	kstats_tcp_free(s);
 	free(s);
 }
 

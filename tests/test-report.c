@@ -18,8 +18,7 @@
  * (counted in both), the rest at 100 us. */
 static json_t *slice(uint64_t total, uint64_t over1, uint64_t over8)
 {
-	struct hist *h = malloc(sizeof(*h));
-	hist_init(h);
+	struct hist *h = hist_new();
 	hist_record_n(h, 100000, total - over1);
 	hist_record_n(h, 2 * MS, over1 - over8);
 	hist_record_n(h, 10 * MS, over8);
@@ -27,7 +26,7 @@ static json_t *slice(uint64_t total, uint64_t over1, uint64_t over8)
 	json_t *j = json_pack("{s:f,s:f,s:I,s:s,s:s}", "start_s", 0.0, "end_s", 1.0, "count",
 			      (json_int_t)total, "latency", text, "service", text);
 	free(text);
-	free(h);
+	hist_delete(h);
 	return j;
 }
 
@@ -53,8 +52,7 @@ static int run_report(json_t *reply, const struct report_options *o, char **ret_
 static void test_pct_above(void **state)
 {
 	(void)state;
-	struct hist *h = malloc(sizeof(*h));
-	hist_init(h);
+	struct hist *h = hist_new();
 	hist_record_n(h, 500000, 900);
 	hist_record_n(h, 3 * MS, 100);
 	assert_true(report_pct_above(h, 1 * MS) == 10.0);
@@ -64,7 +62,7 @@ static void test_pct_above(void **state)
 	 * between 0 and 10%. */
 	double mid = report_pct_above(h, 3 * MS - 1);
 	assert_true(mid > 0 && mid <= 10.0);
-	free(h);
+	hist_delete(h);
 }
 
 static void test_pass_and_fail(void **state)
@@ -270,6 +268,8 @@ static void test_host_flags(void **state)
 	fclose(out);
 	free(text);
 	json_decref(host);
+	for (size_t i = 0; i < 4; i++)
+		hist_free(&slices[i]);
 	free(slices);
 }
 

@@ -261,12 +261,11 @@ static void test_streams_merge(void **state)
 {
 	struct fixture fx;
 	json_t *dump = NULL, *read;
-	struct hist *want = malloc(sizeof(*want)), *got = malloc(sizeof(*got));
+	struct hist *want = hist_new(), *got = hist_new();
 
 	(void)state;
 	assert_non_null(want);
 	assert_non_null(got);
-	hist_init(want);
 	setup_workload(&fx, 2);
 	for (int k = 0; k < 3; k++) {
 		for (uint64_t i = 0; i < 350; i++) {
@@ -291,7 +290,7 @@ static void test_streams_merge(void **state)
 	const char *text = json_string_value(json_object_get(read, "latency_hist"));
 	assert_non_null(text);
 	assert_int_equal(hist_from_base64(got, text), 0);
-	assert_memory_equal(got, want, sizeof(*want));
+	assert_true(hist_equal(got, want));
 	assert_near(num(json_object_get(read, "latency_us"), "max"), 5000 + 349 * 7, 1e-9);
 
 	json_t *targets = json_object_get(json_array_get(json_object_get(dump, "workloads"), 0),
@@ -305,8 +304,8 @@ static void test_streams_merge(void **state)
 		assert_near(num(tread, "rate_achieved"), 350, 1e-6);
 	}
 	json_decref(dump);
-	free(want);
-	free(got);
+	hist_delete(want);
+	hist_delete(got);
 	teardown_workload(&fx);
 }
 
@@ -381,6 +380,8 @@ static void test_replay_matches_live(void **state)
 
 	json_decref(dump_live);
 	json_decref(dump_resumed);
+	for (size_t i = 0; i < 4; i++)
+		op_stats_reset(&ops[i]);
 	free(ops);
 	teardown_workload(&live);
 	teardown_workload(&resumed);
@@ -440,6 +441,7 @@ static void test_generator_late(void **state)
 	json_decref(rec);
 	assert_int_equal(resumed.r->w[0].late_intervals, 1);
 	assert_int_equal(resumed.r->w[0].late_max_ns, 1234500000);
+	op_stats_reset(o);
 	free(o);
 	teardown_workload(&fx);
 	teardown_workload(&resumed);
@@ -469,6 +471,7 @@ static void test_replay_refuses(void **state)
 			    json_string("not base64 at all!"));
 	assert_int_equal(results_replay(fx.r, rec), -EINVAL);
 	json_decref(rec);
+	op_stats_reset(o);
 	free(o);
 	teardown_workload(&fx);
 }

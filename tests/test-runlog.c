@@ -20,11 +20,10 @@ static char dir[] = "/tmp/test-runlog.XXXXXX";
 
 static char *b64_of(uint64_t value_ns, uint64_t n)
 {
-	struct hist *h = malloc(sizeof(*h));
-	hist_init(h);
+	struct hist *h = hist_new();
 	hist_record_n(h, value_ns, n);
 	char *t = hist_to_base64(h);
-	free(h);
+	hist_delete(h);
 	return t;
 }
 
@@ -316,15 +315,14 @@ static void test_merge_overlap(void **state)
 static void test_hdr_cookie(void **state)
 {
 	(void)state;
-	struct hist *h = malloc(sizeof(*h));
-	hist_init(h);
+	struct hist *h = hist_new();
 	hist_record_n(h, 123456, 7);
 	char *enc = rundump_hdr_encode(h);
 	assert_non_null(enc);
 	/* 0x1c849314 base64-encodes to "HISTF". */
 	assert_memory_equal(enc, "HISTF", 5);
 	free(enc);
-	free(h);
+	hist_delete(h);
 }
 
 static int setup(void **state)

@@ -277,7 +277,7 @@ static void replay_interval(struct drift *d, struct results *r, size_t index, js
 	feed(d, r, index, ops, n_ops, &row, json_number_value(json_object_get(rec, "target_ops")),
 	     true);
 out:
-	free(ops);
+	op_stats_array_free(ops, n_ops);
 }
 
 static bool is_drift_event(json_t *rec)

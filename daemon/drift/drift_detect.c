@@ -48,11 +48,12 @@ void drift_op_free(struct drift_op *o)
 {
 	free(o->ring);
 	o->ring = NULL;
+	hist_free(&o->ref);
 }
 
 void drift_op_reset(struct drift_op *o)
 {
-	hist_init(&o->ref);
+	hist_reset(&o->ref);
 	o->ref_intervals = 0;
 	o->ref_rate = 0;
 	o->ref_completed = o->ref_errors = 0;

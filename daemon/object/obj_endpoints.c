@@ -64,6 +64,8 @@ void obj_eps_client_free(struct obj_client *cl)
 	if (cl->ep_lock_ready)
 		pthread_mutex_destroy(&cl->ep_lock);
 	cl->ep_lock_ready = false;
+	for (size_t i = 0; cl->ep_iv && i < cl->cfg->n_endpoints; i++)
+		hist_free(&cl->ep_iv[i].latency);
 	free(cl->ep_iv);
 	cl->ep_iv = NULL;
 }

@@ -49,6 +49,20 @@ void kstats_blk_init(struct kstats_blk *s)
 	hist_init(&s->queue);
 }
 
+void kstats_blk_free(struct kstats_blk *s)
+{
+	if (!s)
+		return;
+	hist_free(&s->latency);
+	hist_free(&s->queue);
+}
+
+void kstats_blk_reset(struct kstats_blk *s)
+{
+	kstats_blk_free(s);
+	kstats_blk_init(s);
+}
+
 void kstats_blk_add(struct kstats_blk *s, const struct kstats_blk_delta *d)
 {
 	s->count += d->count;
@@ -121,6 +135,20 @@ void kstats_tcp_init(struct kstats_tcp *s)
 	memset(s, 0, sizeof(*s));
 	hist_init(&s->srtt);
 	hist_init(&s->connect);
+}
+
+void kstats_tcp_free(struct kstats_tcp *s)
+{
+	if (!s)
+		return;
+	hist_free(&s->srtt);
+	hist_free(&s->connect);
+}
+
+void kstats_tcp_reset(struct kstats_tcp *s)
+{
+	kstats_tcp_free(s);
+	kstats_tcp_init(s);
 }
 
 void kstats_tcp_add(struct kstats_tcp *s, const struct kstats_tcp_delta *d)

@@ -78,13 +78,19 @@ void kstats_hist_add(struct hist *h, const uint64_t *buckets, size_t n, unsigned
  * otherwise at most 1/2^sub_bits below.  0 when empty. */
 uint64_t kstats_buckets_percentile(const uint64_t *buckets, size_t n, unsigned sub_bits, double p);
 
+/* init: in fresh memory; reset: empties an initialised one; free: releases
+ * its histograms' buckets before its memory goes (NULL is fine). */
 void kstats_blk_init(struct kstats_blk *s);
+void kstats_blk_reset(struct kstats_blk *s);
+void kstats_blk_free(struct kstats_blk *s);
 void kstats_blk_add(struct kstats_blk *s, const struct kstats_blk_delta *d);
 void kstats_blk_merge(struct kstats_blk *dst, const struct kstats_blk *src);
 void kstats_blk_summary(const struct kstats_blk *s, struct kstats_summary *ret);
 json_t *kstats_blk_json(const struct kstats_blk *s);
 
 void kstats_tcp_init(struct kstats_tcp *s);
+void kstats_tcp_reset(struct kstats_tcp *s);
+void kstats_tcp_free(struct kstats_tcp *s);
 void kstats_tcp_add(struct kstats_tcp *s, const struct kstats_tcp_delta *d);
 void kstats_tcp_merge(struct kstats_tcp *dst, const struct kstats_tcp *src);
 bool kstats_tcp_empty(const struct kstats_tcp *s);

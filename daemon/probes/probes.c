@@ -433,7 +433,7 @@ static void read_blk(struct probes *p)
 				continue;
 			if (probe_blk_op_alloc(o) < 0)
 				continue;
-			kstats_blk_init(o->interval);
+			kstats_blk_reset(o->interval);
 			kstats_blk_add(o->interval, p->blk_delta);
 			kstats_blk_merge(o->total, o->interval);
 			o->has_interval = true;
@@ -461,7 +461,7 @@ static void read_tcp(struct probes *p)
 		tcp_delta(p->percpu, e->last, p->ncpus, stride, p->tcp_delta);
 		if (probe_endpoint_alloc(e) < 0)
 			continue;
-		kstats_tcp_init(e->interval);
+		kstats_tcp_reset(e->interval);
 		kstats_tcp_add(e->interval, p->tcp_delta);
 		if (kstats_tcp_empty(e->interval))
 			continue;

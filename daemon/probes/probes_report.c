@@ -117,6 +117,7 @@ bool probes_workload_blk(const struct probes *p, size_t workload, const char *op
 	s = workload_blk(p, workload, o, &owned);
 	if (s)
 		kstats_blk_summary(s, ret);
+	kstats_blk_free(owned);
 	free(owned);
 	return s != NULL;
 }
@@ -162,12 +163,14 @@ void probes_record_extra(void *userdata, const struct workload *w, uint64_t star
 		const struct kstats_blk *s = workload_blk(p, index, op, &owned);
 		if (s)
 			json_object_set_new(blk, blk_op_names[op], kstats_blk_json(s));
+		kstats_blk_free(owned);
 		free(owned);
 	}
 	kernel = json_pack("{s:o}", "blk", blk);
 	tcp = workload_tcp(p, index);
 	if (tcp)
 		json_object_set_new(kernel, "tcp", kstats_tcp_json(tcp));
+	kstats_tcp_free(tcp);
 	free(tcp);
 	if (json_object_size(blk) || tcp)
 		json_object_set_new(record, "kernel", kernel);
@@ -182,6 +185,7 @@ bool probes_workload_tcp(const struct probes *p, size_t workload, struct kstats_
 	if (!s)
 		return false;
 	kstats_tcp_summary(s, ret);
+	kstats_tcp_free(s);
 	free(s);
 	return true;
 }

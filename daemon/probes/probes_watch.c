@@ -539,11 +539,15 @@ void probes_free(struct probes *p)
 	for (size_t s = 0; p->devs && s < p->max_slots; s++)
 		for (int op = 0; op < SOAK_BLK_OPS; op++) {
 			free(p->devs[s].ops[op].last);
+			kstats_blk_free(p->devs[s].ops[op].total);
+			kstats_blk_free(p->devs[s].ops[op].interval);
 			free(p->devs[s].ops[op].total);
 			free(p->devs[s].ops[op].interval);
 		}
 	for (size_t i = 0; p->eps && i < p->n_eps; i++) {
 		free(p->eps[i].last);
+		kstats_tcp_free(p->eps[i].total);
+		kstats_tcp_free(p->eps[i].interval);
 		free(p->eps[i].total);
 		free(p->eps[i].interval);
 	}

@@ -38,6 +38,12 @@ static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *u
 	for (size_t op = 0; op < n_ops; op++) {
 		struct op_stats *target = &wr->target_totals[a->stream * wr->n_ops + op];
 		op_stats_merge(&wr->interval[op], &slot->ops[op]);
+		if (wr->n_streams == 1) {
+			/* target_totals is the totals (init_slot), which the
+			 * interval goes into when it closes. */
+			wr->interval[op].pending = slot->ops[op].pending;
+			continue;
+		}
 		/* pending is a gauge: the streams' add up, a stream's latest
 		 * slot replaces what an earlier one said. */
 		wr->interval[op].pending += slot->ops[op].pending - target->pending;
@@ -73,14 +79,19 @@ static void free_slot(struct workload_results *wr)
 			free(sl->stored[k].service);
 		}
 		free(sl->stored);
+		if (sl->latency)
+			hist_free(sl->latency);
+		if (sl->service)
+			hist_free(sl->service);
 		free(sl->latency);
 		free(sl->service);
 	}
 	free(wr->slices);
-	free(wr->totals);
-	free(wr->interval);
-	free(wr->target_totals);
-	free(wr->target_interval);
+	if (wr->target_totals != wr->totals)
+		op_stats_array_free(wr->target_totals, wr->n_ops * wr->n_streams);
+	op_stats_array_free(wr->totals, wr->n_ops);
+	op_stats_array_free(wr->interval, wr->n_ops);
+	op_stats_array_free(wr->target_interval, wr->n_ops * wr->n_streams);
 	memset(wr, 0, sizeof(*wr));
 }
 
@@ -93,7 +104,8 @@ static int init_slot(struct workload_results *wr, struct workload *w)
 	wr->n_streams = w->n_streams;
 	wr->totals = op_stats_array(wr->n_ops);
 	wr->interval = op_stats_array(wr->n_ops);
-	wr->target_totals = op_stats_array(wr->n_ops * wr->n_streams);
+	/* One target: its totals are the workload's, not a copy of them. */
+	wr->target_totals = wr->n_streams == 1 ? wr->totals : op_stats_array(wr->n_ops * wr->n_streams);
 	if (wr->n_streams > 1) {
 		wr->target_interval = op_stats_array(wr->n_ops * wr->n_streams);
 		if (!wr->target_interval)
@@ -345,6 +357,7 @@ static void mark_generator_late(const struct results *r, struct workload_results
 		hist_merge(&issue, &wr->interval[op].issue_delay);
 	row->generator_late = fidelity_interval_late(row->frozen_ns, &issue, r->cfg->interval_ns,
 						     &row->late_ns);
+	hist_free(&issue);
 	if (row->generator_late) {
 		wr->late_intervals++;
 		if (row->late_ns > wr->late_max_ns)

@@ -61,7 +61,7 @@ struct workload_results {
 	struct workload *workload;
 	size_t n_ops, n_streams;
 	struct op_stats *totals;            /* [n_ops] */
-	struct op_stats *target_totals;     /* [n_streams * n_ops] */
+	struct op_stats *target_totals;     /* [n_streams * n_ops]; totals itself with one */
 	double target_ops_total;
 	uint64_t active_ns;
 	uint64_t sched_ns;                  /* of active_ns, intervals with ops scheduled */

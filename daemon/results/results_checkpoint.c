@@ -97,7 +97,7 @@ static int restore_ops(struct op_stats *ops, size_t n, json_t *arr)
 	if (!json_is_array(arr) || json_array_size(arr) != n)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
-		op_stats_init(&ops[i]);
+		op_stats_reset(&ops[i]);
 		int r = op_stats_merge_json(&ops[i], json_array_get(arr, i));
 		if (r < 0)
 			return r;
@@ -160,7 +160,8 @@ static int restore_workload(struct workload_results *wr, json_t *j)
 	    err || !json_is_array(slices) || json_array_size(slices) != wr->n_ops)
 		return -EINVAL;
 	r = restore_ops(wr->totals, wr->n_ops, json_object_get(j, "totals"));
-	if (r == 0)
+	/* With one target they are the totals (the checkpoint holds them twice). */
+	if (r == 0 && wr->target_totals != wr->totals)
 		r = restore_ops(wr->target_totals, wr->n_ops * wr->n_streams,
 				json_object_get(j, "target_totals"));
 	for (size_t op = 0; r == 0 && op < wr->n_ops; op++)

@@ -58,7 +58,7 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 		if (j && op_stats_merge_json(&wr->interval[op], j) < 0)
 			err = -EINVAL;
 	}
-	json_t *targets = json_object_get(rec, "targets");
+	json_t *targets = wr->n_streams > 1 ? json_object_get(rec, "targets") : NULL;
 	for (size_t s = 0; s < wr->n_streams && s < json_array_size(targets); s++) {
 		json_t *tops = json_object_get(json_array_get(targets, s), "ops");
 		for (size_t op = 0; op < wr->n_ops; op++) {
@@ -67,9 +67,6 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 				err = -EINVAL;
 		}
 	}
-	if (wr->n_streams == 1)
-		for (size_t op = 0; op < wr->n_ops; op++)
-			op_stats_merge(&wr->target_totals[op], &wr->interval[op]);
 	double target = json_number_value(json_object_get(rec, "target_ops"));
 	uint64_t span = row.end_ns - row.start_ns;
 	fold_into_slice(r, wr, &row);

@@ -101,8 +101,24 @@ double certify_step_rate(const struct certify *c, size_t step)
 	return rate;
 }
 
+/* An empty part in zeroed memory (the calloc'd loads, or a part whose
+ * histograms were moved away). */
+static void certify_part_init(struct certify_part *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (size_t op = 0; op < STATS_MAX_OPS; op++)
+		hist_init(&p->ops[op].latency);
+}
+
+static void certify_part_free(struct certify_part *p)
+{
+	for (size_t op = 0; op < STATS_MAX_OPS; op++)
+		hist_free(&p->ops[op].latency);
+}
+
 void certify_part_reset(struct certify_part *p)
 {
+	certify_part_free(p);
 	memset(p, 0, sizeof(*p));
 	for (size_t op = 0; op < STATS_MAX_OPS; op++)
 		hist_init(&p->ops[op].latency);
@@ -343,8 +359,10 @@ void certify_tick(struct daemon *d, uint64_t now_ns)
 		}
 		c->step++;
 		for (size_t i = 0; i < c->n_loads; i++) {
+			/* part[1]'s buckets move to part[0]. */
+			certify_part_free(&c->loads[i].part[0]);
 			c->loads[i].part[0] = c->loads[i].part[1];
-			certify_part_reset(&c->loads[i].part[1]);
+			certify_part_init(&c->loads[i].part[1]);
 		}
 	}
 }
@@ -353,6 +371,10 @@ void certify_free(struct certify *c)
 {
 	if (!c)
 		return;
+	for (size_t i = 0; c->loads && i < c->n_loads; i++) {
+		certify_part_free(&c->loads[i].part[0]);
+		certify_part_free(&c->loads[i].part[1]);
+	}
 	free(c->loads);
 	free(c->confirm_cfg);
 	json_decref(c->verdicts);

@@ -146,7 +146,7 @@ static int read_interval(struct certify *c, json_t *rec, struct op_stats *ops)
 		if (strcmp(l->cfg->name, name) != 0)
 			continue;
 		for (size_t op = 0; op < l->n_ops; op++) {
-			op_stats_init(&ops[op]);
+			op_stats_reset(&ops[op]);
 			json_t *o = json_object_get(recorded, l->op_names[op]);
 			if (o && op_stats_merge_json(&ops[op], o) < 0)
 				return -EINVAL;
@@ -227,7 +227,7 @@ int certify_read_back(struct certify *c, const char *log_path)
 	if (!ops)
 		return -ENOMEM;
 	r = read_pass(c, log_path, 2, ops, &confirm_at);
-	free(ops);
+	op_stats_array_free(ops, STATS_MAX_OPS);
 	if (r == 0 && c->confirming)
 		log_notice("certify: resuming the confirmation of step %zu", c->best + 1);
 	else if (r == 0 && n)

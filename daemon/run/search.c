@@ -20,10 +20,11 @@
 void search_reset_windows(struct search *s)
 {
 	for (size_t i = 0; i < SEARCH_MAX_WINDOWS; i++) {
+		hist_free(&s->win[i].latency);
 		memset(&s->win[i], 0, sizeof(s->win[i]));
 		hist_init(&s->win[i].latency);
 	}
-	hist_init(&s->all);
+	hist_reset(&s->all);
 }
 
 /* Reads, as ACT judges; every op of the schedule of a workload without
@@ -303,6 +304,9 @@ void search_free(struct search *s)
 	json_decref(s->hi_probe);
 	json_decref(s->curve);
 	json_decref(s->answer);
+	for (size_t i = 0; i < SEARCH_MAX_WINDOWS; i++)
+		hist_free(&s->win[i].latency);
+	hist_free(&s->all);
 	free(s);
 }
 

@@ -101,7 +101,7 @@ static int read_interval(struct search *s, json_t *rec, struct op_stats *ops)
 	if (strcmp(str(rec, "workload"), s->orig->name) != 0)
 		return 0;
 	for (size_t op = 0; op < s->n_ops; op++) {
-		op_stats_init(&ops[op]);
+		op_stats_reset(&ops[op]);
 		json_t *o = json_object_get(recorded, s->op_names[op]);
 		if (o && op_stats_merge_json(&ops[op], o) < 0)
 			return -EINVAL;
@@ -139,7 +139,7 @@ int search_read_back(struct search *s, const char *log_path)
 			break;
 	}
 	runlog_close(rd);
-	free(ops);
+	op_stats_array_free(ops, STATS_MAX_OPS);
 	if (r == 0 && !s->answer && search_done(s))
 		s->answer = search_answer_record(s);  /* cut off between the two records */
 	if (r == 0 && s->probes)

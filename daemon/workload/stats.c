@@ -36,14 +36,12 @@ void op_stats_init(struct op_stats *o)
 	op_stats_init_zeroed(o);
 }
 
+static void op_hists_release(struct op_stats *o);
+
 void op_stats_reset(struct op_stats *o)
 {
 	op_counters_clear(o);
-	hist_reset(&o->latency);
-	hist_reset(&o->service);
-	hist_reset(&o->ttfb);
-	hist_reset(&o->connect);
-	hist_reset(&o->issue_delay);
+	op_hists_release(o);
 }
 
 struct op_stats *op_stats_array(size_t n)
@@ -53,6 +51,22 @@ struct op_stats *op_stats_array(size_t n)
 	for (size_t i = 0; a && i < n; i++)
 		op_stats_init_zeroed(&a[i]);
 	return a;
+}
+
+void op_stats_array_free(struct op_stats *a, size_t n)
+{
+	for (size_t i = 0; a && i < n; i++)
+		op_stats_reset(&a[i]);
+	free(a);
+}
+
+static void op_hists_release(struct op_stats *o)
+{
+	hist_reset(&o->latency);
+	hist_reset(&o->service);
+	hist_reset(&o->ttfb);
+	hist_reset(&o->connect);
+	hist_reset(&o->issue_delay);
 }
 
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
@@ -157,6 +171,8 @@ int stream_stats_init(struct stream_stats *s, size_t n_ops, uint64_t start_ns)
 void stream_stats_done(struct stream_stats *s)
 {
 	for (size_t i = 0; i < STATS_SLOTS; i++) {
+		for (size_t op = 0; s->slots[i] && op < s->n_ops; op++)
+			op_stats_reset(&s->slots[i]->ops[op]);
 		free(s->slots[i]);
 		s->slots[i] = NULL;
 	}
@@ -193,6 +209,18 @@ const struct interval_slot *stream_peek(struct stream_stats *s)
 	return consumed < published ? s->slots[consumed % STATS_SLOTS] : NULL;
 }
 
+/*
+ * A consumed slot's buckets go back at once, from the main thread, before
+ * the slot is handed back: a stream holds the buckets of the interval it
+ * fills (and of any the main thread has not read yet), not of all
+ * STATS_SLOTS.  The thread's slot_reset finds them gone.
+ */
+static void slot_release(struct interval_slot *slot, size_t n_ops)
+{
+	for (size_t i = 0; i < n_ops; i++)
+		op_hists_release(&slot->ops[i]);
+}
+
 void stream_consume_one(struct stream_stats *s, stream_consume_fn fn, void *userdata)
 {
 	uint64_t published = atomic_load_explicit(&s->published, memory_order_acquire);
@@ -201,6 +229,7 @@ void stream_consume_one(struct stream_stats *s, stream_consume_fn fn, void *user
 	if (consumed >= published)
 		return;
 	fn(s->slots[consumed % STATS_SLOTS], s->n_ops, userdata);
+	slot_release(s->slots[consumed % STATS_SLOTS], s->n_ops);
 	atomic_store_explicit(&s->consumed, consumed + 1, memory_order_release);
 }
 
@@ -210,8 +239,10 @@ size_t stream_consume(struct stream_stats *s, stream_consume_fn fn, void *userda
 	uint64_t consumed = atomic_load_explicit(&s->consumed, memory_order_relaxed);
 	size_t n = 0;
 
-	for (; consumed < published; consumed++, n++)
+	for (; consumed < published; consumed++, n++) {
 		fn(s->slots[consumed % STATS_SLOTS], s->n_ops, userdata);
+		slot_release(s->slots[consumed % STATS_SLOTS], s->n_ops);
+	}
 	atomic_store_explicit(&s->consumed, consumed, memory_order_release);
 	return n;
 }

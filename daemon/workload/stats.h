@@ -145,13 +145,16 @@ void stream_consume_rest(struct stream_stats *s, uint64_t end_ns, stream_consume
 			 void *userdata);
 
 /* Empty stats in memory of any content (op_stats_init), in memory known to
- * be zero (op_stats_init_zeroed: see hist_init_zeroed), or made empty
- * again (op_stats_reset: touches only the buckets used). */
+ * be zero (op_stats_init_zeroed), or made empty again (op_stats_reset,
+ * which releases the histograms' buckets: call it before freeing an
+ * op_stats). */
 void op_stats_init(struct op_stats *o);
 void op_stats_init_zeroed(struct op_stats *o);
 void op_stats_reset(struct op_stats *o);
 /* n empty op_stats from calloc, or NULL. */
 struct op_stats *op_stats_array(size_t n);
+/* Releases an op_stats_array (or NULL). */
+void op_stats_array_free(struct op_stats *a, size_t n);
 /* Sums everything but the pending gauge, which the caller sets. */
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src);
 
