@@ -21,9 +21,10 @@
  * allocated the first time a value lands in them, of 32-bit counts (512
  * bytes) until one would pass 2^32 - 1, then of 64-bit ones (1 KiB): a
  * histogram's memory is its octaves in use, a few KiB for a device's
- * latencies, not the 39 KiB of every bucket as 64-bit counts.  soakd keeps hundreds of histograms per workload (five
- * per op in every interval slot, total, slice and target), so this, not
- * the bucket count, decides its memory on a long run with many workloads.
+ * latencies, not the 39 KiB of every bucket as 64-bit counts.  soakd
+ * keeps hundreds of histograms per workload (five per op in every
+ * interval slot, total, slice and target), so this, not the bucket
+ * count, decides its memory on a long run with many workloads.
  * Recording takes no lock and allocates only when an octave is first used;
  * merging is exact (bucket counts add).  A chunk that cannot be allocated
  * ends the process with a message: a value silently left out of its bucket

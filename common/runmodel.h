@@ -71,9 +71,10 @@ struct rm_op {
 	double active_s;            /* seconds of its intervals */
 	struct hist *lat;           /* whole run (latency from the intended time) */
 	/* Per slice index: its histogram serialised (hist_serialize: a few
-	 * hundred bytes where a struct hist is 40 KiB, so a year of hourly
-	 * slices stays small), but for the slice being filled, which is kept
-	 * whole in open; read them with runmodel_slice(). */
+	 * hundred bytes where a struct hist holds 512 bytes per octave in
+	 * use, so a year of hourly slices stays small), but for the slice
+	 * being filled, which is kept whole in open; read them with
+	 * runmodel_slice(). */
 	struct rm_slice *slices;
 	size_t n_slices;
 	struct hist *open;
