@@ -16,19 +16,26 @@
 # stop and after the resume shows the growth per interval, printed as RSS
 # samples.  See bench/README.md.
 #
+# The generated intervals' histograms are BENCH_VARY (64) variants of each
+# workload's fullest live one, drawn at random per record (gen_runlog.py
+# --vary): the totals and slices fill as many buckets as a real run's,
+# where copies of one interval would fill only its own.
+#
 # Needs root (O_DIRECT files under /var/tmp).  Environment: BENCH_WORKLOADS
 # (64), BENCH_INTERVALS (100000), BENCH_SECONDS (30), BENCH_RATE (100, ops/s
-# per workload), BENCH_BUILD_DIR, BENCH_NO_BUILD=1, BENCH_KEEP=1.
+# per workload), BENCH_VARY (64), BENCH_BUILD_DIR,
+# BENCH_NO_BUILD=1, BENCH_KEEP=1.
 set -euo pipefail
 
 NW=${BENCH_WORKLOADS:-64}
 NI=${BENCH_INTERVALS:-100000}
 SECS=${BENCH_SECONDS:-30}
 RATE=${BENCH_RATE:-100}
+VARY=${BENCH_VARY:-64}
 BENCH_NAME=rss-64
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-whole_numbers NW NI SECS RATE
+whole_numbers NW NI SECS RATE VARY
 build_soakd
 
 WORK=$(mktemp -d /var/tmp/rss-64.XXXXXX)
@@ -86,7 +93,7 @@ avail_mb=$(( $(df --output=avail -k "$WORK" | tail -1) >> 10 ))
 echo "the log will grow by about $need_mb MiB ($per bytes a record); $avail_mb MiB free in $WORK"
 ((need_mb < avail_mb * 9 / 10)) || die "not enough room in $WORK for the log: lower BENCH_INTERVALS"
 t0=$SECONDS
-n=$(python3 "$REPO/tests/integration/gen_runlog.py" "$LOG" "$NI") || die "gen_runlog.py failed"
+n=$(python3 "$REPO/tests/integration/gen_runlog.py" --vary "$VARY" "$LOG" "$NI") || die "gen_runlog.py failed"
 echo "appended $n records ($NI intervals x $NW workloads) in $((SECONDS - t0)) s: $(($(stat -c %s "$LOG") >> 20)) MiB of log"
 t0=$SECONDS
 start
