@@ -75,8 +75,8 @@ static void free_slot(struct workload_results *wr)
 	for (size_t op = 0; wr->slices && op < wr->n_ops; op++) {
 		struct op_slices *sl = &wr->slices[op];
 		for (size_t k = 0; k < sl->n; k++) {
-			free(sl->stored[k].latency);
-			free(sl->stored[k].service);
+			slice_text_free(&sl->stored[k].latency);
+			slice_text_free(&sl->stored[k].service);
 		}
 		free(sl->stored);
 		if (sl->latency)
@@ -148,6 +148,7 @@ struct results *results_new(const struct run_config *cfg, struct workload **work
 	r->live_table = live_table;
 	/* Room for every workload a reload may add: the streams' consume
 	 * arguments point into this array, so it never moves. */
+	slice_store_init(&r->slices);
 	r->w = calloc(CONFIG_MAX_WORKLOADS, sizeof(*r->w));
 	if (!r->w)
 		goto fail;
@@ -193,6 +194,7 @@ void results_free(struct results *r)
 	json_decref(r->host_last);
 	json_decref(r->endpoints_last);
 	json_decref(r->endpoints_base);
+	slice_store_close(&r->slices);
 	free(r->w);
 	free(r);
 }
@@ -293,10 +295,20 @@ static void table_row(struct results *r, const struct workload_results *wr,
 }
 
 /* Moves the slice being filled to the compact list. */
-static void store_slice(struct op_slices *sl)
+struct slice_store *results_slice_store(struct results *r)
+{
+	/* Opened at the first slice closed, live or replayed: the run's
+	 * directory is known by then. */
+	if (!r->slices.tried)
+		slice_store_open(&r->slices, r->rundir ? rundir_path(r->rundir) : NULL);
+	return &r->slices;
+}
+
+static void store_slice(struct results *r, struct op_slices *sl)
 {
 	if (!sl->open)
 		return;
+	results_slice_store(r);
 	if (sl->n == sl->cap) {
 		size_t cap = sl->cap ? sl->cap * 2 : 16;
 		struct stored_slice *stored = realloc(sl->stored, cap * sizeof(*stored));
@@ -308,16 +320,19 @@ static void store_slice(struct op_slices *sl)
 		sl->cap = cap;
 	}
 	struct stored_slice *st = &sl->stored[sl->n];
+	char *lat = hist_to_base64(sl->latency), *svc = hist_to_base64(sl->service);
 	*st = (struct stored_slice){ .start_ns = sl->start_ns, .end_ns = sl->end_ns,
-				     .count = sl->latency->count + 0,
-				     .latency = hist_to_base64(sl->latency),
-				     .service = hist_to_base64(sl->service) };
-	if (!st->latency || !st->service) {
-		free(st->latency);
-		free(st->service);
+				     .count = sl->latency->count };
+	if (!lat || !svc || slice_text_put(&r->slices, &st->latency, lat) < 0 ||
+	    slice_text_put(&r->slices, &st->service, svc) < 0) {
+		slice_text_free(&st->latency);
+		free(lat);
+		free(svc);
 		log_error("out of memory storing a slice; its intervals stay in the totals");
 		return;
 	}
+	free(lat);
+	free(svc);
 	sl->n++;
 	hist_reset(sl->latency);
 	hist_reset(sl->service);
@@ -333,7 +348,7 @@ void fold_into_slice(struct results *r, struct workload_results *wr,
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		struct op_slices *sl = &wr->slices[op];
 		if (sl->open && index != wr->slice_index)
-			store_slice(sl);
+			store_slice(r, sl);
 		if (!sl->open) {
 			sl->open = true;
 			sl->start_ns = row->start_ns;

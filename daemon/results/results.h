@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "slice_store.h"
+
 #include <jansson.h>
 
 #include "config/config.h"
@@ -42,11 +44,11 @@ struct interval_row {
 	struct op_summary ops[STATS_MAX_OPS];
 };
 
-/* A slice of the run folded from its intervals, kept compact. */
+/* A slice of the run folded from its intervals, put aside (slice_store.h). */
 struct stored_slice {
 	uint64_t start_ns, end_ns;          /* since the run started */
 	uint64_t count;
-	char *latency, *service;            /* base64 histograms */
+	struct slice_text latency, service; /* base64 histograms */
 };
 
 struct op_slices {
@@ -103,6 +105,7 @@ struct results {
 	int64_t run_start_ns;               /* the run's time 0 on CLOCK_MONOTONIC (mono_since) */
 	int64_t wall_offset_ns;             /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct rundir *rundir;              /* NULL: nothing recorded */
+	struct slice_store slices;          /* the closed slices' histograms */
 	uint64_t recorded_end_ns;           /* a resumed run: its run time so far */
 	uint64_t recorded_wall_ns;          /* ... and the wall time of its last record */
 	/* The same of the records this soakd wrote, for checkpoints. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results_int.h"
 #include "stats_json.h"
 
 #define CHECKPOINT_VERSION 1
@@ -30,15 +31,27 @@ static json_t *hist_json(const struct hist *h)
 	return j;
 }
 
-static json_t *slices_json(const struct op_slices *sl)
+/* NULL if a closed slice could not be read back: no checkpoint then,
+ * rather than one that has lost it. */
+static json_t *slices_json(const struct slice_store *store, const struct op_slices *sl)
 {
 	json_t *stored = json_array();
 	for (size_t k = 0; stored && k < sl->n; k++) {
 		const struct stored_slice *st = &sl->stored[k];
-		json_array_append_new(stored, json_pack("[I,I,I,s,s]", (json_int_t)st->start_ns,
-							(json_int_t)st->end_ns, (json_int_t)st->count,
-							st->latency, st->service));
+		char *lat = slice_text_get(store, &st->latency);
+		char *svc = slice_text_get(store, &st->service);
+		json_t *one = lat && svc ? json_pack("[I,I,I,s,s]", (json_int_t)st->start_ns,
+						     (json_int_t)st->end_ns, (json_int_t)st->count,
+						     lat, svc) : NULL;
+		free(lat);
+		free(svc);
+		if (json_array_append_new(stored, one) < 0) {
+			json_decref(stored);
+			return NULL;
+		}
 	}
+	if (!stored)
+		return NULL;
 	return json_pack("{s:o,s:b,s:I,s:I,s:o,s:o}", "stored", stored, "open", sl->open,
 			 "start_ns", (json_int_t)sl->start_ns, "end_ns", (json_int_t)sl->end_ns,
 			 "latency", hist_json(sl->latency), "service", hist_json(sl->service));
@@ -51,8 +64,14 @@ json_t *results_checkpoint(const struct results *r, uint64_t run_ns)
 	for (size_t i = 0; workloads && i < r->n; i++) {
 		const struct workload_results *wr = &r->w[i];
 		json_t *slices = json_array();
-		for (size_t op = 0; slices && op < wr->n_ops; op++)
-			json_array_append_new(slices, slices_json(&wr->slices[op]));
+		for (size_t op = 0; slices && op < wr->n_ops; op++) {
+			if (json_array_append_new(slices, slices_json(&r->slices,
+								      &wr->slices[op])) < 0) {
+				json_decref(slices);
+				json_decref(workloads);
+				return NULL;
+			}
+		}
 		json_t *wj = json_pack(
 			"{s:s,s:I,s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:I,s:o,s:b,s:I,s:s,s:s}",
 			"name", wr->workload->cfg->name, "n_ops", (json_int_t)wr->n_ops,
@@ -105,7 +124,7 @@ static int restore_ops(struct op_stats *ops, size_t n, json_t *arr)
 	return 0;
 }
 
-static int restore_slices(struct op_slices *sl, json_t *j)
+static int restore_slices(struct slice_store *store, struct op_slices *sl, json_t *j)
 {
 	json_t *stored = json_object_get(j, "stored"), *st;
 	int err = 0;
@@ -130,12 +149,10 @@ static int restore_slices(struct op_slices *sl, json_t *j)
 			.start_ns = (uint64_t)json_integer_value(json_array_get(st, 0)),
 			.end_ns = (uint64_t)json_integer_value(json_array_get(st, 1)),
 			.count = (uint64_t)json_integer_value(json_array_get(st, 2)),
-			.latency = strdup(json_string_value(lat)),
-			.service = strdup(json_string_value(svc)),
 		};
-		if (!s->latency || !s->service) {
-			free(s->latency);
-			free(s->service);
+		if (slice_text_put(store, &s->latency, json_string_value(lat)) < 0 ||
+		    slice_text_put(store, &s->service, json_string_value(svc)) < 0) {
+			slice_text_free(&s->latency);
 			return -ENOMEM;
 		}
 		sl->n++;
@@ -151,7 +168,7 @@ static int restore_slices(struct op_slices *sl, json_t *j)
 	return 0;
 }
 
-static int restore_workload(struct workload_results *wr, json_t *j)
+static int restore_workload(struct results *res, struct workload_results *wr, json_t *j)
 {
 	json_t *slices = json_object_get(j, "slices");
 	int err = 0, r;
@@ -165,7 +182,8 @@ static int restore_workload(struct workload_results *wr, json_t *j)
 		r = restore_ops(wr->target_totals, wr->n_ops * wr->n_streams,
 				json_object_get(j, "target_totals"));
 	for (size_t op = 0; r == 0 && op < wr->n_ops; op++)
-		r = restore_slices(&wr->slices[op], json_array_get(slices, op));
+		r = restore_slices(results_slice_store(res), &wr->slices[op],
+				   json_array_get(slices, op));
 	if (r < 0)
 		return r;
 	wr->target_ops_total = json_number_value(json_object_get(j, "target_ops_total"));
@@ -217,7 +235,7 @@ int results_restore(struct results *r, json_t *ck, uint64_t *ret_run_ns)
 				break;
 		if (!name || i == r->n)
 			return -EINVAL;
-		int ret = restore_workload(&r->w[i], j);
+		int ret = restore_workload(r, &r->w[i], j);
 		if (ret < 0)
 			return ret;
 	}

@@ -21,6 +21,9 @@ struct workload_results;
 
 /* results.c */
 
+/* Where closed slices go (slice_store.h), made at its first use. */
+struct slice_store *results_slice_store(struct results *r);
+
 /* Folds a closed interval into the slice that holds its start. */
 void fold_into_slice(struct results *r, struct workload_results *wr,
 		     const struct interval_row *row);

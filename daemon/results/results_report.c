@@ -489,11 +489,18 @@ json_t *results_report_json(const struct results *r)
 		for (size_t op = 0; op < wr->n_ops; op++) {
 			const struct op_slices *sl = &wr->slices[op];
 			json_t *slices = json_array();
-			for (size_t k = 0; k < sl->n; k++)
-				json_array_append_new(slices, slice_json(
-					sl->stored[k].start_ns, sl->stored[k].end_ns,
-					sl->stored[k].count, sl->stored[k].latency,
-					sl->stored[k].service, false));
+			for (size_t k = 0; k < sl->n; k++) {
+				/* One that cannot be read back (logged) shows
+				 * without its histograms. */
+				const struct stored_slice *st = &sl->stored[k];
+				char *lat = slice_text_get(&r->slices, &st->latency);
+				char *svc = slice_text_get(&r->slices, &st->service);
+				json_array_append_new(slices, slice_json(st->start_ns, st->end_ns,
+									 st->count, lat, svc,
+									 false));
+				free(lat);
+				free(svc);
+			}
 			if (sl->open) {
 				char *lat = hist_to_base64(sl->latency), *svc = hist_to_base64(sl->service);
 				json_array_append_new(slices, slice_json(sl->start_ns, sl->end_ns,
