@@ -236,13 +236,13 @@ void hist_copy(struct hist *dst, const struct hist *src)
 	hist_merge(dst, src);
 }
 
-bool hist_equal(const struct hist *a, const struct hist *b)
+bool hist_equal(const struct hist *x, const struct hist *y)
 {
-	if (a->count != b->count || a->sum != b->sum || a->min != b->min || a->max != b->max ||
-	    a->clamped != b->clamped)
+	if (x->count != y->count || x->sum != y->sum || x->min != y->min || x->max != y->max ||
+	    x->clamped != y->clamped)
 		return false;
-	for (size_t b_ = 0; b_ < HIST_BUCKETS; b_++)
-		if (hist_bucket(a, b_) != hist_bucket(b, b_))
+	for (size_t b = 0; b < HIST_BUCKETS; b++)
+		if (hist_bucket(x, b) != hist_bucket(y, b))
 			return false;
 	return true;
 }

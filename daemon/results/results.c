@@ -79,12 +79,8 @@ static void free_slot(struct workload_results *wr)
 			slice_text_free(&sl->stored[k].service);
 		}
 		free(sl->stored);
-		if (sl->latency)
-			hist_free(sl->latency);
-		if (sl->service)
-			hist_free(sl->service);
-		free(sl->latency);
-		free(sl->service);
+		hist_delete(sl->latency);
+		hist_delete(sl->service);
 	}
 	free(wr->slices);
 	if (wr->target_totals != wr->totals)
@@ -117,12 +113,10 @@ static int init_slot(struct workload_results *wr, struct workload *w)
 	    !wr->slices)
 		goto fail;
 	for (size_t op = 0; op < wr->n_ops; op++) {
-		wr->slices[op].latency = calloc(1, sizeof(struct hist));
-		wr->slices[op].service = calloc(1, sizeof(struct hist));
+		wr->slices[op].latency = hist_new();
+		wr->slices[op].service = hist_new();
 		if (!wr->slices[op].latency || !wr->slices[op].service)
 			goto fail;
-		hist_init_zeroed(wr->slices[op].latency);
-		hist_init_zeroed(wr->slices[op].service);
 	}
 	for (size_t s = 0; s < wr->n_streams; s++) {
 		struct consume_arg *a = malloc(sizeof(*a));

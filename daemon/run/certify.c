@@ -101,8 +101,8 @@ double certify_step_rate(const struct certify *c, size_t step)
 	return rate;
 }
 
-/* An empty part in zeroed memory (the calloc'd loads, or a part whose
- * histograms were moved away). */
+/* An empty part over one that holds no buckets (the calloc'd loads, or a
+ * part whose histograms were moved away). */
 static void certify_part_init(struct certify_part *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -119,9 +119,7 @@ static void certify_part_free(struct certify_part *p)
 void certify_part_reset(struct certify_part *p)
 {
 	certify_part_free(p);
-	memset(p, 0, sizeof(*p));
-	for (size_t op = 0; op < STATS_MAX_OPS; op++)
-		hist_init(&p->ops[op].latency);
+	certify_part_init(p);
 }
 
 /* results' interval_seen: an interval of workload slot was recorded. */

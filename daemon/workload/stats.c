@@ -36,7 +36,14 @@ void op_stats_init(struct op_stats *o)
 	op_stats_init_zeroed(o);
 }
 
-static void op_hists_release(struct op_stats *o);
+static void op_hists_release(struct op_stats *o)
+{
+	hist_reset(&o->latency);
+	hist_reset(&o->service);
+	hist_reset(&o->ttfb);
+	hist_reset(&o->connect);
+	hist_reset(&o->issue_delay);
+}
 
 void op_stats_reset(struct op_stats *o)
 {
@@ -58,15 +65,6 @@ void op_stats_array_free(struct op_stats *a, size_t n)
 	for (size_t i = 0; a && i < n; i++)
 		op_stats_reset(&a[i]);
 	free(a);
-}
-
-static void op_hists_release(struct op_stats *o)
-{
-	hist_reset(&o->latency);
-	hist_reset(&o->service);
-	hist_reset(&o->ttfb);
-	hist_reset(&o->connect);
-	hist_reset(&o->issue_delay);
 }
 
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
