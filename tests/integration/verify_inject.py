@@ -10,7 +10,10 @@ byte a 4 KiB block).  For each KIND (corrupt, misdirected, torn, stale) a
 block is damaged; the device keeps running a mix of reads and writes, so a
 write may overwrite the damage before a read sees it: then another block
 is tried.  A kind is found when its class's count grows and soakd's log
-names the block's offset with that class.
+names, with that class, the offset of a block damaged for it.  Any such
+block counts, not only the last: a read may find an earlier one after its
+attempt gave up, and soakd logs only the first few failures of a class,
+so a later block could then never be named.
 """
 import json
 import os
@@ -96,26 +99,33 @@ def damage(kind):
     return b * B
 
 
-def found(kind, offset, before, limit=5):
-    """Waits for the class count to grow and the log to name the offset."""
+def found(kind, offsets, before, limit=8):
+    """Waits for the class count to grow and the log to name one of the
+    offsets damaged for this kind; returns that offset, or None."""
     end = time.time() + limit
-    needle = f"verify: {kind} block at offset {offset}:"
+    needles = {f"verify: {kind} block at offset {o}:": o for o in offsets}
     while time.time() < end:
-        if counts().get(kind, 0) > before and needle in open(log, errors="replace").read():
-            return True
+        if counts().get(kind, 0) > before:
+            text = open(log, errors="replace").read()
+            for needle, o in needles.items():
+                if needle in text:
+                    return o
         time.sleep(0.1)
-    return False
+    return None
 
 
 status = 0
 for kind in kinds:
     ok = False
+    before = counts().get(kind, 0)
+    offsets = []
     for attempt in range(20):
-        before = counts().get(kind, 0)
         offset = damage(kind)
         if offset is None:
             continue
-        if found(kind, offset, before):
+        offsets.append(offset)
+        offset = found(kind, offsets, before)
+        if offset is not None:
             print(f"# {kind}: reported at offset {offset} (attempt {attempt + 1})")
             ok = True
             break
