@@ -32,10 +32,12 @@ static struct export_op ops[] = {
 	  .latency_count = 6998, .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
 	  .count = 700, .errors = 1, .bytes = 2867200, .rate = 700, .rate_target = 700,
 	  .min_ns = 100000, .p50_ns = 250000, .p90_ns = 400000, .p99_ns = 1200000, .p999_ns = 2500000,
-	  .max_ns = 3000000 },
+	  .max_ns = 3000000, .issue_sum_ns = 7000 * UINT64_C(2000), .issue_count_total = 7000,
+	  .issue_count = 700, .issue_p50_ns = 1500, .issue_p99_ns = 18000, .issue_max_ns = 250000 },
 	{ .workload = "rand4k", .op = "write", .ops_total = 3000, .bytes_total = 12288000,
 	  .has_interval = true, .interval_end_ns = UINT64_C(10000000000), .interval_s = 1,
-	  .count = 0, .rate = 0, .rate_target = 300 },
+	  .count = 0, .rate = 0, .rate_target = 300, .issue_sum_ns = 3000 * UINT64_C(1000),
+	  .issue_count_total = 3000 },
 	{ .workload = "rand4k", .op = "read", .target = "/dev/loop0 \"a\"\\b\nc",
 	  .ops_total = 3500, .errors_total = 1, .bytes_total = 14336000 },
 };
@@ -174,6 +176,16 @@ static void test_prom_lines(void **state)
 	expect_line(text, "soakd_latency_seconds_sum{run=\"demo\",workload=\"rand4k\",op=\"read\"} 1.7495");
 	expect_line(text, "soakd_latency_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"read\"} 6998");
 	expect_line(text, "soakd_latency_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"write\"} 0");
+	/* soakd's own lateness: quantiles of the interval's issued ops, none
+	 * for an op it issued none of; sum and count since the start. */
+	expect_line(text, "# TYPE soakd_issue_delay_seconds summary");
+	expect_line(text, "soakd_issue_delay_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.5\"} 1.5e-06");
+	expect_line(text, "soakd_issue_delay_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"0.99\"} 1.8e-05");
+	expect_line(text, "soakd_issue_delay_seconds{run=\"demo\",workload=\"rand4k\",op=\"read\",quantile=\"1\"} 0.00025");
+	expect_line(text, "soakd_issue_delay_seconds_sum{run=\"demo\",workload=\"rand4k\",op=\"read\"} 0.014");
+	expect_line(text, "soakd_issue_delay_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"read\"} 7000");
+	expect_line(text, "soakd_issue_delay_seconds_count{run=\"demo\",workload=\"rand4k\",op=\"write\"} 3000");
+	assert_null(strstr(text, "soakd_issue_delay_seconds{run=\"demo\",workload=\"rand4k\",op=\"write\""));
 	/* An interval without writes has no write quantiles. */
 	assert_null(strstr(text, "op=\"write\",quantile"));
 	/* Targets only in their own families, so sums do not count twice. */
@@ -340,6 +352,8 @@ static void test_statsd_lines(void **state)
 		"soakd.host1.rand4k.read.throughput:2867200|g\n"
 		"soakd.host1.rand4k.read.rate:700.000|g\n"
 		"soakd.host1.rand4k.read.rate_target:700.000|g\n"
+		"soakd.host1.rand4k.read.issue_delay.p99:0.018|g\n"
+		"soakd.host1.rand4k.read.issue_delay.max:0.250|g\n"
 		"soakd.host1.rand4k.read.latency:0.300|ms|@0.001430615\n"
 		"soakd.host1.rand4k.read.minlatency:0.100|ms|@0.001430615\n"
 		"soakd.host1.rand4k.read.maxlatency:3.000|ms|@0.001430615\n"
@@ -372,7 +386,9 @@ static void test_statsd_lines(void **state)
 	assert_string_equal(buf, "s.rand4k.read.throughput:0|g\n"
 				 "s.rand4k.read.rate:0|g\n"
 				 "s.rand4k.read.rate_target:0|g\n"
-				 "s.rand4k.read.pending:0|g\n");
+				 "s.rand4k.read.pending:0|g\n"
+				 "s.rand4k.read.issue_delay.p99:0|g\n"
+				 "s.rand4k.read.issue_delay.max:0|g\n");
 	export_statsd_format_workload_end(buf, sizeof(buf), "s", &workloads[0]);
 	assert_string_equal(buf, "s.rand4k.lag:0|g\ns.rand4k.generator_late:0|g\n");
 

@@ -31,6 +31,17 @@ struct sent_workload {
 	struct sent_op *ops;
 };
 
+/*
+ * Room for one op's StatsD lines: at most 31 (export_statsd_format_op: its
+ * counters, a verify class each, its gauges and timers), each the prefix,
+ * two names escaped (export_statsd_name writes fewer than 2 *
+ * CONFIG_MAX_NAME bytes of each), a metric name and a value with its type
+ * and sample rate in under 128 bytes.  A fixed buffer smaller than that
+ * dropped the lines of an op with long names, and with them its counts.
+ */
+#define STATSD_OP_LINES 40
+#define STATSD_LINE_ROOM (4 * CONFIG_MAX_NAME + 128)
+
 struct exports {
 	char *prom_path;
 	int prom_dir_fd;              /* its directory, once opened; -1 before */
@@ -40,6 +51,8 @@ struct exports {
 
 	struct statsd_sender *statsd;
 	char *statsd_prefix;
+	char *line;                   /* lines of one op or workload, line_cap bytes */
+	size_t line_cap;
 	struct sent_workload *sent;
 	size_t n_sent;
 };
@@ -72,6 +85,12 @@ int exports_new(const struct export_config *cfg, struct exports **ret)
 			exports_free(e);
 			return log_error_errno(-ENOMEM, "cannot set up exports");
 		}
+		e->line_cap = STATSD_OP_LINES * (strlen(e->statsd_prefix) + STATSD_LINE_ROOM);
+		e->line = malloc(e->line_cap);
+		if (!e->line) {
+			exports_free(e);
+			return log_error_errno(-ENOMEM, "cannot set up exports");
+		}
 		r = export_statsd_open(cfg->statsd_address, &e->statsd, why, sizeof(why));
 		if (r < 0) {
 			log_error("%s", why);
@@ -94,6 +113,7 @@ void exports_free(struct exports *e)
 	free(e->sent);
 	export_statsd_close(e->statsd);
 	free(e->statsd_prefix);
+	free(e->line);
 	free(e->prom_path);
 	if (e->prom_dir_fd >= 0)
 		close(e->prom_dir_fd);
@@ -111,6 +131,8 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 		.bytes_total = totals->bytes, .missed_total = totals->missed,
 		.pending = totals->pending, .latency_sum_ns = totals->latency.sum,
 		.latency_count = totals->latency.count,
+		.issue_sum_ns = totals->issue_delay.sum,
+		.issue_count_total = totals->issue_delay.count,
 		.has_interval = wr->have_last,
 		.corrupt_total = totals->corrupt,
 		.has_dev_verify = w->cfg->verify.on,
@@ -134,6 +156,10 @@ static void fill_op(struct export_op *op, const struct workload_results *wr, siz
 	op->p999_ns = s->p999;
 	op->min_ns = s->min;
 	op->max_ns = s->max;
+	op->issue_count = s->issue_count;
+	op->issue_p50_ns = s->issue_p50;
+	op->issue_p99_ns = s->issue_p99;
+	op->issue_max_ns = s->issue_max;
 }
 
 /* Per-target series for device workloads: a stream is a target there. */
@@ -272,7 +298,7 @@ void exports_forget(struct exports *e, size_t slot)
 static void publish_statsd(struct exports *e, const struct results *r,
 			   const struct export_snapshot *s)
 {
-	char buf[2048];
+	char *buf = e->line;
 	size_t k = 0, n;
 
 	if (ensure_sent(e, r) < 0)
@@ -288,13 +314,13 @@ static void publish_statsd(struct exports *e, const struct results *r,
 		 * last interval is out, they go to 0, as aisloader's do. */
 		if (!fresh && !wl->active && sw->any && !sw->zeroed) {
 			for (size_t op = 0; op < n_ops; op++) {
-				n = export_statsd_format_op_end(buf, sizeof(buf), e->statsd_prefix,
+				n = export_statsd_format_op_end(buf, e->line_cap, e->statsd_prefix,
 								&s->ops[k + op]);
-				if (n < sizeof(buf))
+				if (n < e->line_cap)
 					export_statsd_add(e->statsd, buf, n);
 			}
-			n = export_statsd_format_workload_end(buf, sizeof(buf), e->statsd_prefix, wl);
-			if (n < sizeof(buf))
+			n = export_statsd_format_workload_end(buf, e->line_cap, e->statsd_prefix, wl);
+			if (n < e->line_cap)
 				export_statsd_add(e->statsd, buf, n);
 			sw->zeroed = true;
 		}
@@ -327,8 +353,8 @@ static void publish_statsd(struct exports *e, const struct results *r,
 			}
 			for (size_t c = 0; c < OP_VERIFY_CLASSES; c++)
 				d.dev_verify[c] = o->dev_verify_total[c] - so->dev_verify[c];
-			n = export_statsd_format_op(buf, sizeof(buf), e->statsd_prefix, o, &d);
-			if (n < sizeof(buf))
+			n = export_statsd_format_op(buf, e->line_cap, e->statsd_prefix, o, &d);
+			if (n < e->line_cap)
 				export_statsd_add(e->statsd, buf, n);
 			*so = (struct sent_op){ .ops = o->ops_total, .errors = o->errors_total,
 						.bytes = o->bytes_total,
@@ -340,8 +366,8 @@ static void publish_statsd(struct exports *e, const struct results *r,
 			memcpy(so->dev_verify, o->dev_verify_total, sizeof(so->dev_verify));
 			sw->interval_end_ns = o->interval_end_ns;
 		}
-		n = export_statsd_format_workload(buf, sizeof(buf), e->statsd_prefix, wl);
-		if (n < sizeof(buf))
+		n = export_statsd_format_workload(buf, e->line_cap, e->statsd_prefix, wl);
+		if (n < e->line_cap)
 			export_statsd_add(e->statsd, buf, n);
 		sw->any = true;
 	}

@@ -41,6 +41,9 @@ struct export_op {
 	uint64_t pending;             /* due, not yet completed, at the last interval's end */
 	uint64_t latency_sum_ns;      /* of the latencies of successful ops, for means */
 	uint64_t latency_count;       /* successful ops and missed ones (failed ones have none) */
+	/* soakd's own lateness at each issue (issue_delay_us), of every op
+	 * issued since the run started. */
+	uint64_t issue_sum_ns, issue_count_total;
 	/* Object ops: checks against the write ledger since the run started
 	 * (obj_verify), with corrupt; NULL for device ops. */
 	const struct obj_verify *verify_total;
@@ -55,6 +58,8 @@ struct export_op {
 	uint64_t count, errors, bytes;
 	double rate, rate_target;     /* ops/s */
 	uint64_t min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
+	uint64_t issue_count;         /* ops issued in the interval, and their lateness */
+	uint64_t issue_p50_ns, issue_p99_ns, issue_max_ns;
 };
 
 struct export_workload {

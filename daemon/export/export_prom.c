@@ -188,43 +188,88 @@ static void rates(FILE *out, const struct export_snapshot *s, bool target_rate)
 	}
 }
 
+/* What one op gives a summary family. */
+struct summary_values {
+	uint64_t q_ns[5];             /* the family's quantiles, in its order */
+	bool has_q;                   /* the last interval has values */
+	uint64_t sum_ns, count;       /* since the run started */
+};
+
 /*
  * A Prometheus summary, as client libraries write one: the quantiles cover
  * a recent window (here the last closed interval, from its exact
  * histogram; "1" is the maximum), _sum and _count run from the start of the
- * run (successful ops, the ones with a latency), so rate(_sum)/rate(_count)
- * gives a mean over any range.  An interval without ops has no quantiles.
+ * run, so rate(_sum)/rate(_count) gives a mean over any range.  An interval
+ * without values has no quantiles.
  */
-static void latencies(FILE *out, const struct export_snapshot *s)
+static void summary(FILE *out, const struct export_snapshot *s, const char *name, const char *help,
+		    const char *const *quantiles, size_t n_quantiles,
+		    void (*values)(const struct export_op *, struct summary_values *))
 {
-	static const char *const quantiles[] = { "0.5", "0.9", "0.99", "0.999", "1" };
+	char sum_name[64], count_name[64];
 	bool any = false;
 
+	snprintf(sum_name, sizeof(sum_name), "%s_sum", name);
+	snprintf(count_name, sizeof(count_name), "%s_count", name);
 	for (size_t i = 0; i < s->n_ops; i++) {
 		const struct export_op *op = &s->ops[i];
-		const uint64_t ns[] = { op->p50_ns, op->p90_ns, op->p99_ns, op->p999_ns, op->max_ns };
+		struct summary_values v;
 		if (op->target)
 			continue;
+		values(op, &v);
 		if (!any)
-			header(out, "soakd_latency_seconds", "summary",
-			       "Latency from each op's intended start (coordinated omission "
-			       "corrected): quantiles of the last interval (1 is the maximum), "
-			       "sum and count since the run started.");
+			header(out, name, "summary", help);
 		any = true;
-		for (size_t q = 0; op->has_interval && op->count > 0 &&
-				   q < sizeof(quantiles) / sizeof(quantiles[0]); q++) {
-			labels(out, "soakd_latency_seconds", s->run, op);
+		for (size_t q = 0; op->has_interval && v.has_q && q < n_quantiles; q++) {
+			labels(out, name, s->run, op);
 			fprintf(out, ",quantile=\"%s\"} ", quantiles[q]);
-			put_double(out, ns[q] / 1e9);
+			put_double(out, v.q_ns[q] / 1e9);
 			fputc('\n', out);
 		}
-		labels(out, "soakd_latency_seconds_sum", s->run, op);
+		labels(out, sum_name, s->run, op);
 		fputs("} ", out);
-		put_double(out, op->latency_sum_ns / 1e9);
+		put_double(out, v.sum_ns / 1e9);
 		fputc('\n', out);
-		labels(out, "soakd_latency_seconds_count", s->run, op);
-		fprintf(out, "} %" PRIu64 "\n", op->latency_count);
+		labels(out, count_name, s->run, op);
+		fprintf(out, "} %" PRIu64 "\n", v.count);
 	}
+}
+
+/* Successful ops (the ones with a latency) and missed ones. */
+static void latency_values(const struct export_op *op, struct summary_values *v)
+{
+	*v = (struct summary_values){
+		.q_ns = { op->p50_ns, op->p90_ns, op->p99_ns, op->p999_ns, op->max_ns },
+		.has_q = op->count > 0, .sum_ns = op->latency_sum_ns, .count = op->latency_count,
+	};
+}
+
+/* soakd's own lateness: from each op's due time (or, with every slot busy,
+ * the moment one freed) to its issue; every op issued. */
+static void issue_delay_values(const struct export_op *op, struct summary_values *v)
+{
+	*v = (struct summary_values){
+		.q_ns = { op->issue_p50_ns, op->issue_p99_ns, op->issue_max_ns },
+		.has_q = op->issue_count > 0, .sum_ns = op->issue_sum_ns,
+		.count = op->issue_count_total,
+	};
+}
+
+static void latencies(FILE *out, const struct export_snapshot *s)
+{
+	static const char *const latency_q[] = { "0.5", "0.9", "0.99", "0.999", "1" };
+	static const char *const issue_q[] = { "0.5", "0.99", "1" };
+
+	summary(out, s, "soakd_latency_seconds",
+		"Latency from each op's intended start (coordinated omission corrected): "
+		"quantiles of the last interval (1 is the maximum), sum and count since the "
+		"run started.",
+		latency_q, sizeof(latency_q) / sizeof(*latency_q), latency_values);
+	summary(out, s, "soakd_issue_delay_seconds",
+		"soakd's own lateness: from each op's due time (or the moment a slot freed "
+		"for it) to its issue. Quantiles of the last interval (1 is the maximum), "
+		"sum and count since the run started.",
+		issue_q, sizeof(issue_q) / sizeof(*issue_q), issue_delay_values);
 }
 
 static void workload_labels(FILE *out, const char *name, const char *run, const char *workload)

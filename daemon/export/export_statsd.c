@@ -14,6 +14,9 @@
  *   latency.p50:MS|ms|@S  and p90, p99, p999: the interval's exact quantiles
  *   rate:R|g           ops per second completed in the last interval
  *   rate_target:R|g    ops per second the schedule asked for
+ *   issue_delay.p99:MS|g, issue_delay.max:MS|g  soakd's own lateness at
+ *                      issue, of the ops the last interval issued (gauges:
+ *                      these are not ops' latencies; aisloader has none)
  * and per workload <prefix>.<workload>.lag:MS|g.
  *
  * A timer line stands for the N ops that succeeded since the last send, so
@@ -133,6 +136,12 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	       op->interval_s > 0 ? op->bytes / op->interval_s : 0.0);
 	append(buf, len, &off, "%s.%s.%s.rate:%.3f|g\n", prefix, w, o, op->rate);
 	append(buf, len, &off, "%s.%s.%s.rate_target:%.3f|g\n", prefix, w, o, op->rate_target);
+	if (op->issue_count) {
+		append(buf, len, &off, "%s.%s.%s.issue_delay.p99:%.3f|g\n", prefix, w, o,
+		       op->issue_p99_ns / 1e6);
+		append(buf, len, &off, "%s.%s.%s.issue_delay.max:%.3f|g\n", prefix, w, o,
+		       op->issue_max_ns / 1e6);
+	}
 	/* Failed ops have no latency: no timers without a success. */
 	if (delta->latency_count == 0 || op->count == 0)
 		return off;
@@ -168,6 +177,8 @@ size_t export_statsd_format_op_end(char *buf, size_t len, const char *prefix,
 	append(buf, len, &off, "%s.%s.%s.rate:0|g\n", prefix, w, o);
 	append(buf, len, &off, "%s.%s.%s.rate_target:0|g\n", prefix, w, o);
 	append(buf, len, &off, "%s.%s.%s.pending:0|g\n", prefix, w, o);
+	append(buf, len, &off, "%s.%s.%s.issue_delay.p99:0|g\n", prefix, w, o);
+	append(buf, len, &off, "%s.%s.%s.issue_delay.max:0|g\n", prefix, w, o);
 	return off;
 }
 

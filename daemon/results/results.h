@@ -28,6 +28,7 @@ struct op_summary {
 	uint64_t svc_p50, svc_p99;          /* service_us, in ns */
 	uint64_t corrupt;                   /* object ops: data read back was wrong */
 	uint64_t ttfb_p50, ttfb_p99;        /* object ops: ttfb_us, in ns */
+	uint64_t issue_count;               /* ops issued: issue_delay_us's count */
 	uint64_t issue_p50, issue_p99, issue_max; /* issue_delay_us, in ns */
 	uint64_t verify[OP_VERIFY_CLASSES]; /* device ops with "verify": blocks by class */
 	struct obj_verify obj_verify;       /* object ops: checks against the ledger */

@@ -50,6 +50,7 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 		.corrupt = o->corrupt,
 		.ttfb_p50 = hist_percentile(&o->ttfb, 50),
 		.ttfb_p99 = hist_percentile(&o->ttfb, 99),
+		.issue_count = o->issue_delay.count,
 		.issue_p50 = hist_percentile(&o->issue_delay, 50),
 		.issue_p99 = hist_percentile(&o->issue_delay, 99),
 		.issue_max = hist_max(&o->issue_delay),
@@ -291,6 +292,9 @@ static json_t *op_json(const struct op_stats *o, double target_ops, uint64_t act
 		json_object_set_new(j, "corrupt", json_integer((json_int_t)o->corrupt));
 		json_object_set_new(j, "missed", json_integer((json_int_t)o->missed));
 		json_object_set_new(j, "pending", json_integer((json_int_t)o->pending));
+		/* As a dump of the run directory has it. */
+		if (o->issue_delay.count)
+			json_object_set_new(j, "issue_delay_us", latency_json(&o->issue_delay));
 		json_t *verify = op_verify_to_json(o->verify, false);
 		if (verify)
 			json_object_set_new(j, "verify", verify);

@@ -146,6 +146,7 @@ expected_types = {
     "soakd_latency_seconds": "summary", "soakd_lag_seconds": "gauge",
     "soakd_workload_state": "gauge", "soakd_run_info": "gauge",
     "soakd_run_start_time_seconds": "gauge", "soakd_target_ops_total": "counter",
+    "soakd_issue_delay_seconds": "summary",
 }
 for name, kind in expected_types.items():
     if types.get(name) != kind:
@@ -176,6 +177,18 @@ for op, o in w["ops"].items():
         problems.append(f"soakd_latency_seconds_count{lab} = {count}, dump says {timed}")
     if count and total is not None and abs(total / count * 1e6 - o["latency_us"]["mean"]) > 0.01 * o["latency_us"]["mean"] + 1:
         problems.append(f"mean latency of {op} from the summary {total / count * 1e6} us, dump says {o['latency_us']['mean']}")
+    # soakd's own lateness: every op issued, one sample each (all
+    # completed by the end), the mean and the quantiles the dump's.
+    iss = o["issue_delay_us"]
+    count = get("soakd_issue_delay_seconds_count", **lab)
+    total = get("soakd_issue_delay_seconds_sum", **lab)
+    if count is not None and int(count) != o["count"]:
+        problems.append(f"soakd_issue_delay_seconds_count{lab} = {count}, dump says {o['count']} issued")
+    if count and total is not None and abs(total / count * 1e6 - iss["mean"]) > 0.01 * iss["mean"] + 0.01:
+        problems.append(f"mean issue delay of {op} from the summary {total / count * 1e6} us, dump says {iss['mean']}")
+    qs = [get("soakd_issue_delay_seconds", quantile=q, **lab) for q in ("0.5", "0.99", "1")]
+    if None not in qs and (qs != sorted(qs) or qs[-1] > iss["max"] / 1e6 * 1.01):
+        problems.append(f"issue delay quantiles of {op} {qs}, the run's {iss}")
     rate = get("soakd_rate_scheduled_ops_per_second", **lab)
     share = 0.7 if op == "read" else 0.3
     if rate is not None and abs(rate - 600 * share) > 600 * share * 0.05:

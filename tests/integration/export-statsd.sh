@@ -4,8 +4,10 @@
 # StatsD export: a UDP listener on 127.0.0.1 receives soakd's lines, named
 # as aisloader names its own (<prefix>.<workload>.<op>.count|c,
 # .latency|ms, .throughput|g, ...), with counters that add up to the totals
-# of "soakctl dump".  Then a StatsD address where nobody listens: sends
-# fail, status counts them, and the run is not disturbed.
+# of "soakctl dump", also under a prefix as long as the config takes
+# (each op's lines then fill several KiB).  Then a StatsD address where
+# nobody listens: sends fail, status counts them, and the run is not
+# disturbed.
 source "$(dirname "$0")/lib.sh"
 
 need_cmd python3
@@ -16,11 +18,12 @@ LISTENER=$SPAWNED
 wait_until 10 "the StatsD listener" test -s "$WORK/port"
 PORT=$(cat "$WORK/port")
 
+PAD=$(printf 'p%.0s' {1..110})
 write_config() { # FILE RUN ADDRESS
 	cat >"$1" <<EOF
 {
   "run": {"name": "$2", "duration": "3s", "interval": "1s", "on_finish": "idle",
-          "exports": {"statsd": {"address": "$3", "prefix": "soak.{host}"}}},
+          "exports": {"statsd": {"address": "$3", "prefix": "soak.{host}.$PAD"}}},
   "workloads": [
     {"name": "w.1", "type": "device", "model": "pattern", "targets": ["$WORK/w.dat"],
      "file_size": "16MiB", "read_pct": 70, "block_size": "4KiB", "queue_depth": 8,
@@ -34,11 +37,13 @@ write_config "$WORK/statsd.json" statsd "127.0.0.1:$PORT"
 # The plan shows the exports, and the prefix as this host expands it.
 "$SOAKD" --check-config "$WORK/statsd.json" --no-targets >"$WORK/plan.json" ||
 	fail "--check-config: $(cat "$WORK/plan.json")"
-python3 - "$WORK/plan.json" "127.0.0.1:$PORT" <<'EOF' || fail "plan: $(cat "$WORK/plan.json")"
+python3 - "$WORK/plan.json" "127.0.0.1:$PORT" "$PAD" <<'EOF' || fail "plan: $(cat "$WORK/plan.json")"
 import json, re, socket, sys
 statsd = json.load(open(sys.argv[1]))["run"]["exports"]["statsd"]
 host = re.sub(r"[^a-z0-9-]", "_", socket.gethostname().split(".")[0].lower())
-want = {"address": sys.argv[2], "prefix": "soak.{host}", "prefix_on_this_host": f"soak.{host}"}
+pad = sys.argv[3]
+want = {"address": sys.argv[2], "prefix": f"soak.{{host}}.{pad}",
+        "prefix_on_this_host": f"soak.{host}.{pad}"}
 if statsd != want:
     sys.exit(f"exports.statsd in the plan: {statsd}, expected {want}")
 EOF
@@ -92,13 +97,13 @@ stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 _kill_bg "$LISTENER"
 
-python3 - "$WORK/dump.json" "$WORK/run.jsonl" <<'EOF' || fail "StatsD lines: $(head -c 3000 "$WORK/run.jsonl")"
+python3 - "$WORK/dump.json" "$WORK/run.jsonl" "$PAD" <<'EOF' || fail "StatsD lines: $(head -c 3000 "$WORK/run.jsonl")"
 import json, re, socket, sys
 
 dump = json.load(open(sys.argv[1]))
 records = [json.loads(line) for line in open(sys.argv[2])]
 host = re.sub(r"[^a-z0-9-]", "_", socket.gethostname().split(".")[0].lower())
-prefix = f"soak.{host}.w_1."
+prefix = f"soak.{host}.{sys.argv[3]}.w_1."
 problems = []
 
 metrics = {}  # name -> [(value, type, sample rate)]
@@ -160,6 +165,12 @@ for op, o in w["ops"].items():
     timed = o["count"] - o["errors"] + o["missed"]
     if abs(samples - timed) > 0.01:
         problems.append(f"{op}.latency stands for {samples} samples, dump says {timed} ops")
+    # soakd's own lateness at issue: gauges of each interval's p99 and max.
+    late_max = o["issue_delay_us"]["max"] / 1e3
+    for name in ("issue_delay.p99", "issue_delay.max"):
+        for v in gauges(f"{op}.{name}"):
+            if not 0 <= v <= late_max * 1.01 + 0.001:
+                problems.append(f"{op}.{name} {v} ms, the run's largest is {late_max} ms")
     share = 0.7 if op == "read" else 0.3
     for v in gauges(f"{op}.rate_target"):
         if abs(v - 500 * share) > 500 * share * 0.05:
