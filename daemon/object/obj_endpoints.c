@@ -55,6 +55,42 @@ int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The pool's other endpoints, before the workload starts: each must take a
+ * connection (and its TLS).  What they serve is the first's store, which
+ * the protocol's probe has checked, so the answer's status is not.  A
+ * failure that trying again will not cure (a certificate refused) fails
+ * the workload with the endpoint named, as it would for the first; one
+ * that does not answer now is said at once, rather than found by the
+ * first errors on it, and is tried again as requests go to it.
+ */
+int obj_eps_probe_rest(const struct obj_client *cl, char *err, size_t errlen)
+{
+	const struct object_config *o = cl->cfg;
+	char url[OBJ_MAX_URL_LEN + 2], why[1024];
+
+	snprintf(url, sizeof(url), "%s/", cl->base_url);
+	for (size_t i = 1; i < o->n_endpoints; i++) {
+		struct obj_response resp;
+		int r = obj_request_via(cl, i, "HEAD", url, NULL, &resp);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
+			return r;
+		}
+		if (resp.result == CURLE_OK)
+			continue;
+		obj_response_describe(cl, &resp, why, sizeof(why));
+		if (obj_result_is_lasting(resp.result)) {
+			snprintf(err, errlen, "endpoint %s: %s", o->endpoints[i], why);
+			return -EPERM;
+		}
+		log_warning("%s: endpoint %s cannot be reached now (%s); requests go to the "
+			    "others while it fails, and it is tried again", cl->wcfg->name,
+			    o->endpoints[i], why);
+	}
+	return 0;
+}
+
 void obj_eps_client_free(struct obj_client *cl)
 {
 	for (size_t i = 0; i < OBJ_MAX_ENDPOINTS; i++) {

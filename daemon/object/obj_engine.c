@@ -167,6 +167,9 @@ static int obj_prepare(struct workload *w, char *err, size_t errlen)
 	} else {
 		atomic_store(&cl->ready, true);
 	}
+	r = obj_eps_probe_rest(cl, err, errlen);
+	if (r < 0)
+		return r;
 	/* The write ledgers live in the run directory; without one (a
 	 * test harness), the workload runs without them. */
 	int dir_fd = w->run_dir ? obj_book_dir_open(w->run_dir, err, errlen) : -1;

@@ -280,6 +280,9 @@ struct obj_stream {
 
 int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen);
 void obj_eps_client_free(struct obj_client *cl);
+/* At prepare: the pool's endpoints after the first, each reached (see
+ * obj_endpoints.c).  0, or -errno with err set when one fails for good. */
+int obj_eps_probe_rest(const struct obj_client *cl, char *err, size_t errlen);
 void obj_eps_init(struct obj_stream *st);
 /* Chooses x's endpoint (fewest in flight from this thread, ties in turn,
  * failing ones held back) and points x's handle there. */
@@ -439,6 +442,9 @@ struct obj_response {
 };
 int obj_request(const struct obj_client *cl, const char *method, const char *url,
 		const char *body, struct obj_response *ret);
+/* The same, connected to the pool's endpoint'th endpoint ("endpoints"). */
+int obj_request_via(const struct obj_client *cl, size_t endpoint, const char *method,
+		    const char *url, const char *body, struct obj_response *ret);
 /* A failure that trying again will not cure (TLS verification, bad URL). */
 bool obj_result_is_lasting(CURLcode result);
 /* The class of an error a synchronous request met. */

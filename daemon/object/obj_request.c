@@ -41,6 +41,12 @@ static size_t on_receive(char *ptr, size_t size, size_t nmemb, void *userdata)
 int obj_request(const struct obj_client *cl, const char *method, const char *url,
 		const char *body, struct obj_response *ret)
 {
+	return obj_request_via(cl, 0, method, url, body, ret);
+}
+
+int obj_request_via(const struct obj_client *cl, size_t endpoint, const char *method,
+		    const char *url, const char *body, struct obj_response *ret)
+{
 	struct request_body send = { .data = body, .len = body ? strlen(body) : 0 };
 	CURL *e = curl_easy_init();
 	long timeout_ms = (long)(cl->cfg->timeout_ns / 1000000);
@@ -55,6 +61,8 @@ int obj_request(const struct obj_client *cl, const char *method, const char *url
 		return r;
 	}
 	curl_easy_setopt(e, CURLOPT_URL, url);
+	if (endpoint > 0)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, cl->ep_connect[endpoint]);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, cl->headers);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, ret->errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_receive);

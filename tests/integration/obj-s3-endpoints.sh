@@ -9,7 +9,9 @@
 #      nothing lost, stale, resurrected or corrupt;
 #   3. soakd SIGKILLed mid-run and resumed: each endpoint's totals go on
 #      from where the log left them (the sum of every interval record's
-#      ops and errors, from both starts), not from 0.
+#      ops and errors, from both starts), not from 0;
+#   4. a pool whose second endpoint is down at start: soakd says so, naming
+#      it, before the workload starts, and the first carries the ops.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -185,4 +187,18 @@ for url in sys.argv[4:]:
     assert abs(total_errors - errors) <= 8, f"total_errors {total_errors}, records {errors}"
 PY
 	fail "after a SIGKILL and a resume, the pool's totals do not go on from the log's"
+# 4. The killed forwarder's endpoint in a new run's pool: named at start.
+sed -e 's|"name": "eps"|"name": "eps4"|' -e 's|"16s"|"3s"|' "$WORK/e.json" >"$WORK/d.json"
+start_soakd --config "$WORK/d.json" --socket "$SOCK" --state-dir "$WORK/state4" --no-table
+wait_until 20 "the control socket" ctl_answers
+wait_until 30 "the workload to finish" workload_is w finished
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC with an endpoint down at start"
+warned=$(grep -n "w: endpoint $EP2 cannot be reached now" "$SOAKD_LOG" | head -n1 | cut -d: -f1 || true)
+started=$(grep -n "workload w started" "$SOAKD_LOG" | head -n1 | cut -d: -f1 || true)
+[[ -n $warned ]] || fail "no warning at start that $EP2 is down: $(grep -i endpoint "$SOAKD_LOG")"
+[[ -n $started ]] && ((warned < started)) || fail "the warning about $EP2 is not before the start"
+read -r ops1 err1 <<<"$(endpoint_counts "$EP1")"
+note "endpoint down at start: warned; $EP1 carried ${ops1:-?} ops"
+((ops1 > 100)) || fail "$EP1 carried only ${ops1:-0} ops with $EP2 down"
 note "ok"
