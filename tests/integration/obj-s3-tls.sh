@@ -4,7 +4,8 @@
 # S3 over TLS, against a real MinIO serving HTTPS with a self-signed
 # certificate: verified with "ca_file" (HTTP/2 when MinIO offers it),
 # unverified with "tls_verify": false, and refused at start, with what to
-# set, when the certificate cannot be verified.
+# set, when the certificate cannot be verified; also when the certificate
+# refused is that of a pool's second gateway ("endpoints"), named.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -66,4 +67,39 @@ timeout 30 "$SOAKD" --config "$WORK/untrusted.json" --socket "$SOCK" --state-dir
 	--no-table >"$WORK/untrusted.log" 2>&1 || rc=$?
 ((rc == 1)) && grep -q "untrusted: https://localhost:$PORT: SSL certificate problem.*ca_file" \
 	"$WORK/untrusted.log" || fail "an unverifiable certificate: exit $rc: $(cat "$WORK/untrusted.log")"
+# A pool whose second gateway shows another certificate than the CA
+# given: the workload fails at start, naming that gateway.
+make_cert "$WORK/other-certs"
+PORT2=$(free_port)
+cat >"$WORK/tls_listen.py" <<'PY'
+import socket, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[2] + "/public.crt", sys.argv[2] + "/private.key")
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+while True:
+    c, _ = s.accept()
+    try:
+        ctx.wrap_socket(c, server_side=True).close()
+    except (OSError, ssl.SSLError):
+        c.close()
+PY
+spawn "$WORK/tls_listen.log" python3 "$WORK/tls_listen.py" "$PORT2" "$WORK/other-certs"
+listening() { python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT2), 1)" 2>/dev/null; }
+wait_until 10 "the second gateway's TLS listener" listening
+cat >"$WORK/pool.json" <<EOF
+{
+  "run": {"name": "pool", "duration": "3s"},
+  "workloads": [{"name": "pool", $common, "ca_file": "$WORK/certs/public.crt",
+                 "endpoints": ["https://localhost:$PORT", "https://localhost:$PORT2"]}]
+}
+EOF
+rc=0
+timeout 30 "$SOAKD" --config "$WORK/pool.json" --socket "$SOCK" --state-dir "$WORK/state-p" \
+	--no-table >"$WORK/pool.log" 2>&1 || rc=$?
+((rc == 1)) && grep -q "pool: endpoint https://localhost:$PORT2: SSL certificate problem" \
+	"$WORK/pool.log" || fail "a pool gateway's refused certificate: exit $rc: $(cat "$WORK/pool.log")"
+note "a pool's second gateway with a refused certificate: refused at start, named"
 note "ok"
