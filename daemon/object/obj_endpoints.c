@@ -62,33 +62,42 @@ int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen)
  * failure that trying again will not cure (a certificate refused) fails
  * the workload with the endpoint named, as it would for the first; one
  * that does not answer now is said at once, rather than found by the
- * first errors on it, and is tried again as requests go to it.
+ * first errors on it, and is tried again as requests go to it.  All are
+ * tried at once, so that a pool of unanswering gateways holds the start
+ * (and a reload, under systemd's watchdog) no longer than one.
  */
 int obj_eps_probe_rest(const struct obj_client *cl, char *err, size_t errlen)
 {
 	const struct object_config *o = cl->cfg;
 	char url[OBJ_MAX_URL_LEN + 2], why[1024];
+	struct obj_response *resp;
 
+	if (o->n_endpoints < 2)
+		return 0;
+	resp = calloc(o->n_endpoints, sizeof(*resp));
+	if (!resp) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	snprintf(url, sizeof(url), "%s/", cl->base_url);
-	for (size_t i = 1; i < o->n_endpoints; i++) {
-		struct obj_response resp;
-		int r = obj_request_via(cl, i, "HEAD", url, NULL, &resp);
-		if (r < 0) {
-			snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
-			return r;
-		}
-		if (resp.result == CURLE_OK)
+	int r = obj_request_heads(cl, url, resp, o->n_endpoints);
+	if (r < 0)
+		snprintf(err, errlen, "cannot probe the endpoints: %s", strerror(-r));
+	for (size_t i = 1; r == 0 && i < o->n_endpoints; i++) {
+		if (resp[i].result == CURLE_OK)
 			continue;
-		obj_response_describe(cl, &resp, why, sizeof(why));
-		if (obj_result_is_lasting(resp.result)) {
+		obj_response_describe(cl, &resp[i], why, sizeof(why));
+		if (obj_result_is_lasting(resp[i].result)) {
 			snprintf(err, errlen, "endpoint %s: %s", o->endpoints[i], why);
-			return -EPERM;
+			r = -EPERM;
+			break;
 		}
 		log_warning("%s: endpoint %s cannot be reached now (%s); requests go to the "
 			    "others while it fails, and it is tried again", cl->wcfg->name,
 			    o->endpoints[i], why);
 	}
-	return 0;
+	free(resp);
+	return r;
 }
 
 void obj_eps_client_free(struct obj_client *cl)

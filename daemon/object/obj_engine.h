@@ -442,9 +442,10 @@ struct obj_response {
 };
 int obj_request(const struct obj_client *cl, const char *method, const char *url,
 		const char *body, struct obj_response *ret);
-/* The same, connected to the pool's endpoint'th endpoint ("endpoints"). */
-int obj_request_via(const struct obj_client *cl, size_t endpoint, const char *method,
-		    const char *url, const char *body, struct obj_response *ret);
+/* HEAD of url through each endpoint of a pool after the first
+ * ("endpoints"), all at once, into ret[1] .. ret[n - 1]. */
+int obj_request_heads(const struct obj_client *cl, const char *url, struct obj_response *ret,
+		      size_t n);
 /* A failure that trying again will not cure (TLS verification, bad URL). */
 bool obj_result_is_lasting(CURLcode result);
 /* The class of an error a synchronous request met. */

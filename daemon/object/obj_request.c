@@ -38,27 +38,22 @@ static size_t on_receive(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-int obj_request(const struct obj_client *cl, const char *method, const char *url,
-		const char *body, struct obj_response *ret)
+/* A handle for a synchronous request connected to the endpoint'th endpoint
+ * of a pool (0: the first, or the only one); ret takes what it answers. */
+static CURL *request_handle(const struct obj_client *cl, size_t endpoint, const char *url,
+			    struct obj_response *ret, int *ret_err)
 {
-	return obj_request_via(cl, 0, method, url, body, ret);
-}
-
-int obj_request_via(const struct obj_client *cl, size_t endpoint, const char *method,
-		    const char *url, const char *body, struct obj_response *ret)
-{
-	struct request_body send = { .data = body, .len = body ? strlen(body) : 0 };
 	CURL *e = curl_easy_init();
 	long timeout_ms = (long)(cl->cfg->timeout_ns / 1000000);
-	int r;
 
 	memset(ret, 0, sizeof(*ret));
+	*ret_err = -ENOMEM;
 	if (!e)
-		return -ENOMEM;
-	r = cl->proto->setup_handle(cl, e);
-	if (r < 0) {
+		return NULL;
+	*ret_err = cl->proto->setup_handle(cl, e);
+	if (*ret_err < 0) {
 		curl_easy_cleanup(e);
-		return r;
+		return NULL;
 	}
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	if (endpoint > 0)
@@ -69,6 +64,18 @@ int obj_request_via(const struct obj_client *cl, size_t endpoint, const char *me
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, ret);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms < PROBE_TIMEOUT_MS ? timeout_ms
 									 : PROBE_TIMEOUT_MS);
+	return e;
+}
+
+int obj_request(const struct obj_client *cl, const char *method, const char *url,
+		const char *body, struct obj_response *ret)
+{
+	struct request_body send = { .data = body, .len = body ? strlen(body) : 0 };
+	int r;
+	CURL *e = request_handle(cl, 0, url, ret, &r);
+
+	if (!e)
+		return r;
 	if (strcmp(method, "HEAD") == 0) {
 		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
 	} else if (strcmp(method, "PUT") == 0) {
@@ -83,6 +90,53 @@ int obj_request_via(const struct obj_client *cl, size_t endpoint, const char *me
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &ret->status);
 	curl_easy_cleanup(e);
 	return 0;
+}
+
+int obj_request_heads(const struct obj_client *cl, const char *url, struct obj_response *ret,
+		      size_t n)
+{
+	CURL *easy[OBJ_MAX_ENDPOINTS] = { 0 };
+	CURLM *m = curl_multi_init();
+	int r = m ? 0 : -ENOMEM, running = 0;
+
+	for (size_t i = 1; i < n && r == 0; i++) {
+		easy[i] = request_handle(cl, i, url, &ret[i], &r);
+		if (easy[i]) {
+			curl_easy_setopt(easy[i], CURLOPT_NOBODY, 1L);
+			curl_easy_setopt(easy[i], CURLOPT_PRIVATE, &ret[i]);
+			if (curl_multi_add_handle(m, easy[i]) != CURLM_OK)
+				r = -ENOMEM;
+		}
+	}
+	/* All at once: each is bounded by its own timeout, so the wait is
+	 * one probe's at most, however many endpoints do not answer. */
+	while (r == 0) {
+		if (curl_multi_perform(m, &running) != CURLM_OK)
+			r = -EIO;
+		else if (!running)
+			break;
+		else if (curl_multi_poll(m, NULL, 0, 1000, NULL) != CURLM_OK)
+			r = -EIO;
+	}
+	CURLMsg *msg;
+	int left;
+	while (r == 0 && (msg = curl_multi_info_read(m, &left))) {
+		char *priv = NULL;
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+		struct obj_response *resp = (struct obj_response *)priv;
+		resp->result = msg->data.result;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &resp->status);
+	}
+	for (size_t i = 1; i < n; i++) {
+		if (!easy[i])
+			continue;
+		curl_multi_remove_handle(m, easy[i]);
+		curl_easy_cleanup(easy[i]);
+	}
+	curl_multi_cleanup(m);
+	return r;
 }
 
 void obj_response_describe(const struct obj_client *cl, const struct obj_response *r, char *buf,
