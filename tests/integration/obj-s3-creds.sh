@@ -97,11 +97,7 @@ note "wrong secret: $(grep -o 'refused the credentials.*' "$WORK/wrong.log" | cu
 		>"$WORK/unknown.credentials"
 )
 config unknown "{\"file\": \"$WORK/unknown.credentials\"}"
-rc=0
-timeout 30 "$SOAKD" --config "$WORK/unknown.json" --socket "$SOCK" --state-dir "$WORK/state-unknown" \
-	--no-table >"$WORK/unknown.log" 2>&1 || rc=$?
-((rc == 1)) && grep -q "HTTP 403 InvalidAccessKeyId" "$WORK/unknown.log" ||
-	fail "an unknown key: soakd exited $rc: $(cat "$WORK/unknown.log")"
+refused_at_start unknown "HTTP 403 InvalidAccessKeyId" "an unknown key"
 
 # 4. A systemd credential: LoadCredential=s3:... gives $CREDENTIALS_DIRECTORY/s3.
 mkdir -p "$WORK/credentials"

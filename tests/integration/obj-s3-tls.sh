@@ -62,11 +62,8 @@ cat >"$WORK/untrusted.json" <<EOF
   "workloads": [{"name": "untrusted", $common, "endpoint": "https://localhost:$PORT"}]
 }
 EOF
-rc=0
-timeout 30 "$SOAKD" --config "$WORK/untrusted.json" --socket "$SOCK" --state-dir "$WORK/state-u" \
-	--no-table >"$WORK/untrusted.log" 2>&1 || rc=$?
-((rc == 1)) && grep -q "untrusted: https://localhost:$PORT: SSL certificate problem.*ca_file" \
-	"$WORK/untrusted.log" || fail "an unverifiable certificate: exit $rc: $(cat "$WORK/untrusted.log")"
+refused_at_start untrusted "untrusted: https://localhost:$PORT: SSL certificate problem.*ca_file" \
+	"an unverifiable certificate"
 # A pool whose second gateway shows another certificate than the CA
 # given: the workload fails at start, naming that gateway.
 make_cert "$WORK/other-certs"
@@ -96,10 +93,7 @@ cat >"$WORK/pool.json" <<EOF
                  "endpoints": ["https://localhost:$PORT", "https://localhost:$PORT2"]}]
 }
 EOF
-rc=0
-timeout 30 "$SOAKD" --config "$WORK/pool.json" --socket "$SOCK" --state-dir "$WORK/state-p" \
-	--no-table >"$WORK/pool.log" 2>&1 || rc=$?
-((rc == 1)) && grep -q "pool: endpoint https://localhost:$PORT2: SSL certificate problem" \
-	"$WORK/pool.log" || fail "a pool gateway's refused certificate: exit $rc: $(cat "$WORK/pool.log")"
+refused_at_start pool "pool: endpoint https://localhost:$PORT2: SSL certificate problem" \
+	"a pool gateway's refused certificate"
 note "a pool's second gateway with a refused certificate: refused at start, named"
 note "ok"

@@ -65,6 +65,16 @@ ensure_minio() {
 	MINIO=$cache/bin/minio
 }
 
+# refused_at_start NAME PATTERN WHAT: soakd on $WORK/NAME.json must refuse
+# to start (exit status 1), its log ($WORK/NAME.log) matching PATTERN.
+refused_at_start() {
+	local name=$1 pattern=$2 what=$3 rc=0
+	timeout 30 "$SOAKD" --config "$WORK/$name.json" --socket "$SOCK" \
+		--state-dir "$WORK/state-$name" --no-table >"$WORK/$name.log" 2>&1 || rc=$?
+	((rc == 1)) && grep -q -- "$pattern" "$WORK/$name.log" ||
+		fail "$what: soakd exited $rc: $(cat "$WORK/$name.log")"
+}
+
 # free_port: a TCP port on 127.0.0.1 nobody listens on now.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
