@@ -85,11 +85,12 @@ static void stream_release(struct obj_stream *st)
 			curl_multi_remove_handle(st->multi, st->xfers[i].easy);
 		obj_xfer_done(&st->xfers[i]);
 	}
-	/* curl takes its sockets out of the epoll set as it closes them. */
+	/* A socket leaves the epoll set as curl closes it. */
 	if (st->multi)
 		curl_multi_cleanup(st->multi);
 	if (st->epoll_fd >= 0)
 		close(st->epoll_fd);
+	free(st->watch);
 	if (st->timer_fd >= 0)
 		close(st->timer_fd);
 	obj_ledger_close(st->ledger);

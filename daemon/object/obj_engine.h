@@ -254,6 +254,8 @@ struct obj_stream {
 	 * and timer_fd in one epoll set; when curl next wants its timeouts
 	 * run (UINT64_MAX: it does not). */
 	int epoll_fd;
+	uint8_t *watch;             /* per descriptor: in the set, and why */
+	unsigned n_watch;
 	uint64_t curl_due_ns;
 	uint64_t next_boundary;
 	struct sched_ahead ahead;   /* ops due, to count those waiting (pending) */

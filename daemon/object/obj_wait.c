@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -20,6 +21,33 @@
 /* Ready sockets taken per epoll_wait: the rest stay ready for the next. */
 #define OBJ_EPOLL_BATCH 64
 
+/*
+ * What the epoll set holds for a descriptor (st->watch[fd]).  curl stops
+ * watching a keep-alive connection's socket when the transfer on it ends
+ * and watches it again for the next request on that connection: the
+ * socket stays in the set meanwhile (WATCH_IDLE), so a request costs one
+ * EPOLL_CTL_MOD instead of an EPOLL_CTL_DEL and an EPOLL_CTL_ADD.  A
+ * descriptor curl closed has left the set with its socket, which the MOD
+ * of a new socket under the same number finds (ENOENT: it is added).
+ */
+enum { WATCH_NONE, WATCH_CURL, WATCH_IDLE };
+
+static int watch_grow(struct obj_stream *st, int fd)
+{
+	if ((unsigned)fd < st->n_watch)
+		return 0;
+	unsigned n = st->n_watch ? st->n_watch : 64;
+	while (n <= (unsigned)fd)
+		n *= 2;
+	uint8_t *w = realloc(st->watch, n);
+	if (!w)
+		return -ENOMEM;
+	memset(w + st->n_watch, WATCH_NONE, n - st->n_watch);
+	st->watch = w;
+	st->n_watch = n;
+	return 0;
+}
+
 /* curl asks for a socket to be watched for what, or no more. */
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
@@ -27,13 +55,20 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 	struct epoll_event ev = { .data.fd = fd };
 
 	(void)easy;
+	(void)socketp;
+	if (fd < 0 || watch_grow(st, fd) < 0) {
+		log_warning("%s: cannot watch a connection's socket: out of memory",
+			    st->cl->wcfg->name);
+		return 0;
+	}
 	if (what == CURL_POLL_REMOVE) {
-		/* Gone already if curl closed it first: nothing to undo. */
-		epoll_ctl(st->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+		/* Left in the set, for the connection's next request. */
+		if (st->watch[fd] == WATCH_CURL)
+			st->watch[fd] = WATCH_IDLE;
 		return 0;
 	}
 	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
-	int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	int op = st->watch[fd] == WATCH_NONE ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
 	if (epoll_ctl(st->epoll_fd, op, fd, &ev) < 0) {
 		/* A descriptor number curl reuses, or one closed under it. */
 		op = errno == EEXIST ? EPOLL_CTL_MOD : errno == ENOENT ? EPOLL_CTL_ADD : -1;
@@ -41,13 +76,27 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 			/* Not -1: curl would give up the whole multi handle,
 			 * every transfer of the thread.  Unwatched, this one
 			 * ends at its timeout, an error of its op. */
+			st->watch[fd] = WATCH_NONE;
 			log_warning("%s: cannot watch a connection's socket: %s", st->cl->wcfg->name,
 				    strerror(errno));
 			return 0;
 		}
 	}
-	curl_multi_assign(st->multi, fd, st);
+	st->watch[fd] = WATCH_CURL;
 	return 0;
+}
+
+/* An event on a socket curl does not watch now: an idle connection the
+ * server closed, or sent to out of turn.  curl finds out when it next
+ * uses the connection; until then the event would wake every wait. */
+static bool unwatched(struct obj_stream *st, int fd)
+{
+	if ((unsigned)fd < st->n_watch && st->watch[fd] == WATCH_CURL)
+		return false;
+	epoll_ctl(st->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+	if ((unsigned)fd < st->n_watch)
+		st->watch[fd] = WATCH_NONE;
+	return true;
 }
 
 /* curl wants its timeouts run in timeout_ms (-1: it has none). */
@@ -137,6 +186,8 @@ static void handle_events(struct obj_stream *st, const struct epoll_event *evs, 
 			st->timer_armed_ns = 0;
 			continue;
 		}
+		if (unwatched(st, evs[i].data.fd))
+			continue;
 		uint32_t e = evs[i].events;
 		int mask = (e & (EPOLLIN | EPOLLHUP) ? CURL_CSELECT_IN : 0) |
 			   (e & EPOLLOUT ? CURL_CSELECT_OUT : 0) | (e & EPOLLERR ? CURL_CSELECT_ERR : 0);

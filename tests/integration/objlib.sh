@@ -151,7 +151,8 @@ make_cert() {
 
 # start_nginx DIR PORT [TLS_PORT CERT_DIR]: nginx serving DIR/dav with
 # WebDAV PUT and DELETE on 127.0.0.1:PORT, and over TLS with HTTP/2 on
-# TLS_PORT.  One process, as the test's user.
+# TLS_PORT.  One process, as the test's user.  NGINX_HTTP_EXTRA: more
+# directives for its http block (e.g. "keepalive_timeout 1s;").
 start_nginx() {
 	local dir=$1 port=$2 tls_port=${3:-} certs=${4:-} nginx
 	nginx=$(command -v nginx || echo /usr/sbin/nginx)
@@ -183,6 +184,7 @@ http {
     uwsgi_temp_path $dir/tmp/uwsgi;
     scgi_temp_path $dir/tmp/scgi;
     keepalive_requests 100000;
+    ${NGINX_HTTP_EXTRA:-}
     server {
         listen 127.0.0.1:$port;
         root $dir/dav;
