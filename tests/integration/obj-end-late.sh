@@ -39,10 +39,8 @@ kill -CONT "$SOAKD_PID"
 note "soakd stopped from $(python3 -c "print(round($elapsed + $pause, 2))") s to 1.5 s later"
 
 wait_until 30 "the workload to finish" workload_is w finished
-dump_json "$WORK/dump.json"
 ctl dump --format csv >"$WORK/dump.csv" || fail "soakctl dump --format csv failed"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+dump_and_stop "$WORK/dump.json"
 python3 - "$WORK/dump.json" "$WORK/dump.csv" <<'PY' || fail "dump: $(cat "$WORK/dump.csv")"
 import csv, json, sys
 g = json.load(open(sys.argv[1]))["workloads"][0]["ops"]["get"]

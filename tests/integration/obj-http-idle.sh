@@ -38,9 +38,7 @@ note "soakd used $used ms of CPU in 5 s at 2 ops/s"
 ((used < 1500)) || fail "soakd used $used ms of CPU in 5 s at 2 ops/s: a wait that does not sleep"
 
 wait_until 30 "the workload to finish" workload_is slow finished
-dump_json "$WORK/dump.json"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+dump_and_stop "$WORK/dump.json"
 python3 - "$WORK/dump.json" <<'PY' || fail "dump: $(head -c 3000 "$WORK/dump.json")"
 import json, sys
 ops = json.load(open(sys.argv[1]))["workloads"][0]["ops"]

@@ -66,9 +66,7 @@ grep -q "CORRUPT: GET soakd-victim/.*differs from what was written at byte 5000"
 for w in web range victim tls-ca tls-insecure; do
 	wait_until 30 "workload $w to finish" workload_is "$w" finished
 done
-dump_json "$WORK/dump.json"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+dump_and_stop "$WORK/dump.json"
 
 python3 - "$WORK/dump.json" <<'PY' || fail "dump: $(head -c 3000 "$WORK/dump.json")"
 import json, sys

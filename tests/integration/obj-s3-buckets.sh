@@ -42,9 +42,7 @@ done
 # "concurrency" more or fewer.
 ((total >= 50 && total <= 68)) || fail "$total objects over the 4 buckets, expected about 64"
 wait_until 30 "the workload to finish" workload_is w finished
-dump_json "$WORK/dump.json"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+dump_and_stop "$WORK/dump.json"
 python3 - "$WORK/dump.json" <<'PY' || fail "dump: $(head -c 2000 "$WORK/dump.json")"
 import json, sys
 ops = json.load(open(sys.argv[1]))["workloads"][0]["ops"]

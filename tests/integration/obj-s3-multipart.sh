@@ -40,9 +40,7 @@ start_soakd --config "$WORK/m.json" --socket "$SOCK" --state-dir "$WORK/state" -
 wait_until 20 "the control socket" ctl_answers
 wait_until 60 "workload w to finish" workload_is w finished
 wait_until 60 "workload seq to finish" workload_is seq finished
-dump_json "$WORK/dump.json"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+dump_and_stop "$WORK/dump.json"
 python3 - "$WORK/dump.json" <<'PY' || fail "dump: $(head -c 2000 "$WORK/dump.json")"
 import json, sys
 for w in json.load(open(sys.argv[1]))["workloads"]:

@@ -37,9 +37,7 @@ wait_until 20 "the control socket" ctl_answers
 for w in verified unverified; do
 	wait_until 30 "workload $w to finish" workload_is "$w" finished
 done
-dump_json "$WORK/dump.json"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+dump_and_stop "$WORK/dump.json"
 python3 - "$WORK/dump.json" <<'PY' || fail "dump: $(head -c 3000 "$WORK/dump.json")"
 import json, sys
 w = {x["name"]: x["ops"] for x in json.load(open(sys.argv[1]))["workloads"]}

@@ -203,6 +203,14 @@ EOF
 # dump_json FILE: soakctl dump --format json into FILE.
 dump_json() { ctl dump --format json >"$1" || fail "soakctl dump failed: $(cat "$1")"; }
 
+# dump_and_stop FILE: the run's dump into FILE, then soakd stopped, which
+# must exit 0.
+dump_and_stop() {
+	dump_json "$1"
+	stop_soakd 30
+	((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+}
+
 # op_field WORKLOAD OP FIELD: a number from the dump, e.g.
 # op_field w get corrupt; op_field w get errors_by_class.connect.
 op_field() {
