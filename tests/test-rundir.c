@@ -2,6 +2,8 @@
 /* The run's log writer: the 2 s sync deadline, and every record counted as
  * synced, pending or dropped while the disk fails and comes back. */
 #include <errno.h>
+#include <fcntl.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +40,47 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The writer thread's open() of the interval log (open64 under meson's
+ * _FILE_OFFSET_BITS=64), linked with -Wl,--wrap=open64: when armed, it
+ * stops there until the test lets it go, so that the test knows the
+ * writer holds what it took from the pending records while more arrive
+ * (test_bound_after_failed_write).
+ */
+int __real_open64(const char *path, int flags, ...);
+int __wrap_open64(const char *path, int flags, ...);
+static sem_t gate_entered, gate_release;
+static volatile int gate_armed;
+
+int __wrap_open64(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if (flags & O_CREAT) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	size_t n = strlen(path), tail = strlen("/intervals.log");
+	if (gate_armed && n >= tail && strcmp(path + n - tail, "/intervals.log") == 0) {
+		gate_armed = 0;
+		sem_post(&gate_entered);
+		sem_wait(&gate_release);
+	}
+	return __real_open64(path, flags, mode);
+}
+
+static void gate_wait_entered(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 30;
+	int r;
+	while ((r = sem_timedwait(&gate_entered, &until)) < 0 && errno == EINTR)
+		;
+	assert_int_equal(r, 0);
 }
 
 static json_int_t status_field(struct rundir *d, const char *key)
@@ -193,12 +236,85 @@ static void test_pending_bound(void **state)
 	assert_int_equal(last, RECORDS - 1);
 }
 
+static void append_padded(struct rundir *d, int from, int n, const char *pad)
+{
+	for (int i = from; i < from + n; i++) {
+		json_t *rec = json_pack("{s:s,s:i,s:s}", "type", "test", "i", i, "pad", pad);
+		rundir_append(d, rec);
+		json_decref(rec);
+	}
+}
+
+/*
+ * The bound holds for what a failed write puts back in front of what
+ * arrived meanwhile (7874e55): the writer takes 150 MiB of records, its
+ * open of the log is held until 150 MiB more have arrived, then fails;
+ * together they pass RUNDIR_MAX_PENDING, and the oldest are dropped,
+ * counted.  Deterministic: the gate in __wrap_open64, not timing, makes the
+ * two meet.
+ */
+static void test_bound_after_failed_write(void **state)
+{
+	enum { HALF = 150, PAD = 1 << 20 };
+	char path[256];
+	struct rundir *d;
+	bool resume;
+	(void)state;
+
+	assert_int_equal(sem_init(&gate_entered, 0, 0), 0);
+	assert_int_equal(sem_init(&gate_release, 0, 0), 0);
+	snprintf(path, sizeof(path), "%s/requeue", dir);
+	assert_int_equal(mkdir(path, 0750), 0);
+	snprintf(path, sizeof(path), "%s/requeue/plan.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{}\n", f);
+	fclose(f);
+	/* The log cannot be opened (a directory in its place): every write fails. */
+	snprintf(path, sizeof(path), "%s/requeue/intervals.log", dir);
+	assert_int_equal(mkdir(path, 0750), 0);
+	assert_int_equal(rundir_open(dir, "requeue", "{}\n", false, &d, &resume), 0);
+
+	char *pad = malloc(PAD + 1);
+	assert_non_null(pad);
+	memset(pad, 'p', PAD);
+	pad[PAD] = '\0';
+	/* A first failure: the writer then retries once per period, and
+	 * records arriving meanwhile wait. */
+	append_padded(d, 0, 1, "");
+	assert_int_equal(rundir_sync(d), -EISDIR);
+	append_padded(d, 1, HALF, pad);
+	gate_armed = 1;
+	gate_wait_entered(); /* the retry took them all */
+	assert_int_equal(status_field(d, "pending_bytes"), 0);
+	append_padded(d, 1 + HALF, HALF, pad);
+	json_int_t before = status_field(d, "pending_bytes");
+	assert_true(before <= (json_int_t)RUNDIR_MAX_PENDING);
+	sem_post(&gate_release);
+	/* The held write fails and is put back; this sync waits for the
+	 * attempt after it. */
+	assert_int_equal(rundir_sync(d), -EISDIR);
+	json_int_t held = status_field(d, "pending_bytes");
+	json_int_t dropped = status_field(d, "records_dropped");
+	json_int_t pending = status_field(d, "records_pending");
+	print_message("held %lld bytes after the failed write, %lld records dropped\n",
+		      (long long)held, (long long)dropped);
+	assert_true(held <= (json_int_t)RUNDIR_MAX_PENDING);
+	assert_true(dropped > 0);
+	assert_int_equal(dropped + pending, 1 + 2 * HALF);
+	rundir_close(d);
+	free(pad);
+	sem_destroy(&gate_entered);
+	sem_destroy(&gate_release);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sync_deadline),
 		cmocka_unit_test(test_failing_log_keeps_counting),
 		cmocka_unit_test(test_pending_bound),
+		cmocka_unit_test(test_bound_after_failed_write),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
