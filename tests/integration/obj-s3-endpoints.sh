@@ -11,7 +11,10 @@
 #      from where the log left them (the sum of every interval record's
 #      ops and errors, from both starts), not from 0;
 #   4. a pool whose second endpoint is down at start: soakd says so, naming
-#      it, before the workload starts, and the first carries the ops.
+#      it, before the workload starts, and the first carries the ops;
+#   5. three gateways that accept connections and never answer: each is
+#      named at start, and the workload starts after about one request
+#      timeout, not three (the gateways are probed at once).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -201,4 +204,44 @@ started=$(grep -n "workload w started" "$SOAKD_LOG" | head -n1 | cut -d: -f1 || 
 read -r ops1 err1 <<<"$(endpoint_counts "$EP1")"
 note "endpoint down at start: warned; $EP1 carried ${ops1:-?} ops"
 ((ops1 > 100)) || fail "$EP1 carried only ${ops1:-0} ops with $EP2 down"
+
+# 5. Three silent gateways (listening, never answering) behind the first.
+SILENT=("$(free_port)" "$(free_port)" "$(free_port)")
+spawn "$WORK/silent.log" python3 -c '
+import socket, sys, time
+held = []
+for port in sys.argv[1:]:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", int(port)))
+    s.listen(64)  # the kernel completes handshakes; nothing is ever read
+    held.append(s)
+print("listening", flush=True)
+time.sleep(300)' "${SILENT[@]}"
+silent_up() { grep -q listening "$WORK/silent.log"; }
+wait_until 10 "the silent gateways" silent_up
+eps="\"$EP1\""
+for p in "${SILENT[@]}"; do eps+=", \"http://127.0.0.1:$p\""; done
+python3 - "$WORK/e.json" "$WORK/s.json" "[$eps]" <<'PY' || fail "cannot write the silent pool's configuration"
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+cfg["run"].update(name="eps5", duration="2s")
+cfg["run"].pop("exports", None)
+cfg["workloads"][0].update(endpoints=json.loads(sys.argv[3]), timeout="3s")
+json.dump(cfg, open(sys.argv[2], "w"))
+PY
+t0=$(now_ns)
+start_soakd --config "$WORK/s.json" --socket "$SOCK" --state-dir "$WORK/state5" --no-table
+wait_until 30 "the workload to start" workload_is w running
+took_ms=$((($(now_ns) - t0) / 1000000))
+for p in "${SILENT[@]}"; do
+	grep -q "w: endpoint http://127.0.0.1:$p cannot be reached now" "$SOAKD_LOG" ||
+		fail "the silent gateway on port $p is not named at start: $(grep -i endpoint "$SOAKD_LOG")"
+done
+note "three silent gateways, 3 s timeout: the workload started $took_ms ms after soakd"
+# Probed one after another they would take 9 s.
+((took_ms < 7000)) || fail "the workload started $took_ms ms after soakd: the gateways were not probed at once"
+wait_until 30 "the workload to finish" workload_is w finished
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC with silent gateways in its pool"
 note "ok"
