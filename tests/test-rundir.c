@@ -119,28 +119,49 @@ static void test_sync_deadline(void **state)
 	rundir_close(d);
 }
 
+/* A run directory NAME whose log cannot be opened (a directory where it
+ * should be: open() fails with EISDIR), opened as a resumed run; the log's
+ * path in log_path, to remove that directory when the disk is to come
+ * back. */
+static struct rundir *open_failing(const char *name, char *log_path, size_t len)
+{
+	char path[256];
+	struct rundir *d;
+	bool resume;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(mkdir(path, 0750), 0);
+	snprintf(path, sizeof(path), "%s/%s/plan.json", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{}\n", f);
+	fclose(f);
+	snprintf(log_path, len, "%s/%s/intervals.log", dir, name);
+	assert_int_equal(mkdir(log_path, 0750), 0);
+	assert_int_equal(rundir_open(dir, name, "{}\n", false, &d, &resume), 0);
+	assert_true(resume);
+	return d;
+}
+
+/* A record's padding: 1 MiB of 'p'. */
+enum { PAD = 1 << 20 };
+static char *make_pad(void)
+{
+	char *pad = malloc(PAD + 1);
+	assert_non_null(pad);
+	memset(pad, 'p', PAD);
+	pad[PAD] = '\0';
+	return pad;
+}
+
 /* A log that cannot be opened: records wait, counted as pending, and are
  * all written once it can. */
 static void test_failing_log_keeps_counting(void **state)
 {
 	char path[256];
-	struct rundir *d;
-	bool resume;
+	struct rundir *d = open_failing("failing", path, sizeof(path));
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/failing", dir);
-	assert_int_equal(mkdir(path, 0750), 0);
-	snprintf(path, sizeof(path), "%s/failing/plan.json", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{}\n", f);
-	fclose(f);
-	/* A directory where the log should be: open() fails (EISDIR). */
-	snprintf(path, sizeof(path), "%s/failing/intervals.log", dir);
-	assert_int_equal(mkdir(path, 0750), 0);
-
-	assert_int_equal(rundir_open(dir, "failing", "{}\n", false, &d, &resume), 0);
-	assert_true(resume);
 	for (int i = 0; i < 3; i++)
 		append(d, i);
 	assert_int_equal(rundir_sync(d), -EISDIR);
@@ -156,7 +177,7 @@ static void test_failing_log_keeps_counting(void **state)
 
 	char line[256];
 	int n = 0;
-	f = fopen(path, "r");
+	FILE *f = fopen(path, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
 		n += strstr(line, "\"type\":\"test\"") != NULL;
@@ -169,27 +190,12 @@ static void test_failing_log_keeps_counting(void **state)
  * once the disk takes them again. */
 static void test_pending_bound(void **state)
 {
-	enum { RECORDS = 300, PAD = 1 << 20 };
+	enum { RECORDS = 300 };
 	char path[256];
-	struct rundir *d;
-	bool resume;
+	struct rundir *d = open_failing("bounded", path, sizeof(path));
+	char *pad = make_pad();
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/bounded", dir);
-	assert_int_equal(mkdir(path, 0750), 0);
-	snprintf(path, sizeof(path), "%s/bounded/plan.json", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{}\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/bounded/intervals.log", dir);
-	assert_int_equal(mkdir(path, 0750), 0);
-	assert_int_equal(rundir_open(dir, "bounded", "{}\n", false, &d, &resume), 0);
-
-	char *pad = malloc(PAD + 1);
-	assert_non_null(pad);
-	memset(pad, 'p', PAD);
-	pad[PAD] = '\0';
 	json_int_t most = 0;
 	for (int i = 0; i < RECORDS; i++) {
 		json_t *rec = json_pack("{s:s,s:i,s:s}", "type", "test", "i", i, "pad", pad);
@@ -221,7 +227,7 @@ static void test_pending_bound(void **state)
 	char *line = NULL;
 	size_t cap = 0;
 	int n = 0, last = -1;
-	f = fopen(path, "r");
+	FILE *f = fopen(path, "r");
 	assert_non_null(f);
 	while (getline(&line, &cap, f) > 0) {
 		char *at = strstr(line, "\"i\":");
@@ -255,30 +261,15 @@ static void append_padded(struct rundir *d, int from, int n, const char *pad)
  */
 static void test_bound_after_failed_write(void **state)
 {
-	enum { HALF = 150, PAD = 1 << 20 };
+	enum { HALF = 150 };
 	char path[256];
-	struct rundir *d;
-	bool resume;
 	(void)state;
 
 	assert_int_equal(sem_init(&gate_entered, 0, 0), 0);
 	assert_int_equal(sem_init(&gate_release, 0, 0), 0);
-	snprintf(path, sizeof(path), "%s/requeue", dir);
-	assert_int_equal(mkdir(path, 0750), 0);
-	snprintf(path, sizeof(path), "%s/requeue/plan.json", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{}\n", f);
-	fclose(f);
-	/* The log cannot be opened (a directory in its place): every write fails. */
-	snprintf(path, sizeof(path), "%s/requeue/intervals.log", dir);
-	assert_int_equal(mkdir(path, 0750), 0);
-	assert_int_equal(rundir_open(dir, "requeue", "{}\n", false, &d, &resume), 0);
-
-	char *pad = malloc(PAD + 1);
-	assert_non_null(pad);
-	memset(pad, 'p', PAD);
-	pad[PAD] = '\0';
+	/* Every write fails: the log cannot be opened. */
+	struct rundir *d = open_failing("requeue", path, sizeof(path));
+	char *pad = make_pad();
 	/* A first failure: the writer then retries once per period, and
 	 * records arriving meanwhile wait. */
 	append_padded(d, 0, 1, "");
