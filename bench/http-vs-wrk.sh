@@ -27,18 +27,7 @@ BENCH_NAME=http-vs-wrk
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 whole_numbers ROUNDS SECS CONNS THREADS PORT
-missing=()
-command -v wrk >/dev/null || missing+=(wrk)
-command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
-command -v jq >/dev/null || missing+=(jq)
-if ((${#missing[@]})); then
-	say "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
-		{ apt-get update >&2 && apt-get install -y --no-install-recommends "${missing[@]}" >&2; } ||
-		die "cannot install ${missing[*]}"
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+need_packages wrk:wrk nginx:nginx jq:jq curl:curl
 build_soakd
 
 WORK=$(mktemp -d /var/tmp/http-vs-wrk.XXXXXX)
@@ -53,39 +42,9 @@ trap cleanup EXIT
 trap 'say interrupted; exit 130' INT
 trap 'say terminated; exit 143' TERM
 
-mkdir -p "$WORK/dav/wrk" "$WORK/tmp"
+start_nginx "$WORK" "$PORT"
+mkdir -p "$WORK/dav/wrk"
 head -c 4096 /dev/urandom >"$WORK/dav/wrk/obj"
-cat >"$WORK/nginx.conf" <<EOF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_max_body_size 0;
-    client_body_temp_path $WORK/tmp/body;
-    proxy_temp_path $WORK/tmp/proxy;
-    fastcgi_temp_path $WORK/tmp/fastcgi;
-    uwsgi_temp_path $WORK/tmp/uwsgi;
-    scgi_temp_path $WORK/tmp/scgi;
-    keepalive_requests 10000000;
-    keepalive_timeout 300s;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WORK/dav;
-        location / { dav_methods PUT DELETE; create_full_put_path on; }
-    }
-}
-EOF
-"$NGINX" -t -p "$WORK" -c "$WORK/nginx.conf" >"$WORK/nginx-t.log" 2>&1 || die "nginx: $(cat "$WORK/nginx-t.log")"
-"$NGINX" -p "$WORK" -c "$WORK/nginx.conf" 2>"$WORK/nginx.log" &
-NGINX_PID=$!
-for ((i = 0; i < 100; i++)); do
-	curl -sf -o /dev/null "http://127.0.0.1:$PORT/wrk/obj" && break
-	sleep 0.1
-done
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/wrk/obj" || die "nginx does not answer on port $PORT"
 
 # Prints: requests/s requests cpu_s elapsed_s

@@ -21,10 +21,15 @@
 # --vary): the totals and slices fill as many buckets as a real run's,
 # where copies of one interval would fill only its own.
 #
+# BENCH_KIND=object runs object workloads instead: plain HTTP against an
+# nginx on 127.0.0.1 (installed when missing), each with BENCH_CONC (4)
+# connections, a PUT/GET/STAT/DELETE mix of 4 KiB objects, verification on.
+#
 # Needs root (O_DIRECT files under /var/tmp).  Environment: BENCH_WORKLOADS
-# (64), BENCH_INTERVALS (100000), BENCH_SECONDS (30), BENCH_RATE (100, ops/s
-# per workload), BENCH_VARY (64), BENCH_BUILD_DIR,
-# BENCH_NO_BUILD=1, BENCH_KEEP=1.
+# (64), BENCH_KIND (device or object), BENCH_INTERVALS (100000),
+# BENCH_SECONDS (30), BENCH_RATE (100, ops/s per workload), BENCH_CONC (4),
+# BENCH_VARY (64), BENCH_PORT (18091), BENCH_BUILD_DIR, BENCH_NO_BUILD=1,
+# BENCH_KEEP=1.
 set -euo pipefail
 
 NW=${BENCH_WORKLOADS:-64}
@@ -32,16 +37,23 @@ NI=${BENCH_INTERVALS:-100000}
 SECS=${BENCH_SECONDS:-30}
 RATE=${BENCH_RATE:-100}
 VARY=${BENCH_VARY:-64}
+KIND=${BENCH_KIND:-device}
+CONC=${BENCH_CONC:-4}
+PORT=${BENCH_PORT:-18091}
 BENCH_NAME=rss-64
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-whole_numbers NW NI SECS RATE VARY
+whole_numbers NW NI SECS RATE VARY CONC PORT
+[[ $KIND == device || $KIND == object ]] || die "BENCH_KIND must be device or object, not '$KIND'"
+[[ $KIND == object ]] && need_packages nginx:nginx curl:curl
 build_soakd
 
 WORK=$(mktemp -d /var/tmp/rss-64.XXXXXX)
 PID=
+NGINX_PID=
 cleanup() {
 	local rc=$?
+	[[ -n $NGINX_PID ]] && kill -TERM "$NGINX_PID" 2>/dev/null
 	[[ -n $PID ]] && kill -TERM "$PID" 2>/dev/null && sleep 1 && kill -KILL "$PID" 2>/dev/null
 	if [[ -n ${BENCH_KEEP:-} ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi
 	exit "$rc"
@@ -55,12 +67,20 @@ trap 'say terminated; exit 143' TERM
 		$((NI * 2))
 	for ((i = 0; i < NW; i++)); do
 		((i)) && printf ',\n'
-		printf '  {"name": "w%d", "type": "device", "model": "pattern", "targets": ["%s/w%d.dat"],
+		if [[ $KIND == object ]]; then
+			printf '  {"name": "w%d", "type": "object", "protocol": "http",
+   "endpoint": "http://127.0.0.1:%d/w%d/", "concurrency": %d, "objects": 100,
+   "size": "4KiB", "rate": %d, "mix": {"put": 30, "get": 50, "stat": 10, "delete": 10},
+   "verify": true}' "$i" "$PORT" "$i" "$CONC" "$RATE"
+		else
+			printf '  {"name": "w%d", "type": "device", "model": "pattern", "targets": ["%s/w%d.dat"],
    "file_size": "4MiB", "read_pct": 70, "block_size": "4KiB", "access": "random",
    "queue_depth": 4, "rate": %d}' "$i" "$WORK" "$i" "$RATE"
+		fi
 	done
 	printf ']}\n'
 } >"$WORK/rss.json"
+[[ $KIND == object ]] && start_nginx "$WORK/nginx" "$PORT"
 "$SOAKD" --check-config "$WORK/rss.json" >"$WORK/plan.txt" || die "check-config: $(cat "$WORK/plan.txt")"
 
 rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %s KiB  ", $1, $2 }' "/proc/$1/status"; }
@@ -79,7 +99,7 @@ start() {
 stop() { kill -TERM "$PID"; wait "$PID" || true; PID=; }
 
 LA_START=$(cut -d' ' -f1-3 /proc/loadavg)
-say "$NW workloads, $NI intervals fast-forwarded, then ${SECS}s live; load average $LA_START"
+say "$NW $KIND workloads, $NI intervals fast-forwarded, then ${SECS}s live; load average $LA_START"
 start
 for t in 2 4 6 8 10; do sleep 2; echo "live, ${t}s: $(rss "$PID")"; done
 stop
