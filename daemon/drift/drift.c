@@ -217,8 +217,9 @@ static void feed(struct drift *d, struct results *r, size_t index, const struct 
 		const struct op_stats *o = &ops[op];
 		struct drift_finding found[DRIFT_METRICS];
 		double rate = target_ops * w->op_share[op] / secs;
-		size_t n = drift_op_feed(&s->ops[op], &o->latency, o->count, o->errors, secs, rate,
-					 found);
+		/* Ops that ended, served or failed: the error share is of them. */
+		size_t n = drift_op_feed(&s->ops[op], &o->latency, o->count + o->errors, o->errors,
+					 secs, rate, found);
 		/* What is no longer failing reads 0 again. */
 		json_t *metrics = json_object_get(json_object_get(d->state, w->cfg->name),
 						  w->op_names[op]);

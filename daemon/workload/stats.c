@@ -90,13 +90,14 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
 		     uint64_t bytes, bool error)
 {
-	o->count++;
 	if (error) {
-		/* A failed op has no meaningful latency: count it, keep the
-		 * histograms to what the device actually served. */
+		/* A failed op is an error, not a completion (count + errors +
+		 * missed = scheduled), and has no meaningful latency: the
+		 * histograms keep to what the device actually served. */
 		o->errors++;
 		return;
 	}
+	o->count++;
 	o->bytes += bytes;
 	hist_record(&o->latency, latency_ns);
 	hist_record(&o->service, service_ns);
@@ -104,7 +105,6 @@ void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_n
 
 void op_stats_record_error(struct op_stats *o, enum op_error_class c)
 {
-	o->count++;
 	o->errors++;
 	if (c < OP_ERR_CLASSES)
 		o->error_class[c]++;

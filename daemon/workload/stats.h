@@ -67,7 +67,7 @@ struct obj_verify {
 };
 
 struct op_stats {
-	uint64_t count;     /* completed, successful or not */
+	uint64_t count;     /* completed: served, if wrongly (corrupt); not errors */
 	uint64_t errors;
 	uint64_t bytes;     /* moved by successful ops */
 	uint64_t corrupt;   /* completed, but the data read back is not what was written */

@@ -172,7 +172,7 @@ for op, o in w["ops"].items():
     # ops and missed ones (their waits are latency too).
     count = get("soakd_latency_seconds_count", **lab)
     total = get("soakd_latency_seconds_sum", **lab)
-    timed = o["count"] - o["errors"] + o.get("missed", 0)
+    timed = o["count"] + o.get("missed", 0)
     if count is not None and int(count) != timed:
         problems.append(f"soakd_latency_seconds_count{lab} = {count}, dump says {timed}")
     if count and total is not None and abs(total / count * 1e6 - o["latency_us"]["mean"]) > 0.01 * o["latency_us"]["mean"] + 1:
