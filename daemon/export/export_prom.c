@@ -310,7 +310,7 @@ int export_prom_format(const struct export_snapshot *s, FILE *out)
 	}
 
 	counters(out, s, false, OPS, "soakd_ops_total",
-		 "Ops completed since the run started, successful or not.");
+		 "Ops served since the run started (failed ones are in soakd_errors_total).");
 	counters(out, s, false, ERRORS, "soakd_errors_total", "Ops that failed since the run started.");
 	counters(out, s, false, BYTES, "soakd_bytes_total",
 		 "Bytes moved by successful ops since the run started.");
