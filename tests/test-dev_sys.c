@@ -231,6 +231,55 @@ static void test_find_mount(void **state)
 	assert_int_equal(devsys_find_mount("/nonexistent/mountinfo", &want, &m, NULL), -ENOENT);
 }
 
+struct loops_seen {
+	struct devsys_loop l[8];
+	size_t n;
+};
+
+static int remember_loop(const struct devsys_loop *l, void *arg)
+{
+	struct loops_seen *seen = arg;
+
+	if (seen->n == 8)
+		return -E2BIG;
+	seen->l[seen->n++] = *l;
+	return 0;
+}
+
+static const struct devsys_loop *seen_loop(const struct loops_seen *seen, const char *name)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		if (strcmp(seen->l[i].name, name) == 0)
+			return &seen->l[i];
+	return NULL;
+}
+
+/* Bound loop devices only, "(deleted)" taken off and said. */
+static void test_each_loop(void **state)
+{
+	struct loops_seen seen = { .n = 0 };
+	const struct devsys_loop *l;
+
+	assert_int_equal(devsys_each_loop(root(state), remember_loop, &seen), 0);
+	assert_int_equal(seen.n, 2);
+	l = seen_loop(&seen, "loop3");
+	assert_non_null(l);
+	assert_int_equal(l->devno, makedev(7, 3));
+	assert_string_equal(l->backing_file, "/dev/shm/soakd-loop.img");
+	assert_false(l->deleted);
+	l = seen_loop(&seen, "loop4");
+	assert_non_null(l);
+	assert_int_equal(l->devno, makedev(7, 4));
+	assert_string_equal(l->backing_file, "/var/tmp/old.img");
+	assert_true(l->deleted);
+	assert_null(seen_loop(&seen, "loop5"));
+
+	/* No loop driver, no sysfs: nothing to find. */
+	seen.n = 0;
+	assert_int_equal(devsys_each_loop("/nonexistent", remember_loop, &seen), 0);
+	assert_int_equal(seen.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_parse_mountinfo),
 		cmocka_unit_test(test_parse_swaps),
 		cmocka_unit_test_setup_teardown(test_find_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_loop, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
