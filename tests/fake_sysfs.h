@@ -9,7 +9,9 @@
  *   sda (8:0), a SATA disk behind SCSI, with partitions sda1 (8:1) and
  *   sda2 (8:2); dm-0 (253:0, "vg-root") is stacked on sda1;
  *   nvme0n1 (259:0), an NVMe namespace whose controller holds model,
- *   serial and firmware; loop3 (7:3) over a file.
+ *   serial and firmware; loop3 (7:3) over a file, loop4 (7:4) over a file
+ *   since deleted, loop5 (7:5) bound to nothing.  <sysfs>/block lists the
+ *   disks (not partitions), as the kernel's does.
  *
  * Only the test programs include this.
  */
@@ -83,6 +85,8 @@ static void fake_link(const char *root, const char *rel, const char *target)
 #define NVME_CTRL "devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0"
 #define NVME0N1 NVME_CTRL "/nvme0n1"
 #define LOOP3 "devices/virtual/block/loop3"
+#define LOOP4 "devices/virtual/block/loop4"
+#define LOOP5 "devices/virtual/block/loop5"
 
 static void fake_queue(const char *root, const char *dir, const char *lbs, const char *pbs,
 		       const char *rotational, const char *scheduler)
@@ -174,6 +178,24 @@ static int fake_sysfs_create(struct fake_sysfs *f)
 	fake_queue(r, LOOP3, "512\n", "512\n", "0\n", "[none] mq-deadline\n");
 	fake_attr(r, LOOP3 "/queue/write_cache", "write through\n");
 	fake_link(r, "dev/block/7:3", LOOP3);
+
+	/* loop4: its file was unlinked; loop5: unbound, so no loop/ at all. */
+	fake_attr(r, LOOP4 "/dev", "7:4\n");
+	fake_attr(r, LOOP4 "/size", "2048\n");
+	fake_attr(r, LOOP4 "/loop/backing_file", "/var/tmp/old.img (deleted)\n");
+	fake_queue(r, LOOP4, "512\n", "512\n", "0\n", "[none] mq-deadline\n");
+	fake_link(r, "dev/block/7:4", LOOP4);
+	fake_attr(r, LOOP5 "/dev", "7:5\n");
+	fake_attr(r, LOOP5 "/size", "0\n");
+	fake_queue(r, LOOP5, "512\n", "512\n", "0\n", "[none] mq-deadline\n");
+	fake_link(r, "dev/block/7:5", LOOP5);
+
+	fake_link(r, "block/sda", SDA);
+	fake_link(r, "block/dm-0", DM0);
+	fake_link(r, "block/nvme0n1", NVME0N1);
+	fake_link(r, "block/loop3", LOOP3);
+	fake_link(r, "block/loop4", LOOP4);
+	fake_link(r, "block/loop5", LOOP5);
 	return 0;
 }
 

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/sysmacros.h>
 
 #include <cmocka.h>
 
+#include "daemon/device/dev_safety.h"
 #include "daemon/device/dev_sys.h"
 #include "fake_sysfs.h"
 
@@ -231,6 +233,91 @@ static void test_find_mount(void **state)
 	assert_int_equal(devsys_find_mount("/nonexistent/mountinfo", &want, &m, NULL), -ENOENT);
 }
 
+struct loops_seen {
+	struct devsys_loop l[8];
+	size_t n;
+};
+
+static int remember_loop(const struct devsys_loop *l, void *arg)
+{
+	struct loops_seen *seen = arg;
+
+	if (seen->n == 8)
+		return -E2BIG;
+	seen->l[seen->n++] = *l;
+	return 0;
+}
+
+static const struct devsys_loop *seen_loop(const struct loops_seen *seen, const char *name)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		if (strcmp(seen->l[i].name, name) == 0)
+			return &seen->l[i];
+	return NULL;
+}
+
+/* Bound loop devices only, "(deleted)" taken off and said. */
+static void test_each_loop(void **state)
+{
+	struct loops_seen seen = { .n = 0 };
+	const struct devsys_loop *l;
+
+	assert_int_equal(devsys_each_loop(root(state), remember_loop, &seen), 0);
+	assert_int_equal(seen.n, 2);
+	l = seen_loop(&seen, "loop3");
+	assert_non_null(l);
+	assert_int_equal(l->devno, makedev(7, 3));
+	assert_string_equal(l->backing_file, "/dev/shm/soakd-loop.img");
+	assert_false(l->deleted);
+	l = seen_loop(&seen, "loop4");
+	assert_non_null(l);
+	assert_int_equal(l->devno, makedev(7, 4));
+	assert_string_equal(l->backing_file, "/var/tmp/old.img");
+	assert_true(l->deleted);
+	assert_null(seen_loop(&seen, "loop5"));
+
+	/* No loop driver, no sysfs: nothing to find. */
+	seen.n = 0;
+	assert_int_equal(devsys_each_loop("/nonexistent", remember_loop, &seen), 0);
+	assert_int_equal(seen.n, 0);
+}
+
+/* A regular-file target that a loop device reads and writes is refused;
+ * without device nodes (dev NULL) the backing comes from sysfs's path. */
+static void test_file_backs_loop(void **state)
+{
+	const struct dev_safety_env env = { .sysfs = root(state), .dev = NULL };
+	char backing[300], other[300], text[400], err[512];
+	int fd;
+
+	snprintf(backing, sizeof(backing), "%s/backing.img", root(state));
+	snprintf(other, sizeof(other), "%s/other.img", root(state));
+	fake_attr(root(state), "backing.img", "x");
+	fake_attr(root(state), "other.img", "x");
+	snprintf(text, sizeof(text), "%s\n", backing);
+	fake_attr(root(state), LOOP3 "/loop/backing_file", text);
+	/* loop4's file had other.img's name once: the name is not the file. */
+	snprintf(text, sizeof(text), "%s (deleted)\n", other);
+	fake_attr(root(state), LOOP4 "/loop/backing_file", text);
+
+	fd = open(backing, O_PATH | O_CLOEXEC);
+	assert_true(fd >= 0);
+	err[0] = '\0';
+	assert_int_equal(dev_safety_check_file_env(&env, "/srv/t.img", fd, err, sizeof(err)),
+			 -EBUSY);
+	close(fd);
+	assert_non_null(strstr(err, "refusing to write to /srv/t.img: it is the backing of the "
+				    "loop device /dev/loop3; detach it first (losetup -d "
+				    "/dev/loop3; destroy_data does not override this)"));
+
+	fd = open(other, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	err[0] = '\0';
+	assert_int_equal(dev_safety_check_file_env(&env, other, fd, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +331,8 @@ int main(void)
 		cmocka_unit_test(test_parse_mountinfo),
 		cmocka_unit_test(test_parse_swaps),
 		cmocka_unit_test_setup_teardown(test_find_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_backs_loop, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

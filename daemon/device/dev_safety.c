@@ -8,10 +8,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/loop.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -30,6 +32,7 @@ const struct dev_safety_env dev_safety_host = {
 	.sysfs = DEVSYS_SYSFS,
 	.mountinfo = DEVSYS_MOUNTINFO,
 	.swaps = DEVSYS_SWAPS,
+	.dev = "/dev",
 };
 
 /* The file systems the running system cannot do without. */
@@ -166,6 +169,163 @@ static void describe_holder(const struct dev_safety_env *env, dev_t holder, char
 		snprintf(ret, len, "%s", name);
 }
 
+/* What a loop device reads and writes: a block device (rdev) or a file
+ * (dev and ino). */
+struct loop_backing {
+	bool is_blk;
+	dev_t rdev;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* The kernel's 32-bit dev_t encoding (huge_encode_dev), as loop_info64
+ * carries it. */
+static dev_t decode_dev(uint64_t v)
+{
+	return makedev((unsigned)((v & 0xfff00) >> 8), (unsigned)((v & 0xff) | ((v >> 12) & 0xfff00)));
+}
+
+/*
+ * Asks the loop device itself first (LOOP_GET_STATUS64 gives the backing
+ * inode's numbers, whatever its name has become); the path sysfs prints is
+ * the fallback where the device node cannot be opened (no /dev/loopN in a
+ * container, no permission).  That path is relative to the mount namespace
+ * of whoever set the loop up and may name nothing, or something else, here;
+ * a "(deleted)" one certainly names something else now, so it is not
+ * looked up.  -ENOENT: the backing cannot be told.
+ */
+static int loop_backing(const struct dev_safety_env *env, const struct devsys_loop *l,
+			struct loop_backing *ret)
+{
+	char node[PATH_MAX];
+	struct loop_info64 info;
+	struct stat st;
+	int fd, n;
+
+	n = env->dev ? snprintf(node, sizeof(node), "%s/%s", env->dev, l->name) : -1;
+	fd = n > 0 && (size_t)n < sizeof(node) ?
+		     open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) : -1;
+	if (fd >= 0) {
+		/* A stale node in a private /dev may be another device. */
+		bool ok = fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == l->devno &&
+			  ioctl(fd, LOOP_GET_STATUS64, &info) == 0;
+		close(fd);
+		if (ok) {
+			ret->rdev = decode_dev(info.lo_rdevice);
+			ret->is_blk = ret->rdev != 0;  /* 0 for a regular file */
+			ret->dev = decode_dev(info.lo_device);
+			ret->ino = (ino_t)info.lo_inode;
+			return 0;
+		}
+	}
+	if (l->deleted || l->backing_file[0] != '/')
+		return -ENOENT;
+	if (stat(l->backing_file, &st) < 0)
+		return -ENOENT;
+	ret->is_blk = S_ISBLK(st.st_mode);
+	ret->rdev = ret->is_blk ? st.st_rdev : 0;
+	ret->dev = st.st_dev;
+	ret->ino = st.st_ino;
+	return 0;
+}
+
+struct loop_match {
+	const struct dev_safety_env *env;
+	const struct devsys_set *blocks; /* block target: these devices */
+	const struct stat *file;         /* file target: this inode */
+	dev_t loop, which;
+};
+
+static int match_loop(const struct devsys_loop *l, void *arg)
+{
+	struct loop_match *m = arg;
+	struct loop_backing b;
+
+	if (loop_backing(m->env, l, &b) < 0)
+		return 0;
+	if (m->blocks && b.is_blk && devsys_set_has(m->blocks, b.rdev))
+		m->which = b.rdev;
+	else if (m->file && !b.is_blk && b.dev == m->file->st_dev && b.ino == m->file->st_ino)
+		m->which = 0;
+	else
+		return 0;
+	m->loop = l->devno;
+	return 1;
+}
+
+static void refuse_loop(const struct dev_safety_env *env, const char *path, const char *which,
+			dev_t loop, enum dev_safety_via via, char *err, size_t errlen)
+{
+	char label[300];
+
+	dev_label(env, loop, label, sizeof(label));
+	refuse(err, errlen, path, "%s the backing of the loop device %s; detach it first "
+	       "(losetup -d %s; %s does not override this)", which, label, label,
+	       override_name(via));
+}
+
+/*
+ * A loop device over the target, one of its partitions or its disk: writes
+ * land under the loop device's data.  None of the other checks sees it:
+ * loop does not appear in holders/, claims nothing exclusively, and what
+ * is mounted is the loop device.
+ */
+static int check_loop_over_block(const struct dev_safety_env *env, const char *path,
+				 dev_t devno, const struct devsys_set *self,
+				 enum dev_safety_via via, char *err, size_t errlen)
+{
+	struct devsys_set blocks = *self, lower;
+	struct loop_match m = { .env = env, .blocks = &blocks };
+	char which[400], label[300];
+	int r;
+
+	r = devsys_lower_disks(env->sysfs, devno, &lower);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	for (size_t i = 0; r == 0 && i < lower.n; i++)
+		if (devsys_set_add(&blocks, lower.devs[i]) < 0)
+			return -E2BIG;
+	r = devsys_each_loop(env->sysfs, match_loop, &m);
+	if (r <= 0)
+		return r;
+	if (devsys_set_has(self, m.which)) {
+		subject(env, devno, m.which, which, sizeof(which));
+	} else {
+		dev_label(env, m.which, label, sizeof(label));
+		snprintf(which, sizeof(which), "its disk %s is", label);
+	}
+	refuse_loop(env, path, which, m.loop, via, err, errlen);
+	return -EBUSY;
+}
+
+int dev_safety_check_file_env(const struct dev_safety_env *env, const char *path, int fd,
+			      char *err, size_t errlen)
+{
+	struct stat st;
+	struct loop_match m = { .env = env, .file = &st };
+	int r;
+
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "cannot access %s: %s", path, strerror(-r));
+		return r;
+	}
+	r = devsys_each_loop(env->sysfs, match_loop, &m);
+	if (r > 0) {
+		refuse_loop(env, path, "it is", m.loop, DEV_SAFETY_VIA_CONFIG, err, errlen);
+		return -EBUSY;
+	}
+	if (r < 0)
+		refuse(err, errlen, path, "cannot tell whether a loop device uses it: %s",
+		       strerror(-r));
+	return r;
+}
+
+int dev_safety_check_file(const char *path, int fd, char *err, size_t errlen)
+{
+	return dev_safety_check_file_env(&dev_safety_host, path, fd, err, errlen);
+}
+
 static int check_in_use(const struct dev_safety_env *env, const char *path, dev_t devno,
 			enum dev_safety_via via, char *err, size_t errlen)
 {
@@ -214,7 +374,7 @@ static int check_in_use(const struct dev_safety_env *env, const char *path, dev_
 		       holders.n > 1 ? " and other devices" : "", override_name(via));
 		return -EBUSY;
 	}
-	return 0;
+	return check_loop_over_block(env, path, devno, &self, via, err, errlen);
 }
 
 static const char *article(const char *word)

@@ -18,7 +18,10 @@
  *   - a device that is mounted or used as swap, itself or a partition of it;
  *   - a device in use: another device is stacked on it or on one of its
  *     partitions (device-mapper, md RAID, bcache: sysfs holders/), or
- *     another program holds it open exclusively (O_EXCL fails with EBUSY).
+ *     another program holds it open exclusively (O_EXCL fails with EBUSY);
+ *   - the backing of a loop device: the device, a partition of it or its
+ *     disk (loop shows in none of the above: not in holders/, no
+ *     exclusive claim, and what is mounted is the loop device).
  * Refused unless its target says "destroy_data": true (--destroy-data for
  * soakd --prep):
  *   - a device holding data: a partition table, or a filesystem, RAID, LVM,
@@ -35,6 +38,7 @@ struct dev_safety_env {
 	const char *sysfs;
 	const char *mountinfo;
 	const char *swaps;
+	const char *dev;        /* where the loop device nodes are; NULL: none */
 };
 
 extern const struct dev_safety_env dev_safety_host;
@@ -55,6 +59,16 @@ int dev_safety_open(const char *path, int path_fd, bool destroy_data, enum dev_s
 int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int path_fd,
 			bool destroy_data, enum dev_safety_via via, int flags, char *err,
 			size_t errlen);
+
+/*
+ * A regular-file target about to be written (or grown): refused, -EBUSY,
+ * when it is the backing file of a loop device, whatever destroy_data says,
+ * with err as above.  fd is any descriptor of the file (O_PATH will do):
+ * the file is the inode it holds, not what its path names now.
+ */
+int dev_safety_check_file(const char *path, int fd, char *err, size_t errlen);
+int dev_safety_check_file_env(const struct dev_safety_env *env, const char *path, int fd,
+			      char *err, size_t errlen);
 
 /* The whole disks the running system lives on, each with the mount point
  * that makes it one (ret_why[i] for ret->devs[i]). */

@@ -256,6 +256,57 @@ int devsys_lower_disks(const char *sysfs, dev_t devno, struct devsys_set *ret)
 	return lower_disks(sysfs, devno, 0, ret);
 }
 
+#define DELETED_SUFFIX " (deleted)"
+
+int devsys_each_loop(const char *sysfs, int (*fn)(const struct devsys_loop *l, void *arg),
+		     void *arg)
+{
+	struct devsys_loop *l = malloc(sizeof(*l));
+	char base[PATH_MAX], dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d = NULL;
+	int r;
+
+	if (!l)
+		return -ENOMEM;
+	r = join(base, sizeof(base), sysfs, "block");
+	if (r < 0)
+		goto out;
+	d = opendir(base);
+	if (!d) {
+		r = errno == ENOENT ? 0 : -errno;
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		size_t len;
+
+		if (strncmp(de->d_name, "loop", 4) != 0 ||
+		    snprintf(l->name, sizeof(l->name), "%s", de->d_name) >= (int)sizeof(l->name) ||
+		    join(dir, sizeof(dir), base, de->d_name) < 0)
+			continue;
+		/* Unbound loop devices have no backing_file; one detached
+		 * since readdir has no dev either: both are skipped. */
+		if (devsys_read_attr(dir, "loop/backing_file", l->backing_file,
+				     sizeof(l->backing_file)) < 0 ||
+		    !l->backing_file[0] || devsys_read_devno(dir, "dev", &l->devno) < 0)
+			continue;
+		len = strlen(l->backing_file);
+		l->deleted = len > strlen(DELETED_SUFFIX) &&
+			     strcmp(l->backing_file + len - strlen(DELETED_SUFFIX),
+				    DELETED_SUFFIX) == 0;
+		if (l->deleted)
+			l->backing_file[len - strlen(DELETED_SUFFIX)] = '\0';
+		r = fn(l, arg);
+		if (r)
+			break;
+	}
+out:
+	if (d)
+		closedir(d);
+	free(l);
+	return r;
+}
+
 /* Copies one space-separated field, decoding the kernel's octal escapes
  * (\040 for a space, \011, \012, \134); returns where the next field starts. */
 static const char *take_field(const char *p, char *ret, size_t len)

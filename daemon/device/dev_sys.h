@@ -55,6 +55,20 @@ int devsys_holders(const char *sysfs, dev_t devno, struct devsys_set *ret);
  * partition gives its own whole disk. */
 int devsys_lower_disks(const char *sysfs, dev_t devno, struct devsys_set *ret);
 
+/* A bound loop device, as <sysfs>/block/loopN/loop/ shows it. */
+struct devsys_loop {
+	dev_t devno;
+	char name[64];               /* "loop5" */
+	char backing_file[PATH_MAX]; /* the path the kernel prints, " (deleted)" taken off */
+	bool deleted;                /* the backing file's name was unlinked */
+};
+
+/* Calls fn on each bound loop device (one with loop/backing_file) until it
+ * returns non-zero, and returns that; 0 when none did.  No loop driver (no
+ * loop devices in <sysfs>/block) is 0. */
+int devsys_each_loop(const char *sysfs, int (*fn)(const struct devsys_loop *l, void *arg),
+		     void *arg);
+
 /* One line of /proc/self/mountinfo (see proc(5)), escapes decoded. */
 struct devsys_mount {
 	dev_t devno;                 /* st_dev of its files; 0:N for btrfs, tmpfs, ... */

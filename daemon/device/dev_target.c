@@ -128,6 +128,11 @@ int dev_target_open(const struct workload_config *cfg, const struct target_confi
 		d->fd = dev_path_reopen(&d->path, (writes || grows ? O_RDWR : O_RDONLY) | O_DIRECT);
 		if (d->fd < 0)
 			goto open_failed;
+		if (writes || grows) {
+			r = dev_safety_check_file(t->path, d->fd, err, errlen);
+			if (r < 0)
+				return r;
+		}
 	} else {
 		snprintf(err, errlen, "%s is neither a block device nor a regular file", t->path);
 		return -EINVAL;
@@ -402,7 +407,9 @@ int dev_targets_check(const struct workload_config *cfg, bool writes, char *err,
 			}
 		} else if (S_ISREG(p->st.st_mode)) {
 			uint64_t size = (uint64_t)p->st.st_size, want = wanted_size(cfg, size, 4096);
-			if (want > size)
+			if (writes || want > size)
+				r = dev_safety_check_file(t->path, p->fd, err, errlen);
+			if (r == 0 && want > size)
 				r = add_need(need, &n_need, p->st.st_dev, want - size, p->fd, t->path);
 		} else {
 			snprintf(err, errlen, "%s is neither a block device nor a regular file",

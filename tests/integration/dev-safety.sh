@@ -11,6 +11,11 @@
 #     exclusively by another program: refused even with "destroy_data";
 #   - the disk holding /: refused even with "destroy_data", before it is
 #     opened (on these machines it cannot be opened at all);
+#   - the backing of a loop device (a device with a mounted ext4 on a loop
+#     over it at an offset, where libblkid sees nothing; a partition's or
+#     the whole disk's loop; a regular file, also one whose loop names it
+#     by a deleted hard link): refused even with "destroy_data", at
+#     --check-config and at the start, and the stacked ext4 is intact;
 # and accepts a blank device (with or without "destroy_data"), a device
 # holding data with "destroy_data", and a read-only workload on the ext4
 # device without it.  The dump records each target's device facts.
@@ -53,6 +58,33 @@ expect_refused() {
 		[[ $line == *"$text"* ]] || fail "$what: \"$text\" is not in: $line"
 	done
 	note "$what: refusing${line#*refusing}"
+}
+
+# expect_check_refused WHAT TARGET_JSON DEVICE TEXT...: as expect_refused,
+# from soakd --check-config.
+expect_check_refused() {
+	local what=$1 target=$2 device=$3 line text log="$WORK/check-$((++runs)).log" rc=0
+	shift 3
+	write_config "$WORK/check.json" "$target" 70
+	timeout 60 "$SOAKD" --check-config "$WORK/check.json" >"$log" 2>&1 || rc=$?
+	((rc == 1)) || fail "$what: --check-config exited $rc, expected 1: $(cat "$log")"
+	line=$(grep -F "refusing to write to $device: " "$log") ||
+		fail "$what: no \"refusing to write to $device\" from --check-config: $(cat "$log")"
+	for text; do
+		[[ $line == *"$text"* ]] || fail "$what: \"$text\" is not in: $line"
+	done
+	note "$what (--check-config): refusing${line#*refusing}"
+}
+
+# loop_over FILE_OR_DEVICE [LOSETUP_ARGS...]: a loop device over it, in
+# LOOP_OVER, detached when the test ends.
+loop_over() {
+	local src=$1
+	shift
+	LOOP_OVER=$(losetup "$@" -f --show "$src" 2>"$WORK/losetup.err") ||
+		fail "losetup over $src failed: $(cat "$WORK/losetup.err")"
+	on_exit losetup -d "$LOOP_OVER"
+	note "loop device $LOOP_OVER over $src $*"
 }
 
 expect_accepted() {
@@ -134,6 +166,69 @@ wait_until 10 "the holder to open $HELD" grep -q held "$WORK/holder.log"
 expect_refused "held exclusively" "{\"path\": \"$HELD\", \"destroy_data\": true}" "$HELD" \
 	"it is in use" "does not override"
 _kill_bg "$HOLDER" || true  # wait reports the SIGTERM it died of
+
+# --- the backing of a loop device: refused even with destroy_data ---
+# A loop at an offset over LOWER holds a mounted ext4: LOWER is neither
+# mounted nor held, nothing names it in holders/, and libblkid finds no
+# signature at its start.  Writes to it would land under the filesystem.
+new_loop 64M
+LOWER=$NEW_LOOP
+loop_over "$LOWER" -o 1M
+STACKED=$LOOP_OVER
+mkfs.ext4 -q -F -L soak-stacked "$STACKED" || fail "mkfs.ext4 $STACKED failed"
+mkdir -p "$WORK/mnt-stacked"
+mount "$STACKED" "$WORK/mnt-stacked" || fail "cannot mount $STACKED"
+on_exit "! mountpoint -q '$WORK/mnt-stacked' || umount '$WORK/mnt-stacked'"
+echo data >"$WORK/mnt-stacked/file" && sync
+for target in "\"$LOWER\"" "{\"path\": \"$LOWER\", \"destroy_data\": true}"; do
+	expect_check_refused "loop backing $target" "$target" "$LOWER" \
+		"it is the backing of the loop device $STACKED" "losetup -d $STACKED" \
+		"destroy_data does not override this"
+	expect_refused "loop backing $target" "$target" "$LOWER" \
+		"it is the backing of the loop device $STACKED" "destroy_data does not override this"
+done
+umount "$WORK/mnt-stacked" || fail "cannot unmount $WORK/mnt-stacked"
+e2fsck -fn "$STACKED" >"$WORK/fsck.log" 2>&1 ||
+	fail "the ext4 on $STACKED, over $LOWER, no longer checks clean: $(cat "$WORK/fsck.log")"
+
+# A loop over a partition refuses its disk; a loop over the disk refuses
+# its partitions.
+new_loop 64M
+PARTED2=$NEW_LOOP
+printf 'label: dos\n,32M,L\n,,L\n' | sfdisk -q "$PARTED2" >"$WORK/sfdisk.log" 2>&1 ||
+	fail "sfdisk $PARTED2 failed: $(cat "$WORK/sfdisk.log")"
+if rescan_partitions "$PARTED2"; then
+	loop_over "${PARTED2}p2"
+	expect_refused "loop over a partition" "{\"path\": \"$PARTED2\", \"destroy_data\": true}" \
+		"$PARTED2" "its partition ${PARTED2}p2 is the backing of the loop device $LOOP_OVER"
+	loop_over "$PARTED2"
+	expect_check_refused "loop over the disk" \
+		"{\"path\": \"${PARTED2}p1\", \"destroy_data\": true}" "${PARTED2}p1" \
+		"its disk $PARTED2 is the backing of the loop device $LOOP_OVER"
+else
+	note "the kernel did not list ${PARTED2}'s partitions: skipping the loop-over-a-partition cases"
+fi
+
+# A regular file: refused for writes, destroy_data or not; reads are fine.
+truncate -s 16M "$WORK/backing.dat"
+loop_over "$WORK/backing.dat"
+expect_check_refused "loop's backing file" "\"$WORK/backing.dat\"" "$WORK/backing.dat" \
+	"it is the backing of the loop device $LOOP_OVER" "destroy_data does not override this"
+expect_refused "loop's backing file" "{\"path\": \"$WORK/backing.dat\", \"destroy_data\": true}" \
+	"$WORK/backing.dat" "it is the backing of the loop device $LOOP_OVER"
+expect_accepted "read-only on a loop's backing file" "\"$WORK/backing.dat\"" 100
+# The loop was set up through a second name, since removed: sysfs says
+# "link.dat (deleted)", and only the inode tells it is this file.
+truncate -s 16M "$WORK/linked.dat"
+ln "$WORK/linked.dat" "$WORK/link.dat"
+loop_over "$WORK/link.dat"
+rm "$WORK/link.dat"
+grep -q "link.dat (deleted)" "/sys/block/$(basename "$LOOP_OVER")/loop/backing_file" ||
+	fail "sysfs does not show the removed name: $(cat "/sys/block/$(basename "$LOOP_OVER")/loop/backing_file")"
+expect_check_refused "loop over a removed hard link" "\"$WORK/linked.dat\"" "$WORK/linked.dat" \
+	"it is the backing of the loop device $LOOP_OVER"
+expect_refused "loop over a removed hard link" "\"$WORK/linked.dat\"" "$WORK/linked.dat" \
+	"it is the backing of the loop device $LOOP_OVER"
 
 # --- the root disk: refused before it is opened, destroy_data or not ---
 read -r maj min < <(stat -c '%Hd %Ld' /)
