@@ -146,6 +146,17 @@ int exports_new(const struct export_config *cfg, struct exports **ret);
 void exports_publish(struct exports *e, const struct results *r, uint64_t now_ns);
 /* {"prometheus": {...}, "statsd": {...}} for status; NULL without exports. */
 json_t *exports_status_json(const struct exports *e);
+/*
+ * A run begins (exports outlive runs: soakctl start --new-run).  A new run:
+ * StatsD counters start from 0.  A resumed one (soakd restarted, the
+ * results rebuilt from the run's log): they start from the totals the log
+ * holds, which the previous soakd sent as each interval closed, so StatsD's
+ * sums stay equal to soakd's totals.  The edge: an interval logged but not
+ * yet sent when the old process died (killed between results_tick and
+ * exports_publish in the same tick, or its datagram lost with it) is never
+ * sent; StatsD is short by that one interval, as by any datagram UDP drops.
+ */
+void exports_begin_run(struct exports *e, const struct results *r, bool resumed);
 /* Slot's workload was replaced or added by a reload: StatsD counters
  * for it start from its new totals. */
 void exports_forget(struct exports *e, size_t slot);
