@@ -50,6 +50,7 @@ struct exports {
 	char prom_error[512];
 
 	struct statsd_sender *statsd;
+	char *statsd_address;
 	char *statsd_prefix;
 	char *line;                   /* lines of one op or workload, line_cap bytes */
 	size_t line_cap;
@@ -81,7 +82,8 @@ int exports_new(const struct export_config *cfg, struct exports **ret)
 	}
 	if (cfg->statsd_address) {
 		e->statsd_prefix = export_prefix_expand(cfg->statsd_prefix ? cfg->statsd_prefix : "soakd");
-		if (!e->statsd_prefix) {
+		e->statsd_address = strdup(cfg->statsd_address);
+		if (!e->statsd_prefix || !e->statsd_address) {
 			exports_free(e);
 			return log_error_errno(-ENOMEM, "cannot set up exports");
 		}
@@ -113,6 +115,7 @@ void exports_free(struct exports *e)
 	free(e->sent);
 	export_statsd_close(e->statsd);
 	free(e->statsd_prefix);
+	free(e->statsd_address);
 	free(e->line);
 	free(e->prom_path);
 	if (e->prom_dir_fd >= 0)
@@ -353,6 +356,18 @@ void exports_begin_run(struct exports *e, const struct results *r, bool resumed)
 		sw->any = wr->have_last;
 		sw->interval_end_ns = wr->have_last ? wr->last.end_ns : 0;
 	}
+}
+
+void exports_carry_sent(struct exports *to, struct exports *from)
+{
+	if (!to || !from || !to->statsd || !from->statsd || to->sent ||
+	    strcmp(to->statsd_address, from->statsd_address) != 0 ||
+	    strcmp(to->statsd_prefix, from->statsd_prefix) != 0)
+		return;
+	to->sent = from->sent;
+	to->n_sent = from->n_sent;
+	from->sent = NULL;
+	from->n_sent = 0;
 }
 
 static void publish_statsd(struct exports *e, const struct results *r,

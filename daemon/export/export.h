@@ -157,6 +157,12 @@ json_t *exports_status_json(const struct exports *e);
  * sent; StatsD is short by that one interval, as by any datagram UDP drops.
  */
 void exports_begin_run(struct exports *e, const struct results *r, bool resumed);
+/* A reload replaced the exports (another textfile, StatsD address or
+ * prefix): when StatsD goes to the same address under the same prefix,
+ * the new exports take over what the old ones sent, so the run's counts
+ * are not sent there twice.  Elsewhere, they are sent from the run's
+ * start. */
+void exports_carry_sent(struct exports *to, struct exports *from);
 /* Slot's workload was replaced or added by a reload: StatsD counters
  * for it start from its new totals. */
 void exports_forget(struct exports *e, size_t slot);

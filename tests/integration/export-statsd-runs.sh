@@ -8,7 +8,8 @@
 # has more ops than A's whole run, so counts carried over from A would
 # show as differences; soakd is then restarted in the middle of B and
 # resumes it from its log, so a resend of B's first part would show as
-# counts twice.
+# counts twice, and so would one after a reload that sets up the exports
+# anew (a textfile added) with StatsD unchanged.
 source "$(dirname "$0")/lib.sh"
 
 need_cmd python3
@@ -123,6 +124,16 @@ note "run B: $B1_OPS ops before the restart"
 start_soakd --config "$WORK/runs.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 grep -q "resuming run runs" "$SOAKD_LOG" || fail "soakd did not resume run B"
+# A reload that adds a Prometheus textfile sets up the exports anew; StatsD,
+# at the same address and prefix, goes on from what was sent.
+python3 - "$WORK/runs.json" "$WORK/runs.prom" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["run"]["exports"]["prometheus"] = {"textfile": sys.argv[2]}
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+out=$(ctl reload) || fail "reload failed: $out"
+wait_until 10 "the textfile" test -s "$WORK/runs.prom"
 wait_until 20 "w to finish" workload_is w finished
 ctl dump --format json >"$WORK/dump-b.json" || fail "dump of run B failed"
 wait_sums "$WORK/dump-b.json" "$MARK" || fail "run B's StatsD counters (from line $MARK)"
