@@ -92,8 +92,9 @@ int export_prom_format(const struct export_snapshot *s, FILE *out);
 int export_prom_host(FILE *out, const char *run, json_t *host);
 /* soakd_drift{workload,op,metric}: 1 while a drift alarm is on. */
 int export_prom_drift(FILE *out, const char *run, json_t *drift);
-/* {WORKLOAD: {URL: {"total_ops", "total_errors", "latency_us"}}}: the pools'
- * endpoints, labelled endpoint (obj_endpoints.c). */
+/* {WORKLOAD: {URL: {"total_ops", "total_errors", "total_latency_us",
+ * "latency_us"}}}: the pools' endpoints, labelled endpoint
+ * (obj_endpoints.c); their latency a summary, as soakd_latency_seconds. */
 int export_prom_endpoints(FILE *out, const char *run, json_t *eps);
 /* The directory path's file goes in, opened once (O_PATH) so that every
  * later write lands there, whatever its name comes to point at.  The
