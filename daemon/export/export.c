@@ -50,6 +50,7 @@ struct exports {
 	char prom_error[512];
 
 	struct statsd_sender *statsd;
+	char *statsd_address;
 	char *statsd_prefix;
 	char *line;                   /* lines of one op or workload, line_cap bytes */
 	size_t line_cap;
@@ -81,7 +82,8 @@ int exports_new(const struct export_config *cfg, struct exports **ret)
 	}
 	if (cfg->statsd_address) {
 		e->statsd_prefix = export_prefix_expand(cfg->statsd_prefix ? cfg->statsd_prefix : "soakd");
-		if (!e->statsd_prefix) {
+		e->statsd_address = strdup(cfg->statsd_address);
+		if (!e->statsd_prefix || !e->statsd_address) {
 			exports_free(e);
 			return log_error_errno(-ENOMEM, "cannot set up exports");
 		}
@@ -113,6 +115,7 @@ void exports_free(struct exports *e)
 	free(e->sent);
 	export_statsd_close(e->statsd);
 	free(e->statsd_prefix);
+	free(e->statsd_address);
 	free(e->line);
 	free(e->prom_path);
 	if (e->prom_dir_fd >= 0)
@@ -295,6 +298,78 @@ void exports_forget(struct exports *e, size_t slot)
 	e->sent[slot] = (struct sent_workload){ 0 };
 }
 
+/* StatsD has been sent op's totals as they are now. */
+static void sent_set(struct sent_op *so, const struct export_op *o)
+{
+	*so = (struct sent_op){ .ops = o->ops_total, .errors = o->errors_total,
+				.bytes = o->bytes_total, .latency_sum_ns = o->latency_sum_ns,
+				.latency_count = o->latency_count, .missed = o->missed_total };
+	if (o->verify_total)
+		so->verify = *o->verify_total;
+	memcpy(so->dev_verify, o->dev_verify_total, sizeof(so->dev_verify));
+}
+
+/* Totals only grow within a run: one below what StatsD was sent means
+ * they are not the ones that were sent (another run's, another
+ * workload's), and a difference would wrap to ~2^64. */
+static bool went_back(const struct export_op *o, const struct sent_op *so)
+{
+	bool back = o->ops_total < so->ops || o->errors_total < so->errors ||
+		    o->bytes_total < so->bytes || o->missed_total < so->missed ||
+		    o->latency_sum_ns < so->latency_sum_ns || o->latency_count < so->latency_count;
+
+	if (o->verify_total) {
+		const struct obj_verify *t = o->verify_total, *was = &so->verify;
+		back = back || t->checked < was->checked || t->lost < was->lost ||
+		       t->resurrected < was->resurrected || t->stale < was->stale ||
+		       t->list_missing < was->list_missing || t->list_extra < was->list_extra ||
+		       t->uncertain < was->uncertain;
+	}
+	for (size_t c = 0; c < OP_VERIFY_CLASSES; c++)
+		back = back || o->dev_verify_total[c] < so->dev_verify[c];
+	return back;
+}
+
+void exports_begin_run(struct exports *e, const struct results *r, bool resumed)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; e->sent && i < CONFIG_MAX_WORKLOADS; i++)
+		exports_forget(e, i);
+	e->n_sent = 0;
+	if (!resumed || !e->statsd || !r)
+		return;
+	if (ensure_sent(e, r) < 0) {
+		log_warning("out of memory resuming the StatsD export; its counters start again "
+			    "from the run's start");
+		return;
+	}
+	for (size_t i = 0; i < r->n && i < CONFIG_MAX_WORKLOADS; i++) {
+		const struct workload_results *wr = &r->w[i];
+		struct sent_workload *sw = &e->sent[i];
+		for (size_t op = 0; op < wr->n_ops; op++) {
+			struct export_op o;
+			fill_op(&o, wr, op, &wr->totals[op]);
+			sent_set(&sw->ops[op], &o);
+		}
+		/* Its last interval went out then too. */
+		sw->any = wr->have_last;
+		sw->interval_end_ns = wr->have_last ? wr->last.end_ns : 0;
+	}
+}
+
+void exports_carry_sent(struct exports *to, struct exports *from)
+{
+	if (!to || !from || !to->statsd || !from->statsd || to->sent ||
+	    strcmp(to->statsd_address, from->statsd_address) != 0 ||
+	    strcmp(to->statsd_prefix, from->statsd_prefix) != 0)
+		return;
+	to->sent = from->sent;
+	to->n_sent = from->n_sent;
+	from->sent = NULL;
+	from->n_sent = 0;
+}
+
 static void publish_statsd(struct exports *e, const struct results *r,
 			   const struct export_snapshot *s)
 {
@@ -332,8 +407,7 @@ static void publish_statsd(struct exports *e, const struct results *r,
 		for (size_t op = 0; op < n_ops; op++, k++) {
 			const struct export_op *o = &s->ops[k];
 			struct sent_op *so = &sw->ops[op];
-			/* soakctl start --new-run: the totals start again. */
-			if (o->ops_total < so->ops)
+			if (went_back(o, so))
 				*so = (struct sent_op){ 0 };
 			struct export_delta d = {
 				.ops = o->ops_total - so->ops, .errors = o->errors_total - so->errors,
@@ -356,14 +430,7 @@ static void publish_statsd(struct exports *e, const struct results *r,
 			n = export_statsd_format_op(buf, e->line_cap, e->statsd_prefix, o, &d);
 			if (n < e->line_cap)
 				export_statsd_add(e->statsd, buf, n);
-			*so = (struct sent_op){ .ops = o->ops_total, .errors = o->errors_total,
-						.bytes = o->bytes_total,
-						.latency_sum_ns = o->latency_sum_ns,
-						.latency_count = o->latency_count,
-						.missed = o->missed_total };
-			if (o->verify_total)
-				so->verify = *o->verify_total;
-			memcpy(so->dev_verify, o->dev_verify_total, sizeof(so->dev_verify));
+			sent_set(so, o);
 			sw->interval_end_ns = o->interval_end_ns;
 		}
 		n = export_statsd_format_workload(buf, e->line_cap, e->statsd_prefix, wl);

@@ -92,8 +92,9 @@ int export_prom_format(const struct export_snapshot *s, FILE *out);
 int export_prom_host(FILE *out, const char *run, json_t *host);
 /* soakd_drift{workload,op,metric}: 1 while a drift alarm is on. */
 int export_prom_drift(FILE *out, const char *run, json_t *drift);
-/* {WORKLOAD: {URL: {"total_ops", "total_errors", "latency_us"}}}: the pools'
- * endpoints, labelled endpoint (obj_endpoints.c). */
+/* {WORKLOAD: {URL: {"total_ops", "total_errors", "total_latency_us",
+ * "latency_us"}}}: the pools' endpoints, labelled endpoint
+ * (obj_endpoints.c); their latency a summary, as soakd_latency_seconds. */
 int export_prom_endpoints(FILE *out, const char *run, json_t *eps);
 /* The directory path's file goes in, opened once (O_PATH) so that every
  * later write lands there, whatever its name comes to point at.  The
@@ -146,6 +147,23 @@ int exports_new(const struct export_config *cfg, struct exports **ret);
 void exports_publish(struct exports *e, const struct results *r, uint64_t now_ns);
 /* {"prometheus": {...}, "statsd": {...}} for status; NULL without exports. */
 json_t *exports_status_json(const struct exports *e);
+/*
+ * A run begins (exports outlive runs: soakctl start --new-run).  A new run:
+ * StatsD counters start from 0.  A resumed one (soakd restarted, the
+ * results rebuilt from the run's log): they start from the totals the log
+ * holds, which the previous soakd sent as each interval closed, so StatsD's
+ * sums stay equal to soakd's totals.  The edge: an interval logged but not
+ * yet sent when the old process died (killed between results_tick and
+ * exports_publish in the same tick, or its datagram lost with it) is never
+ * sent; StatsD is short by that one interval, as by any datagram UDP drops.
+ */
+void exports_begin_run(struct exports *e, const struct results *r, bool resumed);
+/* A reload replaced the exports (another textfile, StatsD address or
+ * prefix): when StatsD goes to the same address under the same prefix,
+ * the new exports take over what the old ones sent, so the run's counts
+ * are not sent there twice.  Elsewhere, they are sent from the run's
+ * start. */
+void exports_carry_sent(struct exports *to, struct exports *from);
 /* Slot's workload was replaced or added by a reload: StatsD counters
  * for it start from its new totals. */
 void exports_forget(struct exports *e, size_t slot);

@@ -165,11 +165,10 @@ int export_prom_drift(FILE *out, const char *run, json_t *drift)
 	return ferror(out) ? -EIO : 0;
 }
 
-/* One metric for every endpoint of every workload's pool: what is at key
- * (and under key2 if given) in its last "endpoints" entry. */
-static void endpoint_metric(FILE *out, const char *run, json_t *eps, const char *name,
-			    const char *type, const char *help, const char *key, const char *key2,
-			    const char *quantile, double scale)
+/* One counter for every endpoint of every workload's pool: what is at key
+ * in its last "endpoints" entry. */
+static void endpoint_counter(FILE *out, const char *run, json_t *eps, const char *name,
+			     const char *help, const char *key)
 {
 	const char *wname, *url;
 	json_t *pool, *e;
@@ -178,12 +177,10 @@ static void endpoint_metric(FILE *out, const char *run, json_t *eps, const char 
 	json_object_foreach(eps, wname, pool)
 		json_object_foreach(pool, url, e) {
 			json_t *v = json_object_get(e, key);
-			if (key2)
-				v = json_object_get(v, key2);
 			if (!json_is_number(v))
 				continue;
-			if (!any && help)
-				fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+			if (!any)
+				fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
 			any = true;
 			fprintf(out, "%s{run=\"", name);
 			put_escaped(out, run);
@@ -191,9 +188,73 @@ static void endpoint_metric(FILE *out, const char *run, json_t *eps, const char 
 			put_escaped(out, wname);
 			fputs("\",endpoint=\"", out);
 			put_escaped(out, url);
-			if (quantile)
-				fprintf(out, "\",quantile=\"%s", quantile);
-			fprintf(out, "\"} %.17g\n", json_number_value(v) * scale);
+			fprintf(out, "\"} %.17g\n", json_number_value(v));
+		}
+}
+
+/* One sample of soakd_endpoint_latency_seconds: name, its labels, then
+ * extra (a quantile's) and the value. */
+static void endpoint_sample(FILE *out, const char *name, const char *run, const char *wname,
+			    const char *url, const char *extra, double v)
+{
+	fprintf(out, "%s{run=\"", name);
+	put_escaped(out, run);
+	fputs("\",workload=\"", out);
+	put_escaped(out, wname);
+	fputs("\",endpoint=\"", out);
+	put_escaped(out, url);
+	fprintf(out, "\"%s} %.17g\n", extra, v);
+}
+
+/*
+ * An endpoint's latency as soakd_latency_seconds is exposed: a summary
+ * whose quantiles (0.5, 0.99, 1 = max) are the last interval's, with _sum
+ * and _count since the run started (every request completed at the
+ * endpoint, failed or not), so rate(_sum)/rate(_count) is a mean.  An
+ * interval without requests has no quantiles; a record from before
+ * total_latency_us has no _sum.
+ */
+static void endpoint_latency(FILE *out, const char *run, json_t *eps)
+{
+	static const char *const name = "soakd_endpoint_latency_seconds";
+	static const struct { const char *key, *q; } quantiles[] = {
+		{ "p50", "0.5" }, { "p99", "0.99" }, { "max", "1" },
+	};
+	const char *wname, *url;
+	json_t *pool, *e;
+	bool any = false;
+
+	json_object_foreach(eps, wname, pool)
+		json_object_foreach(pool, url, e) {
+			json_t *lat = json_object_get(e, "latency_us");
+			json_t *sum = json_object_get(e, "total_latency_us");
+			json_t *count = json_object_get(e, "total_ops");
+			json_t *ops = json_object_get(e, "ops");
+			bool has_q = json_is_integer(ops) && json_integer_value(ops) > 0 &&
+				     json_is_object(lat);
+			if (!has_q && !json_is_integer(sum) && !json_is_integer(count))
+				continue;
+			if (!any)
+				fprintf(out, "# HELP %s Submit-to-completion time of an endpoint's "
+					"requests: quantiles of the last interval (1 is the maximum), "
+					"sum and count since the run started.\n# TYPE %s summary\n",
+					name, name);
+			any = true;
+			for (size_t q = 0; has_q && q < sizeof(quantiles) / sizeof(quantiles[0]); q++) {
+				json_t *v = json_object_get(lat, quantiles[q].key);
+				char extra[32];
+				if (!json_is_number(v))
+					continue;
+				snprintf(extra, sizeof(extra), ",quantile=\"%s\"", quantiles[q].q);
+				endpoint_sample(out, name, run, wname, url, extra,
+						json_number_value(v) * 1e-6);
+			}
+			if (json_is_integer(sum))
+				endpoint_sample(out, "soakd_endpoint_latency_seconds_sum", run, wname,
+						url, "", json_integer_value(sum) * 1e-6);
+			if (json_is_integer(count))
+				endpoint_sample(out, "soakd_endpoint_latency_seconds_count", run, wname,
+						url, "", (double)json_integer_value(count));
 		}
 }
 
@@ -201,18 +262,12 @@ int export_prom_endpoints(FILE *out, const char *run, json_t *eps)
 {
 	if (!json_is_object(eps))
 		return 0;
-	endpoint_metric(out, run, eps, "soakd_endpoint_ops_total", "counter",
-			"Requests an endpoint of a pool completed since the run started.", "total_ops",
-			NULL, NULL, 1);
-	endpoint_metric(out, run, eps, "soakd_endpoint_errors_total", "counter",
-			"Requests that failed at an endpoint of a pool since the run started.",
-			"total_errors", NULL, NULL, 1);
-	endpoint_metric(out, run, eps, "soakd_endpoint_latency_seconds", "gauge",
-			"Submit-to-completion time of an endpoint's requests in the last interval.",
-			"latency_us", "p50", "0.5", 1e-6);
-	endpoint_metric(out, run, eps, "soakd_endpoint_latency_seconds", "gauge", NULL,
-			"latency_us", "p99", "0.99", 1e-6);
-	endpoint_metric(out, run, eps, "soakd_endpoint_latency_seconds", "gauge", NULL,
-			"latency_us", "max", "1", 1e-6);
+	endpoint_counter(out, run, eps, "soakd_endpoint_ops_total",
+			 "Requests an endpoint of a pool completed since the run started.",
+			 "total_ops");
+	endpoint_counter(out, run, eps, "soakd_endpoint_errors_total",
+			 "Requests that failed at an endpoint of a pool since the run started.",
+			 "total_errors");
+	endpoint_latency(out, run, eps);
 	return ferror(out) ? -EIO : 0;
 }

@@ -247,11 +247,13 @@ void obj_eps_record(struct workload *w, json_t *rec)
 		pthread_mutex_unlock(&cl->ep_lock);
 		json_object_set_new(
 			eps, cl->cfg->endpoints[i],
-			json_pack("{s:I,s:I,s:{s:f,s:f,s:f},s:I,s:I}", "ops", (json_int_t)ops,
+			json_pack("{s:I,s:I,s:{s:f,s:f,s:f},s:I,s:I,s:I}", "ops", (json_int_t)ops,
 				  "errors", (json_int_t)errors, "latency_us", "p50", p50 / 1e3,
 				  "p99", p99 / 1e3, "max", max / 1e3, "total_ops",
 				  (json_int_t)atomic_load(&cl->ep_count[i].ops), "total_errors",
-				  (json_int_t)atomic_load(&cl->ep_count[i].errors)));
+				  (json_int_t)atomic_load(&cl->ep_count[i].errors),
+				  "total_latency_us",
+				  (json_int_t)(atomic_load(&cl->ep_count[i].latency_sum_ns) / 1000)));
 	}
 	json_object_set_new(rec, "endpoints", eps);
 }

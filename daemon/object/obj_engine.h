@@ -306,7 +306,8 @@ void obj_eps_apply(const struct obj_client *cl, CURL *easy, unsigned endpoint);
 bool obj_eps_done(struct obj_stream *st, struct obj_xfer *x, bool finished, bool error,
 		  enum op_error_class c, uint64_t now);
 /* The interval record's "endpoints": {URL: {"ops", "errors", "latency_us",
- * "total_ops", "total_errors"}}, the interval's part taken and reset. */
+ * "total_ops", "total_errors", "total_latency_us"}}, the interval's part
+ * taken and reset; total_latency_us sums the latencies of total_ops. */
 struct workload;
 struct json_t;
 void obj_eps_record(struct workload *w, struct json_t *rec);

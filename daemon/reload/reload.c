@@ -383,6 +383,7 @@ char *handle_reload(struct daemon *d)
 		d->view = view;
 	}
 	if (p->exports_changed) {
+		exports_carry_sent(p->exports, d->exports);
 		exports_free(d->exports);
 		d->exports = p->exports;
 		p->exports = NULL;

@@ -204,8 +204,8 @@ static void endpoints_add_base(json_t *base, json_t *eps)
 		return;
 	json_object_foreach(eps, url, e) {
 		json_t *b = json_object_get(base, url);
-		const char *keys[] = { "total_ops", "total_errors" };
-		for (size_t k = 0; b && k < 2; k++) {
+		const char *keys[] = { "total_ops", "total_errors", "total_latency_us" };
+		for (size_t k = 0; b && k < sizeof(keys) / sizeof(keys[0]); k++) {
 			json_t *now = json_object_get(e, keys[k]), *then = json_object_get(b, keys[k]);
 			if (json_is_integer(now) && json_is_integer(then))
 				json_integer_set(now, json_integer_value(now) + json_integer_value(then));

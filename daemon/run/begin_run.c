@@ -281,6 +281,9 @@ int begin_run(struct daemon *d)
 		rundir_append(d->rundir, rec);
 		json_decref(rec);
 	}
+	/* StatsD hears the new run's counts from 0, a resumed one's from
+	 * what the previous soakd sent of it. */
+	exports_begin_run(d->exports, d->results, resume);
 	/* version: which soakd recorded what follows, for reports of the run. */
 	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:b,s:s}", "type", "start", "run", d->cfg->name,
 				"wall_ns", (json_int_t)wall_ns(), "run_ns", (json_int_t)elapsed,

@@ -7,8 +7,11 @@
 # Prometheus' names and labels and the values "soakctl dump" gives, with no
 # textfile scrape error at any time (the file is replaced atomically).  The
 # textfile directory is missing at first: the run goes on, status says why,
-# and the metrics appear once the directory does.
+# and the metrics appear once the directory does.  Then an object workload
+# on a pool of two endpoints (nginx's WebDAV on two ports): its per-endpoint
+# metrics pass promtool too, the latency a summary like soakd_latency_seconds.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/objlib.sh"
 
 need_cmd python3 curl promtool
 NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
@@ -230,4 +233,76 @@ wait_until 10 "the metrics rewritten in the moved directory" rewritten
 	fail "metrics written through the symlink put in the directory's place: $(ls -A "$WORK/elsewhere")"
 stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+# An object workload's pool: soakd_endpoint_* beside the workload's metrics.
+HTTP_PORT=$(free_port)
+HTTP_PORT2=$(free_port)
+NGINX_HTTP_EXTRA="server { listen 127.0.0.1:$HTTP_PORT2; root $WORK/nginx/dav;
+        location / { dav_methods PUT DELETE; create_full_put_path on; } }"
+start_nginx "$WORK/nginx" "$HTTP_PORT"
+OBJ_PROM="$WORK/textfile-moved/obj.prom"
+cat >"$WORK/obj.json" <<EOF
+{
+  "run": {"name": "obj", "duration": "3s", "interval": "1s", "on_finish": "idle",
+          "exports": {"prometheus": {"textfile": "$OBJ_PROM"}}},
+  "workloads": [
+    {"name": "o", "type": "object", "protocol": "http",
+     "endpoints": ["http://127.0.0.1:$HTTP_PORT/o/", "http://127.0.0.1:$HTTP_PORT2/o/"],
+     "concurrency": 4, "objects": 32, "size": "4KiB", "rate": 200,
+     "mix": {"put": 50, "get": 50}}
+  ]
+}
+EOF
+start_soakd --config "$WORK/obj.json" --socket "$SOCK" --state-dir "$WORK/state-obj" --no-table
+wait_until 15 "the control socket" ctl_answers
+wait_until 20 "the object workload to finish" workload_is o finished
+ctl dump --format json >"$WORK/obj-dump.json" || fail "dump of the object run failed"
+obj_final() {
+	python3 - "$WORK/obj-dump.json" "$OBJ_PROM" <<'EOF'
+import json, re, sys
+eps = json.load(open(sys.argv[1]))["workloads"][0]["endpoints"]
+text = open(sys.argv[2]).read()
+for url, e in eps.items():
+    m = re.search(r'^soakd_endpoint_ops_total\{[^}]*endpoint="%s"\} (\S+)$' % re.escape(url), text, re.M)
+    if not m or int(float(m.group(1))) != e["total_ops"]:
+        sys.exit(1)
+EOF
+}
+wait_until 10 "the object run's final totals in $OBJ_PROM" obj_final
+promtool check metrics <"$OBJ_PROM" >"$WORK/promtool.txt" 2>&1 ||
+	fail "promtool check metrics $OBJ_PROM: $(cat "$WORK/promtool.txt")"
+python3 - "$WORK/obj-dump.json" "$OBJ_PROM" <<'EOF' || fail "endpoint metrics in $OBJ_PROM"
+import json, re, sys
+eps = json.load(open(sys.argv[1]))["workloads"][0]["endpoints"]
+text = open(sys.argv[2]).read()
+problems = []
+if not re.search(r"^# TYPE soakd_endpoint_latency_seconds summary$", text, re.M):
+    problems.append("soakd_endpoint_latency_seconds is not a summary")
+if len(eps) != 2:
+    problems.append(f"the dump has {len(eps)} endpoints, expected 2")
+for url, e in eps.items():
+    def get(name, extra=""):
+        m = re.search(r'^%s\{run="obj",workload="o",endpoint="%s"%s\} (\S+)$'
+                      % (name, re.escape(url), re.escape(extra)), text, re.M)
+        if not m:
+            problems.append(f"no {name}{{endpoint={url}{extra}}}")
+        return float(m.group(1)) if m else None
+    count = get("soakd_endpoint_latency_seconds_count")
+    total = get("soakd_endpoint_latency_seconds_sum")
+    if count is not None and int(count) != e["total_ops"]:
+        problems.append(f"{url}: _count {count}, the dump's total_ops {e['total_ops']}")
+    if total is not None and abs(total - e["total_latency_us"] / 1e6) > 1e-6:
+        problems.append(f"{url}: _sum {total}, the dump's total_latency_us {e['total_latency_us']}")
+    if not e["total_ops"] or not total or total / count > 1:
+        problems.append(f"{url}: mean latency from _sum/_count {total}/{count}")
+    if e["ops"]:
+        qs = [get("soakd_endpoint_latency_seconds", f',quantile="{q}"') for q in ("0.5", "0.99", "1")]
+        if None not in qs and (qs != sorted(qs) or abs(qs[-1] - e["latency_us"]["max"] / 1e6) > 1e-9):
+            problems.append(f"{url}: quantiles {qs}, the last interval's {e['latency_us']}")
+print(f"# endpoints: " + ", ".join(f"{u}: {e['total_ops']} ops" for u, e in eps.items()))
+if problems:
+    sys.exit("\n".join(problems))
+EOF
+stop_soakd 15
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after the object run"
 note "ok"
