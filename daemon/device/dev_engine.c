@@ -351,15 +351,22 @@ static void stamp_submits(struct dev_stream *d, struct interval_slot *cur, const
 	}
 }
 
-/* When the thread must next wake: the interval boundary, the next due op
- * that has a free slot, or the end of a closed-loop run. */
+/*
+ * When the thread must next wake: the interval boundary, the next due op
+ * that has a free slot, or the end of a closed-loop run.  While no op can
+ * be issued at all (every slot busy, or the verify ring waiting for a
+ * flush), a due op is no reason to wake: what unblocks it is a completion,
+ * which ends the wait anyway, and an op due meanwhile is issued late then
+ * (or missed at the end) like any op that waited for a slot.
+ */
 static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, uint64_t end_ns)
 {
 	uint64_t wake = next_boundary;
+	bool can_issue = d->n_free > 0 && !(d->verify && dev_verify_blocked(d->verify));
 
 	for (size_t i = 0; i < d->model.n_gens; i++) {
 		const struct dev_gen *g = &d->model.gens[i];
-		if (g->finished || g->inflight >= g->max_inflight)
+		if (!can_issue || g->finished || g->inflight >= g->max_inflight)
 			continue;
 		if (g->rate > 0 && g->have_due && g->due_ns < wake)
 			wake = g->due_ns;
