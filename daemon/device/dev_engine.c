@@ -395,7 +395,10 @@ static bool all_finished(const struct dev_stream *d)
  * The stream ends: every op due by now and never issued is missed; those in
  * flight get a bounded drain, and any the device still holds after it are
  * missed too, with their wait so far as latency (a lower bound).  Their
- * buffers stay allocated: the kernel may still read or write them.
+ * buffers stay allocated: the kernel may still read or write them.  A
+ * verify flush queued or in flight is waited for the same way (submitted
+ * first if the last pass only queued it): left behind, it would hold the
+ * epochs of every later run.
  */
 static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t *next_boundary)
 {
@@ -411,7 +414,7 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 
 	uint64_t drain = w->interval_ns < DEV_DRAIN_MAX_NS ? w->interval_ns : DEV_DRAIN_MAX_NS;
 	uint64_t deadline = now + drain;
-	while (d->n_free < d->n_slots && (now = mono_ns()) < deadline) {
+	while (outstanding(d) && (now = mono_ns()) < deadline) {
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec ts = { .tv_sec = (long long)((deadline - now) / 1000000000u),
 						.tv_nsec = (long long)((deadline - now) % 1000000000u) };
@@ -422,7 +425,7 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 		close_intervals(s, d, now, next_boundary);
 		reap(s, d, now);
 	}
-	if (d->n_free == d->n_slots)
+	if (!outstanding(d))
 		return;
 
 	bool *free_slot = calloc(d->n_slots, sizeof(*free_slot));
@@ -444,9 +447,14 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 	free(free_slot);
 	d->abandoned = true;
 	s->left_io = true;
-	log_warning("%s: %" PRIu64 " ops still in flight %.1f s after the end were given up "
-		    "(counted as missed): the device does not answer", s->label, abandoned,
-		    drain / 1e9);
+	if (abandoned)
+		log_warning("%s: %" PRIu64 " ops still in flight %.1f s after the end were given "
+			    "up (counted as missed): the device does not answer", s->label,
+			    abandoned, drain / 1e9);
+	if (d->verify && dev_verify_flushing(d->verify))
+		log_warning("%s: a verify flush still in flight %.1f s after the end was given up "
+			    "(its writes stay uncertain): the device does not answer", s->label,
+			    drain / 1e9);
 }
 
 /* Late completions of ops given up in flight: counted already (as missed),
