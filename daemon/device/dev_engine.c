@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -350,15 +351,22 @@ static void stamp_submits(struct dev_stream *d, struct interval_slot *cur, const
 	}
 }
 
-/* When the thread must next wake: the interval boundary, the next due op
- * that has a free slot, or the end of a closed-loop run. */
+/*
+ * When the thread must next wake: the interval boundary, the next due op
+ * that has a free slot, or the end of a closed-loop run.  While no op can
+ * be issued at all (every slot busy, or the verify ring waiting for a
+ * flush), a due op is no reason to wake: what unblocks it is a completion,
+ * which ends the wait anyway, and an op due meanwhile is issued late then
+ * (or missed at the end) like any op that waited for a slot.
+ */
 static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, uint64_t end_ns)
 {
 	uint64_t wake = next_boundary;
+	bool can_issue = d->n_free > 0 && !(d->verify && dev_verify_blocked(d->verify));
 
 	for (size_t i = 0; i < d->model.n_gens; i++) {
 		const struct dev_gen *g = &d->model.gens[i];
-		if (g->finished || g->inflight >= g->max_inflight)
+		if (!can_issue || g->finished || g->inflight >= g->max_inflight)
 			continue;
 		if (g->rate > 0 && g->have_due && g->due_ns < wake)
 			wake = g->due_ns;
@@ -367,6 +375,12 @@ static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, ui
 		wake = dev_verify_next_flush(d->verify);
 	/* The end of the schedule, when what still waits becomes missed. */
 	return end_ns < wake ? end_ns : wake;
+}
+
+/* What the ring still has in flight: ops, and a verify flush. */
+static unsigned outstanding(const struct dev_stream *d)
+{
+	return d->n_slots - d->n_free + (d->verify && dev_verify_flushing(d->verify) ? 1u : 0u);
 }
 
 static bool all_finished(const struct dev_stream *d)
@@ -381,7 +395,10 @@ static bool all_finished(const struct dev_stream *d)
  * The stream ends: every op due by now and never issued is missed; those in
  * flight get a bounded drain, and any the device still holds after it are
  * missed too, with their wait so far as latency (a lower bound).  Their
- * buffers stay allocated: the kernel may still read or write them.
+ * buffers stay allocated: the kernel may still read or write them.  A
+ * verify flush queued or in flight is waited for the same way (submitted
+ * first if the last pass only queued it): left behind, it would hold the
+ * epochs of every later run.
  */
 static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t *next_boundary)
 {
@@ -397,7 +414,7 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 
 	uint64_t drain = w->interval_ns < DEV_DRAIN_MAX_NS ? w->interval_ns : DEV_DRAIN_MAX_NS;
 	uint64_t deadline = now + drain;
-	while (d->n_free < d->n_slots && (now = mono_ns()) < deadline) {
+	while (outstanding(d) && (now = mono_ns()) < deadline) {
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec ts = { .tv_sec = (long long)((deadline - now) / 1000000000u),
 						.tv_nsec = (long long)((deadline - now) % 1000000000u) };
@@ -408,7 +425,7 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 		close_intervals(s, d, now, next_boundary);
 		reap(s, d, now);
 	}
-	if (d->n_free == d->n_slots)
+	if (!outstanding(d))
 		return;
 
 	bool *free_slot = calloc(d->n_slots, sizeof(*free_slot));
@@ -430,9 +447,100 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 	free(free_slot);
 	d->abandoned = true;
 	s->left_io = true;
-	log_warning("%s: %" PRIu64 " ops still in flight %.1f s after the end were given up "
-		    "(counted as missed): the device does not answer", s->label, abandoned,
-		    drain / 1e9);
+	if (abandoned)
+		log_warning("%s: %" PRIu64 " ops still in flight %.1f s after the end were given "
+			    "up (counted as missed): the device does not answer", s->label,
+			    abandoned, drain / 1e9);
+	if (d->verify && dev_verify_flushing(d->verify))
+		log_warning("%s: a verify flush still in flight %.1f s after the end was given up "
+			    "(its writes stay uncertain): the device does not answer", s->label,
+			    drain / 1e9);
+}
+
+/* Late completions of ops given up in flight: counted already (as missed),
+ * so only their slots and verify state are taken back. */
+static void reap_late(struct dev_stream *d)
+{
+	struct io_uring_cqe *cqe;
+
+	while (io_uring_peek_cqe(&d->ring, &cqe) == 0) {
+		uint64_t tag = io_uring_cqe_get_data64(cqe);
+		int res = cqe->res;
+		io_uring_cqe_seen(&d->ring, cqe);
+		if (tag == DEV_VERIFY_FLUSH_TAG) {
+			if (d->verify)
+				dev_verify_late_flush(d, res);
+			continue;
+		}
+		if (tag >= d->n_slots || d->n_free >= d->n_slots)
+			continue;
+		if (d->verify)
+			dev_verify_late(d, (unsigned)tag,
+					res < 0 || (uint32_t)res != d->slots[tag].len);
+		d->free_slots[d->n_free++] = (unsigned)tag;
+	}
+}
+
+/*
+ * The run is over but the device still holds ops it gave up on.  This
+ * thread is the ring's issuer, the only one that can reap it, so it stays
+ * (its workload ended, its results are final) until they are all back:
+ * then the ring is made new for the next start, which dev_can_start
+ * refuses until then.  Wakes each second to see whether the workload was
+ * released meanwhile; then it frees the stream itself.
+ */
+static void take_back_late(struct dev_stream *d, char *label)
+{
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts = { .tv_sec = 1 };
+		int r = io_uring_submit_and_wait_timeout(&d->ring, &cqe, 1, &ts, NULL);
+
+		pthread_mutex_lock(&d->linger_lock);
+		if (d->orphaned) {
+			pthread_mutex_unlock(&d->linger_lock);
+			dev_stream_free(d);
+			break;
+		}
+		reap_late(d);
+		bool back = !outstanding(d);
+		if (back) {
+			d->abandoned = false;
+			dev_ring_rearm(d, label ? label : "device");
+			d->lingering = false;
+		}
+		pthread_mutex_unlock(&d->linger_lock);
+		if (back) {
+			log_notice("%s: the ops given up in flight have completed: its workload "
+				   "can start again", label ? label : "device");
+			break;
+		}
+		/* A ring that cannot be waited on: look again a second later. */
+		if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
+	}
+	free(label);
+}
+
+int dev_can_start(struct workload *w, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < w->n_streams; i++) {
+		struct dev_stream *d = w->streams[i].engine;
+		if (!d)
+			continue;
+		pthread_mutex_lock(&d->linger_lock);
+		bool lingering = d->lingering;
+		unsigned left = outstanding(d);
+		pthread_mutex_unlock(&d->linger_lock);
+		if (lingering) {
+			snprintf(err, errlen, "%s still has %u op%s of the last run in flight (given "
+				 "up when it did not answer): \"%s\" cannot start until the device "
+				 "completes %s", w->streams[i].label, left, left == 1 ? "" : "s",
+				 w->cfg->name, left == 1 ? "it" : "them");
+			return -EBUSY;
+		}
+	}
+	return 0;
 }
 
 static void *dev_thread(void *arg)
@@ -540,7 +648,18 @@ static void *dev_thread(void *arg)
 	dev_ring_rearm(d, s->label);
 	free(prepped);
 	atomic_store(&s->lag_ns, 0);
+	/* Set before the stream ends: no start may slip in between. */
+	bool linger = d->abandoned;
+	char *label = linger ? strdup(s->label) : NULL;
+	if (linger) {
+		pthread_mutex_lock(&d->linger_lock);
+		d->lingering = true;
+		pthread_mutex_unlock(&d->linger_lock);
+	}
 	stream_finish(s, outcome, reason[0] ? "%s" : NULL, reason);
+	/* s is the main thread's from here: only d, under its lock. */
+	if (linger)
+		take_back_late(d, label);
 	return NULL;
 }
 
@@ -562,5 +681,6 @@ const struct workload_engine dev_engine = {
 	.stream_label = dev_stream_label,
 	.prepare = dev_prepare,
 	.thread_main = dev_thread,
+	.can_start = dev_can_start,
 	.release = dev_release,
 };

@@ -7,6 +7,7 @@
 #ifndef SOAK_DEV_ENGINE_INT_H
 #define SOAK_DEV_ENGINE_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,17 @@ struct dev_stream {
 	struct dev_backlog backlog[DEV_MAX_GENS]; /* ops waiting for a slot */
 	unsigned op_inflight[STATS_MAX_OPS];
 	bool abandoned;             /* ops left in flight: the kernel may still use the buffers */
+	/*
+	 * Ops given up in flight at the end of a run: the stream's thread
+	 * stays (it is the ring's issuer, the only one that can reap it) and
+	 * takes their late completions back, without counting them again.
+	 * Until all are back no start may reuse the slots, buffers or ring
+	 * (dev_can_start).  linger_lock guards these, and while lingering
+	 * the slots, the free list, the ring and the verify state.
+	 */
+	pthread_mutex_t linger_lock;
+	bool lingering;
+	bool orphaned;              /* released while lingering: the thread frees it */
 	struct fidelity fid;        /* the thread's own lateness */
 	struct dev_verify *verify;  /* NULL without "verify" */
 	bool verify_flushes;        /* the ring has room for a flush op */
@@ -63,6 +75,9 @@ struct dev_stream {
 };
 
 int dev_prepare(struct workload *w, char *err, size_t errlen);
+int dev_can_start(struct workload *w, char *err, size_t errlen);
+/* What the stream holds, closed and freed (buffers kept if abandoned). */
+void dev_stream_free(struct dev_stream *d);
 
 /*
  * A device stream's io_uring (dev_ring.c): created when the workload is
@@ -81,7 +96,8 @@ int dev_ring_claim(struct dev_stream *d, const char *path, char *err, size_t err
  * ring with a new disabled one, so that a workload started again (soakctl
  * start, the next probe of a search) only enables it, rather than building
  * and registering a ring after its schedule has begun.  Not after ops were
- * given up in flight: their buffers and ring stay as they are.
+ * given up in flight: their buffers and ring stay as they are until the
+ * thread has taken all of them back (dev_engine.c, take_back_late).
  */
 void dev_ring_rearm(struct dev_stream *d, const char *path);
 
@@ -105,6 +121,12 @@ bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsign
 void dev_verify_tick(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns);
 uint64_t dev_verify_next_flush(const struct dev_verify *v);
 void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int res);
+/* A flush was queued and has not completed. */
+bool dev_verify_flushing(const struct dev_verify *v);
+/* Late completions of ops given up in flight (counted already as missed):
+ * their slot's verify state released, nothing counted or checked. */
+void dev_verify_late(struct dev_stream *d, unsigned slot_index, bool error);
+void dev_verify_late_flush(struct dev_stream *d, int res);
 /* The stream ends: a last flush, so a restart finds nothing uncertain. */
 void dev_verify_finish(struct workload_stream *s, struct dev_stream *d);
 void dev_release(struct workload *w);

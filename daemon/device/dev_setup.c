@@ -114,6 +114,7 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 			goto close;
 		}
 		w->streams[i].engine = d;
+		pthread_mutex_init(&d->linger_lock, NULL);
 		d->fd = targets[i].fd;
 		targets[i].fd = -1;     /* the stream's now */
 		d->is_blockdev = targets[i].is_blockdev;
@@ -170,25 +171,38 @@ static void keep_buffers(uint8_t *buffers)
 	pthread_mutex_unlock(&kept_lock);
 }
 
+void dev_stream_free(struct dev_stream *d)
+{
+	if (d->ring_ready)
+		io_uring_queue_exit(&d->ring);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->slots);
+	free(d->free_slots);
+	dev_verify_free(d->verify);
+	/* Ops given up in flight may still land in their buffers. */
+	if (d->abandoned)
+		keep_buffers(d->buffers);
+	else
+		free(d->buffers);
+	pthread_mutex_destroy(&d->linger_lock);
+	free(d);
+}
+
 void dev_release(struct workload *w)
 {
 	for (size_t i = 0; i < w->n_streams; i++) {
 		struct dev_stream *d = w->streams[i].engine;
 		if (!d)
 			continue;
-		if (d->ring_ready)
-			io_uring_queue_exit(&d->ring);
-		if (d->fd >= 0)
-			close(d->fd);
-		free(d->slots);
-		free(d->free_slots);
-		dev_verify_free(d->verify);
-		/* Ops given up in flight may still land in their buffers. */
-		if (d->abandoned)
-			keep_buffers(d->buffers);
-		else
-			free(d->buffers);
-		free(d);
 		w->streams[i].engine = NULL;
+		/* A thread still waiting for ops given up in flight owns the
+		 * stream from here: it frees it when it next wakes. */
+		pthread_mutex_lock(&d->linger_lock);
+		bool lingering = d->lingering;
+		d->orphaned = lingering;
+		pthread_mutex_unlock(&d->linger_lock);
+		if (!lingering)
+			dev_stream_free(d);
 	}
 }

@@ -213,6 +213,23 @@ void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
 	v->n_writes++;
 }
 
+/* A write of blocks [b, end) completed. */
+static void write_done(struct dev_verify *v, unsigned slot_index, uint64_t b, uint64_t end,
+		       bool error)
+{
+	v->writes_inflight[v->slot_epoch[slot_index] & 1]--;
+	v->n_writes--;
+	/* A failed write may have landed, in part or not at all. */
+	for (; error && b < end; b++)
+		verify_map_mark_uncertain(&v->map, b, 1);
+	/* A FUA write (RWF_DSYNC: REQ_FUA, or the write and a flush
+	 * where the device does not claim FUA) is durable once it
+	 * completes, without waiting for the epoch's flush. */
+	if (!error && v->cfg->fua)
+		verify_map_durable(&v->map, v->slot_ring[slot_index],
+				   v->slot_ring[slot_index] + (end - b));
+}
+
 bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsigned slot_index,
 			 bool error)
 {
@@ -224,17 +241,7 @@ bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsign
 	v->slot_state[slot_index] = 0;
 	block_range(v, slot->offset, slot->len, &b, &end);
 	if (slot->io == DEV_IO_WRITE) {
-		v->writes_inflight[v->slot_epoch[slot_index] & 1]--;
-		v->n_writes--;
-		/* A failed write may have landed, in part or not at all. */
-		for (; error && b < end; b++)
-			verify_map_mark_uncertain(&v->map, b, 1);
-		/* A FUA write (RWF_DSYNC: REQ_FUA, or the write and a flush
-		 * where the device does not claim FUA) is durable once it
-		 * completes, without waiting for the epoch's flush. */
-		if (!error && v->cfg->fua)
-			verify_map_durable(&v->map, v->slot_ring[slot_index],
-					   v->slot_ring[slot_index] + (end - b));
+		write_done(v, slot_index, b, end, error);
 		return false;
 	}
 	v->n_reads--;
@@ -291,6 +298,43 @@ void dev_verify_tick(struct workload_stream *s, struct dev_stream *d, uint64_t n
 	io_uring_sqe_set_data64(sqe, DEV_VERIFY_FLUSH_TAG);
 	v->closing = false;
 	v->flushing = true;
+}
+
+/*
+ * A late completion, of an op the last run gave up on: a write is known to
+ * have landed (or, failed, maybe not), so it leaves the epoch it was
+ * stamped with like any other; a read (or a pre-read, which does not go on
+ * as its write) is not checked, its op was counted as missed.
+ */
+void dev_verify_late(struct dev_stream *d, unsigned slot_index, bool error)
+{
+	struct dev_verify *v = d->verify;
+	struct dev_slot *slot = &d->slots[slot_index];
+	uint64_t b, end;
+
+	if (!(v->slot_state[slot_index] & SLOT_INFLIGHT))
+		return;
+	v->slot_state[slot_index] = 0;
+	block_range(v, slot->offset, slot->len, &b, &end);
+	if (slot->io == DEV_IO_WRITE)
+		write_done(v, slot_index, b, end, error);
+	else
+		v->n_reads--;
+}
+
+void dev_verify_late_flush(struct dev_stream *d, int res)
+{
+	struct dev_verify *v = d->verify;
+
+	v->flushing = false;
+	if (res < 0)
+		return;             /* the epoch stays open, as after any failed flush */
+	verify_map_flushed(&v->map, v->closing_epoch);
+}
+
+bool dev_verify_flushing(const struct dev_verify *v)
+{
+	return v->flushing;
 }
 
 uint64_t dev_verify_next_flush(const struct dev_verify *v)

@@ -340,6 +340,13 @@ int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len)
 	os->corrupt += v->resume_corrupt;
 	memset(v->resume_counts, 0, sizeof(v->resume_counts));
 	v->resume_corrupt = 0;
+	/* A start comes only once the last run's ops and flush are all back
+	 * (dev_can_start): a flush still marked as in flight would hold every
+	 * epoch of this run open, so it is a bug, refused and named. */
+	if (v->flushing) {
+		snprintf(reason, reason_len, "the last run's verify flush is still marked in flight");
+		return -EBUSY;
+	}
 	v->next_flush_ns = mono_ns() + v->cfg->flush_interval_ns;
 	verify_map_dirty(&v->map);
 	return 0;

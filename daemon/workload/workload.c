@@ -156,6 +156,11 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 			 workload_state_name(w->state));
 		return -EBUSY;
 	}
+	if (w->engine->can_start) {
+		r = w->engine->can_start(w, err, errlen);
+		if (r < 0)
+			return r;
+	}
 	atomic_store(&w->stop_requested, false);
 	atomic_store(&w->suspend, false);
 	/* After a reboot the position can exceed the clock: the origin

@@ -75,6 +75,10 @@ struct workload_engine {
 	 * failure returns a negative errno and writes why to err. */
 	int (*prepare)(struct workload *w, char *err, size_t errlen);
 	void *(*thread_main)(void *stream);
+	/* Optional, main thread, before a start or resume changes anything:
+	 * refuses it (a negative errno, why in err) while what the last run
+	 * left behind is still in use, e.g. a device's I/O still in flight. */
+	int (*can_start)(struct workload *w, char *err, size_t errlen);
 	void (*release)(struct workload *w);
 	/* Optional, main thread: adds the engine's own figures to the
 	 * workload's interval record (a jansson object) as it is written. */

@@ -173,13 +173,15 @@ static int cmd_delay(struct fdev *fd, int n, char **w)
 		pthread_cond_broadcast(&fd->wakeup);
 		return 0;
 	}
-	if (n != 2 && n != 4)
-		return bad(fd, "usage: delay DURATION [OFFSET LENGTH] | delay off");
+	bool flush_only = n == 3 && !strcmp(w[2], "flush");
+	if (n != 2 && n != 4 && !flush_only)
+		return bad(fd, "usage: delay DURATION [OFFSET LENGTH | flush] | delay off");
 	if (parse_duration(w[1], &ns, &why) < 0)
 		return bad(fd, "delay '%s': %s", w[1], why ? why : "not a duration");
 	fd->delay_range = (struct fdev_range){0, 0};
 	if (n == 4 && parse_range(fd, w + 2, &fd->delay_range) < 0)
 		return -EINVAL;
+	fd->delay_flush_only = flush_only;
 	fd->delay_ms = ns / 1000000;
 	return 0;
 }

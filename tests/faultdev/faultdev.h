@@ -88,6 +88,7 @@ struct fdev {
 	/* Delays: delay_ms on reads and writes overlapping delay_range. */
 	uint64_t delay_ms;
 	struct fdev_range delay_range;
+	bool delay_flush_only;          /* "delay DURATION flush": flushes only */
 	bool stalled;
 	uint64_t stalled_now;
 

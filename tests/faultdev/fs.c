@@ -115,7 +115,8 @@ static int fault_gate(struct fdev *fd, unsigned kind, uint64_t offset, uint64_t 
 			pthread_cond_wait(&fd->wakeup, &fd->lock);
 		fd->stalled_now--;
 	}
-	if (fd->delay_ms && (kind != FDEV_OP_FLUSH || fd->delay_range.length == 0) &&
+	if (fd->delay_ms && fd->delay_flush_only ? kind == FDEV_OP_FLUSH :
+	    fd->delay_ms && (kind != FDEV_OP_FLUSH || fd->delay_range.length == 0) &&
 	    overlaps(&fd->delay_range, offset, len)) {
 		fd->stats.delayed_ops++;
 		delay_wait(fd, fd->delay_ms);

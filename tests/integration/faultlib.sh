@@ -31,7 +31,7 @@
 #
 # Commands (README.md has the details): cache on|off, flush, drop,
 # power off|on, lie N [all|one], lie off, errors KINDS range OFFSET LENGTH,
-# errors KINDS every N, errors off, delay DURATION [OFFSET LENGTH],
+# errors KINDS every N, errors off, delay DURATION [OFFSET LENGTH | flush],
 # delay off, stall, unstall, misdirect FROM TO [once|always], misdirect off,
 # trace on|off, reset-stats.  KINDS: read, write, rw, flush, all, or a
 # comma list.  Sizes as soakd reads them (4096, 4K, 1MiB).
