@@ -470,10 +470,12 @@ int dev_prep(const struct target_config *targets, size_t n, enum dev_safety_via 
 
 	p.devs = calloc(n, sizeof(*p.devs));
 	if (!p.devs || posix_memalign((void **)&p.zeros, 4096, PREP_BLOCK)) {
-		p.zeros = NULL;
+		/* The descriptors are still in fds: release closes them, not
+		 * out (p.devs holds none yet, and its zeroed fds are stdin). */
+		free(p.devs);
 		snprintf(err, errlen, "out of memory");
 		r = -ENOMEM;
-		goto out;
+		goto release;
 	}
 	memset(p.zeros, 0, PREP_BLOCK);
 	for (size_t i = 0; i < n; i++) {
