@@ -558,15 +558,30 @@ static uint64_t reads_of(struct results *r, size_t k)
  * (begin_run.c: restore, seek, skip what the checkpoint holds), every
  * interval is counted once.
  */
+static char dir[] = "/tmp/test-results.XXXXXX";
+
+static int make_dir(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Also after a failed assertion. */
+static int remove_dir(void **state)
+{
+	char cmd[64];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 static void test_resume_late_interval(void **state)
 {
-	char dir[] = "/tmp/test-results.XXXXXX";
 	struct pair live, resumed;
 	const uint64_t grace = 20 * 1000 * USEC;
 	char path[256];
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
 	setup_pair(&live, dir);
 	publish(&live, 0, 1);
 	publish(&live, 1, 1);
@@ -612,8 +627,6 @@ static void test_resume_late_interval(void **state)
 	json_decref(ck);
 	teardown_pair(&resumed);
 	teardown_pair(&live);
-	snprintf(path, sizeof(path), "rm -rf %s", dir);
-	assert_int_equal(system(path), 0);
 }
 
 int main(void)
@@ -625,7 +638,7 @@ int main(void)
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
 		cmocka_unit_test(test_generator_late),
-		cmocka_unit_test(test_resume_late_interval),
+		cmocka_unit_test_setup_teardown(test_resume_late_interval, make_dir, remove_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
