@@ -21,8 +21,10 @@
 
 #include "daemon/config/config.h"
 #include "daemon/results/results.h"
+#include "daemon/results/rundir.h"
 #include "daemon/results/stats_json.h"
 #include "daemon/workload/workload.h"
+#include "runlog.h"
 
 #define NS_PER_S UINT64_C(1000000000)
 #define USEC UINT64_C(1000)
@@ -478,6 +480,157 @@ static void test_replay_refuses(void **state)
 	teardown_workload(&fx);
 }
 
+/* Two workloads, a and b, as setup_workload builds one, one target each,
+ * their records written to a run directory under dir. */
+struct pair {
+	struct run_config *cfg;
+	struct workload *w[2];
+	struct results *r;
+	struct rundir *d;
+};
+
+static void setup_pair(struct pair *p, const char *dir)
+{
+	char err[256];
+	bool resume;
+
+	p->cfg = load("{\"run\": {\"name\": \"r\", \"duration\": \"60s\", \"interval\": \"1s\"},"
+		      " \"workloads\": ["
+		      "  {\"name\": \"a\", \"type\": \"device\", \"model\": \"pattern\","
+		      "   \"targets\": [\"/nonexistent/a.dat\"], \"file_size\": \"1MiB\","
+		      "   \"read_pct\": 70, \"block_size\": \"4KiB\", \"rate\": 1000},"
+		      "  {\"name\": \"b\", \"type\": \"device\", \"model\": \"pattern\","
+		      "   \"targets\": [\"/nonexistent/b.dat\"], \"file_size\": \"1MiB\","
+		      "   \"read_pct\": 70, \"block_size\": \"4KiB\", \"rate\": 1000}]}");
+	for (size_t k = 0; k < 2; k++) {
+		assert_int_equal(workload_new(&p->cfg->workloads[k], RUN_START, NS_PER_S, &p->w[k],
+					      err, sizeof(err)),
+				 0);
+		struct workload *w = p->w[k];
+		w->n_ops = 2;
+		w->op_names[0] = "read";
+		w->op_names[1] = "write";
+		w->op_share[0] = 0.7;
+		w->op_share[1] = 0.3;
+		w->started_ns = RUN_START;
+		w->state = WORKLOAD_RUNNING;
+		assert_int_equal(stream_stats_init(&w->streams[0].stats, 2, RUN_START), 0);
+		assert_int_equal(sched_init(&w->streams[0].sched, 1000.0, w->cfg->steps,
+					    w->cfg->n_steps, false, 1),
+				 0);
+	}
+	p->r = results_new(p->cfg, p->w, 2, RUN_START, false);
+	assert_non_null(p->r);
+	p->d = NULL;
+	if (dir) {
+		assert_int_equal(rundir_open(dir, "r", "{}\n", true, &p->d, &resume), 0);
+		p->r->rundir = p->d;
+	}
+}
+
+static void teardown_pair(struct pair *p)
+{
+	rundir_close(p->d);
+	results_free(p->r);
+	workload_free(p->w[0]);
+	workload_free(p->w[1]);
+	config_free(p->cfg);
+}
+
+/* Workload k's thread closes its interval at second end: 100 reads. */
+static void publish(struct pair *p, size_t k, uint64_t end)
+{
+	struct interval_slot *slot = stream_current(&p->w[k]->streams[0].stats);
+	for (int i = 0; i < 100; i++)
+		op_stats_record(&slot->ops[0], 100 * USEC, 50 * USEC, 4096, false);
+	stream_publish(&p->w[k]->streams[0].stats, RUN_START + end * NS_PER_S);
+}
+
+static uint64_t reads_of(struct results *r, size_t k)
+{
+	return r->w[k].totals[0].count;
+}
+
+/*
+ * A resume from a checkpoint taken at a tick where one workload's thread
+ * was late: a's interval ending at 2 s is published after the tick at
+ * 2.02 s that took b's and wrote the checkpoint, so it is recorded after
+ * the checkpoint though it ends before its run time (and at the same
+ * instant as b's interval in it).  Replaying the log as a resume does
+ * (begin_run.c: restore, seek, skip what the checkpoint holds), every
+ * interval is counted once.
+ */
+static char dir[] = "/tmp/test-results.XXXXXX";
+
+static int make_dir(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Also after a failed assertion. */
+static int remove_dir(void **state)
+{
+	char cmd[64];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_resume_late_interval(void **state)
+{
+	struct pair live, resumed;
+	const uint64_t grace = 20 * 1000 * USEC;
+	char path[256];
+
+	(void)state;
+	setup_pair(&live, dir);
+	publish(&live, 0, 1);
+	publish(&live, 1, 1);
+	results_tick(live.r, RUN_START + 1 * NS_PER_S + grace);
+	publish(&live, 1, 2);                                     /* a is late */
+	results_tick(live.r, RUN_START + 2 * NS_PER_S + grace);
+	json_t *ck = results_checkpoint(live.r, 2 * NS_PER_S + grace);
+	assert_non_null(ck);
+	publish(&live, 0, 2);                                     /* a, at last */
+	publish(&live, 0, 3);
+	publish(&live, 1, 3);
+	results_tick(live.r, RUN_START + 3 * NS_PER_S + grace);
+	assert_int_equal(rundir_sync(live.d), 0);
+	assert_int_equal(reads_of(live.r, 0), 300);
+	assert_int_equal(reads_of(live.r, 1), 300);
+
+	setup_pair(&resumed, NULL);
+	uint64_t covered = 0;
+	assert_int_equal(results_restore(resumed.r, ck, &covered), 0);
+	assert_int_equal(covered, 2 * NS_PER_S + grace);
+	struct runlog_reader *rd;
+	snprintf(path, sizeof(path), "%s/r/intervals.log", dir);
+	assert_int_equal(runlog_open(path, &rd), 0);
+	assert_int_equal(runlog_seek_run_time(rd, results_checkpoint_seek_ns(resumed.r) + 1), 0);
+	json_t *rec;
+	int n;
+	while ((n = runlog_next(rd, &rec)) > 0) {
+		if (!results_in_checkpoint(resumed.r, rec))
+			assert_int_equal(results_replay(resumed.r, rec), 0);
+		json_decref(rec);
+	}
+	assert_int_equal(n, 0);
+	runlog_close(rd);
+	for (size_t k = 0; k < 2; k++) {
+		if (reads_of(resumed.r, k) != reads_of(live.r, k))
+			fail_msg("workload %s: %llu reads after the resume, %llu measured",
+				 live.cfg->workloads[k].name,
+				 (unsigned long long)reads_of(resumed.r, k),
+				 (unsigned long long)reads_of(live.r, k));
+		assert_int_equal(resumed.r->w[k].intervals, 3);
+	}
+
+	json_decref(ck);
+	teardown_pair(&resumed);
+	teardown_pair(&live);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
 		cmocka_unit_test(test_generator_late),
+		cmocka_unit_test_setup_teardown(test_resume_late_interval, make_dir, remove_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

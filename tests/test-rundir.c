@@ -72,6 +72,25 @@ int __wrap_open64(const char *path, int flags, ...)
 	return __real_open64(path, flags, mode);
 }
 
+/*
+ * rename(), linked with -Wl,--wrap=rename: while plan_fails is set, the
+ * rename that puts plan.json in place fails with ENOSPC, as on a full
+ * disk (test_plan_write_failure_retried).
+ */
+int __real_rename(const char *from, const char *to);
+int __wrap_rename(const char *from, const char *to);
+static volatile int plan_fails;
+
+int __wrap_rename(const char *from, const char *to)
+{
+	size_t n = strlen(to), tail = strlen("/plan.json");
+	if (plan_fails && n >= tail && strcmp(to + n - tail, "/plan.json") == 0) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return __real_rename(from, to);
+}
+
 static void gate_wait_entered(void)
 {
 	struct timespec until;
@@ -299,6 +318,109 @@ static void test_bound_after_failed_write(void **state)
 	sem_destroy(&gate_release);
 }
 
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&text, &cap, '\0', f) < 0) {
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	return text;
+}
+
+static void assert_status_error(struct rundir *d, const char *part)
+{
+	json_t *st = rundir_status_json(d);
+	const char *error = json_string_value(json_object_get(st, "error"));
+	if (!error || !strstr(error, part))
+		fail_msg("status error \"%s\" does not say \"%s\"", error ? error : "(none)", part);
+	json_decref(st);
+}
+
+/*
+ * plan.json cannot be written (a full disk): that is an error shown like
+ * a failing log's, no log exists without it, and records wait; once it
+ * can be written, it is, then the records; and a restart with the same
+ * configuration resumes the run rather than start a new one.
+ */
+static void test_plan_write_failure_retried(void **state)
+{
+	const char *plan = "{\"plan\": 1}\n";
+	char path[256];
+	struct rundir *d;
+	bool resume = true;
+	struct stat st;
+	(void)state;
+
+	plan_fails = 1;
+	assert_int_equal(rundir_open(dir, "noplan", plan, false, &d, &resume), 0);
+	assert_false(resume);
+	snprintf(path, sizeof(path), "%s/noplan/intervals.log", dir);
+	assert_int_not_equal(stat(path, &st), 0);
+	append(d, 1);
+	append(d, 2);
+	assert_int_equal(rundir_sync(d), -ENOSPC);
+	assert_status_error(d, "cannot write plan.json in");
+	assert_status_error(d, "No space left on device");
+	assert_int_not_equal(stat(path, &st), 0);
+	assert_int_equal(status_field(d, "records_pending"), 2);
+
+	plan_fails = 0;
+	assert_int_equal(rundir_sync(d), 0);
+	assert_int_equal(status_field(d, "records_synced"), 2);
+	assert_int_equal(status_field(d, "records_dropped"), 0);
+	rundir_close(d);
+	snprintf(path, sizeof(path), "%s/noplan/plan.json", dir);
+	char *text = read_text(path);
+	assert_non_null(text);
+	assert_string_equal(text, plan);
+	free(text);
+
+	assert_int_equal(rundir_open(dir, "noplan", plan, false, &d, &resume), 0);
+	assert_true(resume);
+	rundir_close(d);
+	snprintf(path, sizeof(path), "%s/noplan.1", dir);
+	assert_int_not_equal(stat(path, &st), 0);
+}
+
+/* A reload's plan that cannot be written is written before the records
+ * that follow it, which wait meanwhile. */
+static void test_reload_plan_retried(void **state)
+{
+	char path[256];
+	struct rundir *d;
+	bool resume;
+	(void)state;
+
+	assert_int_equal(rundir_open(dir, "reload", "{\"plan\": 1}\n", false, &d, &resume), 0);
+	append(d, 1);
+	assert_int_equal(rundir_sync(d), 0);
+	plan_fails = 1;
+	assert_int_equal(rundir_set_plan(d, "{\"plan\": 2}\n"), -ENOSPC);
+	append(d, 2);
+	assert_int_equal(rundir_sync(d), -ENOSPC);
+	assert_status_error(d, "plan.json");
+	assert_int_equal(status_field(d, "records_synced"), 1);
+	plan_fails = 0;
+	assert_int_equal(rundir_sync(d), 0);
+	assert_int_equal(status_field(d, "records_synced"), 2);
+	rundir_close(d);
+	snprintf(path, sizeof(path), "%s/reload/plan.json", dir);
+	char *text = read_text(path);
+	assert_non_null(text);
+	assert_string_equal(text, "{\"plan\": 2}\n");
+	free(text);
+	assert_int_equal(rundir_open(dir, "reload", "{\"plan\": 2}\n", false, &d, &resume), 0);
+	assert_true(resume);
+	rundir_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +428,8 @@ int main(void)
 		cmocka_unit_test(test_failing_log_keeps_counting),
 		cmocka_unit_test(test_pending_bound),
 		cmocka_unit_test(test_bound_after_failed_write),
+		cmocka_unit_test(test_plan_write_failure_retried),
+		cmocka_unit_test(test_reload_plan_retried),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

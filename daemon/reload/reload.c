@@ -407,8 +407,9 @@ char *handle_reload(struct daemon *d)
 		free(d->plan);
 		d->plan = plan;
 		if (d->rundir && (r = rundir_set_plan(d->rundir, plan)) < 0)
-			log_warning_errno(r, "reload: cannot record the new plan in %s; a restart "
-					  "will start a new run", rundir_path(d->rundir));
+			log_warning_errno(r, "reload: cannot record the new plan in %s/plan.json; "
+					  "the run's records wait until it is written (a restart "
+					  "before that starts a new run)", rundir_path(d->rundir));
 	}
 
 	/* Start what the new configuration runs. */

@@ -39,7 +39,7 @@ void checkpointer_wait(struct checkpointer *c);
  * new, and the whole log is to be replayed). */
 bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered);
 /* A record's run time: an interval's end, else when it was written.
- * Records at or before a checkpoint's are in it. */
+ * Which records a checkpoint holds: results_in_checkpoint. */
 uint64_t checkpoint_record_run_ns(json_t *record);
 
 #endif

@@ -171,6 +171,10 @@ int results_set_workload(struct results *r, size_t i, struct workload *w)
 	int ret = init_slot(&r->w[i], w);
 	if (i == r->n && ret == 0)
 		r->n++;
+	/* What it measured before is dropped: a replay sets the reload
+	 * record's time instead. */
+	if (ret == 0)
+		r->w[i].merged_end_ns = mono_since(r->run_start_ns, mono_ns());
 	return ret;
 }
 
@@ -428,6 +432,8 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	wr->recorded_sched_ns = mono_since(w->started_ns, wr->iv_end_ns);
 	if (row.end_ns > r->logged_end_ns)
 		r->logged_end_ns = row.end_ns;
+	if (row.end_ns > wr->merged_end_ns)
+		wr->merged_end_ns = row.end_ns;
 	int64_t wall_end = r->run_start_ns + (int64_t)row.end_ns + r->wall_offset_ns;
 	if (wall_end > (int64_t)r->logged_wall_ns)
 		r->logged_wall_ns = (uint64_t)wall_end;

@@ -88,6 +88,15 @@ struct workload_results {
 
 	struct interval_row last;
 	bool have_last;
+	/* Run time up to which this workload is accounted for: the end of
+	 * the last interval merged (live or replayed), or when its slot was
+	 * set for a new definition (a reload), which drops what ended
+	 * before.  Its interval records are appended in the order of their
+	 * end, so those ending by then are in and none after. */
+	uint64_t merged_end_ns;
+	/* After results_restore: its interval records ending at or before
+	 * this are in the checkpoint (results_in_checkpoint). */
+	uint64_t covered_ns;
 	uint64_t intervals;                 /* recorded so far */
 	void **stream_userdata;             /* consume callback arguments */
 
@@ -111,6 +120,9 @@ struct results {
 	uint64_t recorded_wall_ns;          /* ... and the wall time of its last record */
 	/* The same of the records this soakd wrote, for checkpoints. */
 	uint64_t logged_end_ns, logged_wall_ns;
+	/* After results_restore: the run time the checkpoint was taken at;
+	 * records other than intervals written by then are in it. */
+	uint64_t checkpoint_ns;
 	/* Adds fields to a workload's interval record (kernel series). */
 	void (*record_extra)(void *userdata, const struct workload *w, uint64_t start_ns,
 			     uint64_t end_ns, json_t *record);
@@ -166,6 +178,19 @@ int results_replay(struct results *r, json_t *record);
  */
 json_t *results_checkpoint(const struct results *r, uint64_t run_ns);
 int results_restore(struct results *r, json_t *checkpoint, uint64_t *ret_run_ns);
+/*
+ * After results_restore: whether a record of the log is in the
+ * checkpoint, to be skipped by the replay.  An interval record is if it
+ * ends by its workload's covered_ns: a checkpoint taken at the tick holds
+ * each workload's intervals up to the last its threads had published,
+ * and one published late (after the tick) ends before the checkpoint's
+ * run time yet is recorded after it.  Any other record is if written by
+ * the checkpoint's run time.
+ */
+bool results_in_checkpoint(const struct results *r, json_t *record);
+/* After results_restore: a run time before which (runlog_seek_run_time)
+ * the log holds no record that is not in the checkpoint. */
+uint64_t results_checkpoint_seek_ns(const struct results *r);
 /* Records a workload's change of state in the run's log. */
 void results_record_state(struct results *r, size_t i);
 

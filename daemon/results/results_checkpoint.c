@@ -85,6 +85,21 @@ json_t *results_checkpoint(const struct results *r, uint64_t run_ns)
 			"slices", slices, "recorded", wr->recorded,
 			"recorded_sched_ns", (json_int_t)wr->recorded_sched_ns,
 			"recorded_state", wr->recorded_state, "recorded_reason", wr->recorded_reason);
+		/*
+		 * Which of its interval records it holds (results_in_checkpoint):
+		 * a workload still running may publish an interval that ended
+		 * before run_ns after it (a thread late at the tick), so up to
+		 * the last merged; one not running starts again after run_ns,
+		 * so all it recorded by then.
+		 */
+		uint64_t covered = workload_is_active(wr->workload) ? wr->merged_end_ns : run_ns;
+		if (wj && (json_object_set_new(wj, "merged_end_ns",
+					       json_integer((json_int_t)wr->merged_end_ns)) < 0 ||
+			   json_object_set_new(wj, "covered_ns",
+					       json_integer((json_int_t)covered)) < 0)) {
+			json_decref(wj);
+			wj = NULL;
+		}
 		/* Optional (an older checkpoint has none): intervals soakd was late. */
 		if (wj && wr->late_intervals) {
 			json_object_set_new(wj, "late_intervals", json_integer((json_int_t)wr->late_intervals));
@@ -168,7 +183,8 @@ static int restore_slices(struct slice_store *store, struct op_slices *sl, json_
 	return 0;
 }
 
-static int restore_workload(struct results *res, struct workload_results *wr, json_t *j)
+static int restore_workload(struct results *res, struct workload_results *wr, json_t *j,
+			    uint64_t run_ns)
 {
 	json_t *slices = json_object_get(j, "slices");
 	int err = 0, r;
@@ -198,6 +214,14 @@ static int restore_workload(struct results *res, struct workload_results *wr, js
 		wr->late_max_ns = u64_of(j, "late_max_ns", &err);
 	}
 	wr->slice_index = u64_of(j, "slice_index", &err);
+	/* An older soakd's checkpoint has neither: it held what ended by
+	 * its run time, as it was then replayed. */
+	json_t *covered = json_object_get(j, "covered_ns");
+	wr->covered_ns = covered ? u64_of(j, "covered_ns", &err) : run_ns;
+	wr->merged_end_ns = json_object_get(j, "merged_end_ns") ? u64_of(j, "merged_end_ns", &err)
+							       : wr->covered_ns;
+	if (wr->covered_ns > run_ns)
+		err = -EINVAL;
 	wr->recorded = json_is_true(json_object_get(j, "recorded"));
 	wr->recorded_sched_ns = u64_of(j, "recorded_sched_ns", &err);
 	const char *state = json_string_value(json_object_get(j, "recorded_state"));
@@ -235,12 +259,39 @@ int results_restore(struct results *r, json_t *ck, uint64_t *ret_run_ns)
 				break;
 		if (!name || i == r->n)
 			return -EINVAL;
-		int ret = restore_workload(r, &r->w[i], j);
+		int ret = restore_workload(r, &r->w[i], j, run_ns);
 		if (ret < 0)
 			return ret;
 	}
 	r->recorded_end_ns = end;
 	r->recorded_wall_ns = wall;
+	r->checkpoint_ns = run_ns;
 	*ret_run_ns = run_ns;
 	return 0;
+}
+
+bool results_in_checkpoint(const struct results *r, json_t *rec)
+{
+	json_t *v = json_object_get(rec, "end_ns");
+	if (!json_is_integer(v))
+		v = json_object_get(rec, "run_ns");
+	uint64_t at = json_is_integer(v) && json_integer_value(v) > 0
+			      ? (uint64_t)json_integer_value(v) : 0;
+	const char *type = json_string_value(json_object_get(rec, "type"));
+	const char *name = json_string_value(json_object_get(rec, "workload"));
+
+	if (type && name && strcmp(type, "interval") == 0)
+		for (size_t i = 0; i < r->n; i++)
+			if (strcmp(r->w[i].workload->cfg->name, name) == 0)
+				return at <= r->w[i].covered_ns;
+	return at <= r->checkpoint_ns;
+}
+
+uint64_t results_checkpoint_seek_ns(const struct results *r)
+{
+	uint64_t at = r->checkpoint_ns;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->w[i].covered_ns < at)
+			at = r->w[i].covered_ns;
+	return at;
 }

@@ -109,6 +109,8 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 	wr->intervals++;
 	wr->recorded = true;
 	wr->recorded_sched_ns = get_u64(rec, "sched_ns");
+	if (row.end_ns > wr->merged_end_ns)
+		wr->merged_end_ns = row.end_ns;
 	if (row.end_ns > r->recorded_end_ns)
 		r->recorded_end_ns = row.end_ns;
 	if (get_u64(rec, "wall_end_ns") > r->recorded_wall_ns)
@@ -135,9 +137,11 @@ int results_replay(struct results *r, json_t *rec)
 		const char *lists[] = { "replaced", "added" };
 		for (size_t l = 0; l < 2; l++)
 			json_array_foreach(json_object_get(rec, lists[l]), k, v)
-				if (find(r, json_string_value(v), &i) &&
-				    results_set_workload(r, i, r->w[i].workload) < 0)
-					return -ENOMEM;
+				if (find(r, json_string_value(v), &i)) {
+					if (results_set_workload(r, i, r->w[i].workload) < 0)
+						return -ENOMEM;
+					r->w[i].merged_end_ns = get_u64(rec, "run_ns");
+				}
 	}
 	if (strcmp(type, "state") == 0 && wr) {
 		const char *state = json_string_value(json_object_get(rec, "state"));

@@ -22,6 +22,13 @@ struct rundir {
 	bool thread_started;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, synced;
+	uint64_t plan_gen;           /* under lock: bumped with each plan */
+
+	/* plan.json is written by one thread at a time (the writer, or a
+	 * reload's rundir_set_plan); plan_saved_gen, under plan_lock, is the
+	 * plan_gen on disk. */
+	pthread_mutex_t plan_lock;
+	uint64_t plan_saved_gen;
 
 	/* Under lock.  Every record appended is, at any time, exactly one
 	 * of: synced (on disk), dropped (lost, counted), or not yet on disk
@@ -112,18 +119,51 @@ static void clear_error(struct rundir *d)
 	pthread_mutex_unlock(&d->lock);
 }
 
-/* Opens the log for appending, creating the directory and header. */
+/*
+ * Writes plan.json unless the plan it holds is the current one.  A run's
+ * plan is on disk before any of its records (open_log, write_pending), so
+ * that a log is never without the plan that tells a restart whether to
+ * resume it; until it is written, records wait like those of a failing
+ * log.
+ */
+static int save_plan(struct rundir *d)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&d->plan_lock);
+	pthread_mutex_lock(&d->lock);
+	uint64_t gen = d->plan_gen;
+	char *plan = gen != d->plan_saved_gen && d->plan ? strdup(d->plan) : NULL;
+	bool due = gen != d->plan_saved_gen;
+	pthread_mutex_unlock(&d->lock);
+	if (due) {
+		r = plan ? rundir_write_file(d, "plan.json", plan) : -ENOMEM;
+		if (r == 0)
+			d->plan_saved_gen = gen;
+	}
+	pthread_mutex_unlock(&d->plan_lock);
+	free(plan);
+	return r;
+}
+
+/* Opens the log for appending, creating the directory, plan.json and the
+ * header, in that order; makes sure plan.json is current when it is
+ * open. */
 static int open_log(struct rundir *d)
 {
 	int r;
 
-	if (d->fd >= 0)
-		return 0;
-	r = mkdir_p(d->path, 0750);
-	if (r < 0) {
+	if (d->fd < 0 && (r = mkdir_p(d->path, 0750)) < 0) {
 		set_error(d, r, "cannot create");
 		return r;
 	}
+	r = save_plan(d);
+	if (r < 0) {
+		set_error(d, r, "cannot write plan.json in");
+		return r;
+	}
+	if (d->fd >= 0)
+		return 0;
 	int fd = open(d->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	if (fd < 0) {
 		r = -errno;
@@ -134,6 +174,7 @@ static int open_log(struct rundir *d)
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		close(fd);
+		set_error(d, r, "cannot open the interval log in");
 		return r;
 	}
 	if (d->opened && (uint64_t)st.st_size != d->synced_size) {
@@ -160,19 +201,6 @@ static int open_log(struct rundir *d)
 	}
 	d->synced_size = (uint64_t)st.st_size;
 	d->opened = true;
-	pthread_mutex_lock(&d->lock);
-	char *plan = d->plan ? strdup(d->plan) : NULL;
-	pthread_mutex_unlock(&d->lock);
-	if (plan) {
-		char *name = NULL;
-		if (asprintf(&name, "%s/plan.json", d->path) >= 0) {
-			struct stat pst;
-			if (stat(name, &pst) < 0)
-				rundir_write_file(d, "plan.json", plan);
-			free(name);
-		}
-		free(plan);
-	}
 	d->fd = fd;
 	return 0;
 }
@@ -293,6 +321,7 @@ static int write_pending(struct rundir *d, bool sync_now)
 	pthread_mutex_unlock(&d->lock);
 
 	int r = open_log(d);
+	bool open_failed = r < 0; /* open_log said why */
 	size_t off = 0;
 	while (r == 0 && off < len) {
 		ssize_t n = write(d->fd, buf + off, len - off);
@@ -339,7 +368,8 @@ static int write_pending(struct rundir *d, bool sync_now)
 		return 0;
 	}
 	if (d->fd >= 0) {
-		set_error(d, r, "cannot write the interval log in");
+		if (!open_failed)
+			set_error(d, r, "cannot write the interval log in");
 		if (ftruncate(d->fd, (off_t)d->synced_size) < 0) {
 			/* Cannot even cut back (a filesystem turned read-only):
 			 * reopening cuts back before writing again. */
@@ -414,6 +444,15 @@ int rundir_write_file(struct rundir *d, const char *name, const char *text)
 		r = -errno;
 	if (r < 0)
 		unlink(tmp);
+	/* The rename is durable once the directory is: plan.json must be
+	 * on disk before the log it describes (save_plan). */
+	if (r == 0) {
+		int dfd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || fsync(dfd) < 0)
+			r = -errno;
+		if (dfd >= 0)
+			close(dfd);
+	}
 	free(tmp);
 	free(path);
 	return r;
@@ -457,6 +496,8 @@ int rundir_open(const char *state_dir, const char *run_name, const char *plan, b
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->plan_lock, NULL);
+	d->plan_gen = 1;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -471,17 +512,42 @@ int rundir_open(const char *state_dir, const char *run_name, const char *plan, b
 		if (asprintf(&plan_path, "%s/plan.json", d->path) >= 0)
 			old_plan = read_file(plan_path);
 		free(plan_path);
-		bool same = old_plan && strcmp(old_plan, plan) == 0 && stat(d->log_path, &st) == 0;
-		free(old_plan);
+		bool logged = stat(d->log_path, &st) == 0;
+		bool same = old_plan && strcmp(old_plan, plan) == 0 && logged;
 		if (same && !new_run) {
 			*ret_resume = true;
 		} else {
-			if (!same && !new_run)
+			/*
+			 * plan.json is written before the log (save_plan): a
+			 * log without it was left by a soakd that did not do
+			 * so, or had it removed.  Nothing else in the run
+			 * directory says which configuration it ran (the
+			 * log's header is a version, a checkpoint names
+			 * workloads, not their definitions), so it cannot be
+			 * resumed as this one; it is kept, moved aside.
+			 */
+			if (new_run)
+				;
+			else if (!old_plan && logged)
+				log_notice("run %s has an interval log but no plan.json to tell "
+					   "its configuration by: starting a new run", run_name);
+			else if (!logged)
+				log_info("run %s has no interval log to resume: starting it anew",
+					 run_name);
+			else
 				log_notice("the configuration of run %s has changed: starting a new run",
 					   run_name);
 			r = rotate(d->path);
 			if (r < 0)
 				log_warning_errno(r, "cannot move the previous run in %s aside", d->path);
+		}
+		free(old_plan);
+		/* Resumed, or a run that could not be moved aside: the
+		 * plan.json there stays as it is. */
+		if (stat(d->path, &st) == 0 && asprintf(&plan_path, "%s/plan.json", d->path) >= 0) {
+			if (stat(plan_path, &st) == 0)
+				d->plan_saved_gen = d->plan_gen;
+			free(plan_path);
 		}
 	}
 	r = open_log(d);
@@ -507,8 +573,10 @@ int rundir_set_plan(struct rundir *d, const char *plan)
 	pthread_mutex_lock(&d->lock);
 	free(d->plan);
 	d->plan = copy;
+	d->plan_gen++;
 	pthread_mutex_unlock(&d->lock);
-	return rundir_write_file(d, "plan.json", plan);
+	/* Failing, it is written again before the next records (open_log). */
+	return save_plan(d);
 }
 
 const char *rundir_path(const struct rundir *d)
@@ -614,6 +682,7 @@ void rundir_close(struct rundir *d)
 	if (d->fd >= 0)
 		close(d->fd);
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->plan_lock);
 	pthread_cond_destroy(&d->wake);
 	pthread_cond_destroy(&d->synced);
 	free(d->pending);

@@ -17,6 +17,11 @@
  * main loop never waits for the disk.  Records stay in memory until their
  * sync succeeds: if it fails they are written again.
  *
+ * plan.json is written (and its directory synced) before the log is
+ * created, and after a reload before any record that follows it, so a
+ * log is never without its plan; a failed write of it is a failing disk
+ * like any other (below) and retried the same way.
+ *
  * When the disk fails (full, read-only, gone), the error is logged once
  * and shown in status; records wait in memory (up to RUNDIR_MAX_PENDING
  * bytes, then the oldest are dropped and counted) and writing resumes by
@@ -31,9 +36,10 @@ struct rundir;
 
 /*
  * Opens <state_dir>/<run_name>.  If it holds a run with the same plan and
- * new_run is false, *ret_resume is set and the existing log is kept for
- * replay; otherwise an existing directory is renamed <run_name>.<N> and a
- * new one started.  If the directory cannot be created, a rundir is still
+ * a log and new_run is false, *ret_resume is set and the existing log is
+ * kept for replay; otherwise (a log without plan.json included: its
+ * configuration cannot be told) an existing directory is renamed
+ * <run_name>.<N> and a new one started.  If the directory cannot be created, a rundir is still
  * returned in the failed state (writing is retried); only out-of-memory is
  * an error.
  */
@@ -49,7 +55,8 @@ int rundir_sync(struct rundir *d);
 /* Writes a whole file in the run directory atomically (tmp + rename). */
 int rundir_write_file(struct rundir *d, const char *name, const char *text);
 /* The run goes on under a new plan (a reload): plan.json says so, and a
- * restart with the same configuration resumes it. */
+ * restart with the same configuration resumes it.  On failure (returned)
+ * the writer writes it again before the records that follow. */
 int rundir_set_plan(struct rundir *d, const char *plan);
 
 /* {"path", "bytes_written" (synced), "pending_bytes", "records" (appended),

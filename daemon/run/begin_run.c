@@ -80,7 +80,7 @@ static void replay_drift_before(struct daemon *d, uint64_t covered)
 		uint64_t at = checkpoint_record_run_ns(rec);
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		bool interval = type && strcmp(type, "interval") == 0;
-		if (at <= covered)
+		if (results_in_checkpoint(d->results, rec))
 			drift_replay(d->drift, d->results, rec);
 		json_decref(rec);
 		if (interval && at > covered + DRIFT_PASS_SLACK_NS)
@@ -104,7 +104,10 @@ static void replay(struct daemon *d)
 	}
 	uint64_t covered = 0;
 	bool restored = checkpoint_restore(d->rundir, d->results, &covered);
-	if (restored && (r = runlog_seek_run_time(rd, covered + 1)) < 0) {
+	/* Not from covered: an interval recorded after the checkpoint may
+	 * have ended before it (results_in_checkpoint). */
+	if (restored &&
+	    (r = runlog_seek_run_time(rd, results_checkpoint_seek_ns(d->results) + 1)) < 0) {
 		log_warning_errno(r, "cannot seek in %s", rundir_log_path(d->rundir));
 		runlog_close(rd);
 		return;
@@ -134,10 +137,11 @@ static void replay(struct daemon *d)
 			host_fold(d->host, rec);
 		/* Nor the drift tests' references and windows (those up to
 		 * it were fed above). */
-		if (!restored || checkpoint_record_run_ns(rec) > covered)
+		bool in_checkpoint = restored && results_in_checkpoint(d->results, rec);
+		if (!in_checkpoint)
 			drift_replay(d->drift, d->results, rec);
 		/* What the checkpoint holds already. */
-		if (restored && checkpoint_record_run_ns(rec) <= covered) {
+		if (in_checkpoint) {
 			json_decref(rec);
 			continue;
 		}
