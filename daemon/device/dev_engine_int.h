@@ -75,7 +75,10 @@ struct dev_stream {
 };
 
 int dev_prepare(struct workload *w, char *err, size_t errlen);
+/* dev_linger.c: a start refused while ops given up are still the kernel's;
+ * the thread's wait for them after its stream ended (frees label). */
 int dev_can_start(struct workload *w, char *err, size_t errlen);
+void dev_take_back_late(struct dev_stream *d, char *label);
 /* What the stream holds, closed and freed (buffers kept if abandoned). */
 void dev_stream_free(struct dev_stream *d);
 
@@ -123,6 +126,12 @@ uint64_t dev_verify_next_flush(const struct dev_verify *v);
 void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int res);
 /* A flush was queued and has not completed. */
 bool dev_verify_flushing(const struct dev_verify *v);
+
+/* What the ring still has in flight: ops, and a verify flush. */
+static inline unsigned dev_outstanding(const struct dev_stream *d)
+{
+	return d->n_slots - d->n_free + (d->verify && dev_verify_flushing(d->verify) ? 1u : 0u);
+}
 /* Late completions of ops given up in flight (counted already as missed):
  * their slot's verify state released, nothing counted or checked. */
 void dev_verify_late(struct dev_stream *d, unsigned slot_index, bool error);

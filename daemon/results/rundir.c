@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "rundir.h"
+#include "rundir_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,47 +16,6 @@
 
 #include "base/log.h"
 #include "runlog.h"
-
-struct rundir {
-	char *path, *log_path, *plan;
-	pthread_t thread;
-	bool thread_started;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, synced;
-	uint64_t plan_gen;           /* under lock: bumped with each plan */
-
-	/* plan.json is written by one thread at a time (the writer, or a
-	 * reload's rundir_set_plan); plan_saved_gen, under plan_lock, is the
-	 * plan_gen on disk. */
-	pthread_mutex_t plan_lock;
-	uint64_t plan_saved_gen;
-
-	/* Under lock.  Every record appended is, at any time, exactly one
-	 * of: synced (on disk), dropped (lost, counted), or not yet on disk
-	 * (pending, or written but not synced). */
-	char *pending;
-	size_t pending_len, pending_cap;
-	uint64_t pending_records;
-	uint64_t records_appended, records_synced, records_dropped;
-	bool stop, sync_requested;
-	uint64_t sync_seq, synced_seq;
-	int sync_result;
-	char error[256];
-	uint64_t bytes_written;      /* synced */
-
-	/* Writer thread only.  What was written since the last fdatasync()
-	 * is kept: until the sync succeeds the kernel may still lose it (a
-	 * filesystem that aborts drops its dirty pages), and then it is
-	 * written again. */
-	int fd;
-	bool opened;                 /* synced_size is known */
-	uint64_t synced_size;        /* the log's size at the last successful sync */
-	char *unsynced;
-	size_t unsynced_len;
-	uint64_t unsynced_records;
-	uint64_t unsynced_since_ns;  /* when its first record was written */
-	bool error_logged;
-};
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -74,26 +34,6 @@ static int mkdir_p(const char *path, mode_t mode)
 	if (mkdir(buf, mode) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
-}
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *text = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	FILE *out = open_memstream(&text, &len);
-	if (out) {
-		char buf[4096];
-		size_t n;
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-			fwrite(buf, 1, n, out);
-		fclose(out);
-	}
-	fclose(f);
-	return text;
 }
 
 static void set_error(struct rundir *d, int error, const char *what)
@@ -149,7 +89,7 @@ static int save_plan(struct rundir *d)
 /* Opens the log for appending, creating the directory, plan.json and the
  * header, in that order; makes sure plan.json is current when it is
  * open. */
-static int open_log(struct rundir *d)
+int rundir_open_log(struct rundir *d)
 {
 	int r;
 
@@ -320,7 +260,7 @@ static int write_pending(struct rundir *d, bool sync_now)
 	d->pending_records = 0;
 	pthread_mutex_unlock(&d->lock);
 
-	int r = open_log(d);
+	int r = rundir_open_log(d);
 	bool open_failed = r < 0; /* open_log said why */
 	size_t off = 0;
 	while (r == 0 && off < len) {
@@ -393,7 +333,7 @@ static struct timespec next_deadline(const struct rundir *d)
 				  .tv_nsec = (long)(at % 1000000000u) };
 }
 
-static void *writer_thread(void *arg)
+void *rundir_writer_thread(void *arg)
 {
 	struct rundir *d = arg;
 
@@ -456,113 +396,6 @@ int rundir_write_file(struct rundir *d, const char *name, const char *text)
 	free(tmp);
 	free(path);
 	return r;
-}
-
-/* Moves an old run aside as <path>.<N>. */
-static int rotate(const char *path)
-{
-	char *to = NULL;
-
-	for (unsigned n = 1; n < 100000; n++) {
-		free(to);
-		if (asprintf(&to, "%s.%u", path, n) < 0)
-			return -ENOMEM;
-		struct stat st;
-		if (lstat(to, &st) == 0)
-			continue;
-		int r = rename(path, to) < 0 ? -errno : 0;
-		if (r == 0)
-			log_info("the previous run in %s was moved to %s", path, to);
-		free(to);
-		return r;
-	}
-	free(to);
-	return -EEXIST;
-}
-
-int rundir_open(const char *state_dir, const char *run_name, const char *plan, bool new_run,
-		struct rundir **ret, bool *ret_resume)
-{
-	struct rundir *d = calloc(1, sizeof(*d));
-	int r;
-
-	if (!d)
-		return -ENOMEM;
-	d->fd = -1;
-	if (asprintf(&d->path, "%s/%s", state_dir, run_name) < 0 ||
-	    asprintf(&d->log_path, "%s/intervals.log", d->path) < 0 || !(d->plan = strdup(plan))) {
-		free(d->path);
-		free(d);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_mutex_init(&d->plan_lock, NULL);
-	d->plan_gen = 1;
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&d->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_cond_init(&d->synced, NULL);
-
-	*ret_resume = false;
-	struct stat st;
-	if (stat(d->path, &st) == 0) {
-		char *plan_path = NULL, *old_plan = NULL;
-		if (asprintf(&plan_path, "%s/plan.json", d->path) >= 0)
-			old_plan = read_file(plan_path);
-		free(plan_path);
-		bool logged = stat(d->log_path, &st) == 0;
-		bool same = old_plan && strcmp(old_plan, plan) == 0 && logged;
-		if (same && !new_run) {
-			*ret_resume = true;
-		} else {
-			/*
-			 * plan.json is written before the log (save_plan): a
-			 * log without it was left by a soakd that did not do
-			 * so, or had it removed.  Nothing else in the run
-			 * directory says which configuration it ran (the
-			 * log's header is a version, a checkpoint names
-			 * workloads, not their definitions), so it cannot be
-			 * resumed as this one; it is kept, moved aside.
-			 */
-			if (new_run)
-				;
-			else if (!old_plan && logged)
-				log_notice("run %s has an interval log but no plan.json to tell "
-					   "its configuration by: starting a new run", run_name);
-			else if (!logged)
-				log_info("run %s has no interval log to resume: starting it anew",
-					 run_name);
-			else
-				log_notice("the configuration of run %s has changed: starting a new run",
-					   run_name);
-			r = rotate(d->path);
-			if (r < 0)
-				log_warning_errno(r, "cannot move the previous run in %s aside", d->path);
-		}
-		free(old_plan);
-		/* Resumed, or a run that could not be moved aside: the
-		 * plan.json there stays as it is. */
-		if (stat(d->path, &st) == 0 && asprintf(&plan_path, "%s/plan.json", d->path) >= 0) {
-			if (stat(plan_path, &st) == 0)
-				d->plan_saved_gen = d->plan_gen;
-			free(plan_path);
-		}
-	}
-	r = open_log(d);
-	if (r < 0 && r != -ENOMEM)
-		r = 0; /* failed state: retried by the writer */
-	if (r == 0) {
-		r = -pthread_create(&d->thread, NULL, writer_thread, d);
-		d->thread_started = r == 0;
-	}
-	if (r < 0) {
-		rundir_close(d);
-		return r;
-	}
-	*ret = d;
-	return 0;
 }
 
 int rundir_set_plan(struct rundir *d, const char *plan)
