@@ -284,7 +284,7 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 		bool open_loop = g->rate > 0;
 
 		while (!g->finished && g->inflight < g->max_inflight && d->n_free &&
-		       !(d->verify && dev_verify_blocked(d->verify))) {
+		       !(d->verify && dev_verify_blocked(d))) {
 			uint64_t due, rel;
 			if (open_loop) {
 				if (!g->have_due) {
@@ -361,7 +361,7 @@ static void stamp_submits(struct dev_stream *d, struct interval_slot *cur, const
 static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, uint64_t end_ns)
 {
 	uint64_t wake = next_boundary;
-	bool can_issue = d->n_free > 0 && !(d->verify && dev_verify_blocked(d->verify));
+	bool can_issue = d->n_free > 0 && !(d->verify && dev_verify_blocked(d));
 
 	for (size_t i = 0; i < d->model.n_gens; i++) {
 		const struct dev_gen *g = &d->model.gens[i];

@@ -113,7 +113,7 @@ void dev_ring_rearm(struct dev_stream *d, const char *path);
 struct workload_stream;
 int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len);
 /* No op may be issued now: the epoch ring waits for a flush. */
-bool dev_verify_blocked(const struct dev_verify *v);
+bool dev_verify_blocked(const struct dev_stream *d);
 /* An op is about to be queued in slot_index (a write's buffer is filled). */
 void dev_verify_submit(struct dev_stream *d, unsigned slot_index);
 /* An op completed; returns true when it was a pre-read that now goes on

@@ -134,10 +134,22 @@ enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8
 	return c;
 }
 
-bool dev_verify_blocked(const struct dev_verify *v)
+/*
+ * Whether an op may not be issued now: the map's ring must have room for
+ * the blocks of any op (a write records one entry per block, all at its
+ * submit) on top of those the pre-reads in flight will write when they
+ * complete.  Checking for one free entry let a large write, or pre-reads
+ * turning into writes, run past the ring's end and overwrite entries of
+ * epochs not yet flushed.
+ */
+bool dev_verify_blocked(const struct dev_stream *d)
 {
-	return verify_map_ring_full(&v->map);
+	const struct dev_verify *v = d->verify;
+	uint64_t op_blocks = d->max_len / VERIFY_BLOCK + 1;
+
+	return verify_map_open_writes(&v->map) + v->preread_blocks + op_blocks > VERIFY_MAP_RING;
 }
+
 
 /* The whole blocks of [offset, offset + len) inside the map. */
 static void block_range(const struct dev_verify *v, uint64_t offset, uint32_t len,
@@ -150,6 +162,14 @@ static void block_range(const struct dev_verify *v, uint64_t offset, uint32_t le
 		end = v->n_blocks;
 	*ret_first = first;
 	*ret_end = end > first ? end : first;
+}
+
+static uint64_t slot_blocks(const struct dev_verify *v, const struct dev_slot *slot)
+{
+	uint64_t b, end;
+
+	block_range(v, slot->offset, slot->len, &b, &end);
+	return end - b;
 }
 
 static bool overlap(const struct dev_slot *a, const struct dev_slot *b)
@@ -194,6 +214,8 @@ void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
 	if (!is_write) {
 		mark_races(d, slot_index, false);
 		v->n_reads++;
+		if (slot->pre_read)
+			v->preread_blocks += slot_blocks(v, slot);
 		return;
 	}
 	uint8_t *buf = d->buffers + (size_t)(d->n_slots + slot_index) * d->max_len;
@@ -245,6 +267,8 @@ bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsign
 		return false;
 	}
 	v->n_reads--;
+	if (slot->pre_read)
+		v->preread_blocks -= end - b;
 	if (error)
 		return false;
 	struct op_stats *os = &stream_current(&s->stats)->ops[slot->op];
@@ -316,10 +340,13 @@ void dev_verify_late(struct dev_stream *d, unsigned slot_index, bool error)
 		return;
 	v->slot_state[slot_index] = 0;
 	block_range(v, slot->offset, slot->len, &b, &end);
-	if (slot->io == DEV_IO_WRITE)
+	if (slot->io == DEV_IO_WRITE) {
 		write_done(v, slot_index, b, end, error);
-	else
+	} else {
 		v->n_reads--;
+		if (slot->pre_read)
+			v->preread_blocks -= end - b;
+	}
 }
 
 void dev_verify_late_flush(struct dev_stream *d, int res)

@@ -31,6 +31,9 @@ struct dev_verify {
 	uint64_t closing_epoch;
 	unsigned writes_inflight[2];    /* by epoch parity */
 	unsigned n_reads, n_writes;     /* in flight */
+	/* Map ring entries promised to "pre_read" reads in flight: each
+	 * becomes a write of its blocks when it completes, unchecked. */
+	uint64_t preread_blocks;
 	uint8_t *slot_state;            /* per slot: in flight, raced */
 	uint64_t *slot_epoch;
 	uint64_t *slot_ring;            /* per write slot: its first map ring entry */
