@@ -265,6 +265,10 @@ static int add_interval(struct rundump *d, json_t *rec)
 	if (!w)
 		return -ENOMEM;
 	w->active_ns += end - start;
+	if (w->last_source != d->sources) {
+		w->last_source = d->sources;
+		w->sources++;
+	}
 	/* The part of the interval inside the schedule; a record of an older
 	 * soakd lacks it: then all of an interval with ops scheduled. */
 	json_t *scheduled = json_object_get(rec, "scheduled_ns");

@@ -66,6 +66,7 @@ struct rd_workload {
 	uint64_t active_ns, lag_max_ns, intervals;
 	uint64_t sched_ns;          /* of active_ns, intervals with ops scheduled: rate_target's time */
 	uint64_t wall_first_ns, wall_last_ns;  /* merge: the time the intervals cover */
+	unsigned sources, last_source;     /* merge: logs with intervals of it */
 	struct rd_ops totals;
 	char *target_path[RD_MAX_TARGETS];
 	struct rd_ops *targets;            /* [RD_MAX_TARGETS], allocated on first use */

@@ -228,10 +228,11 @@ json_t *rundump_finish(struct rundump *d)
 		struct rd_workload *w = d->w[i];
 		json_t *jw;
 		/* Merged hosts ran side by side: their rates add up, so the
-		 * time is what each ran within the overlap, not the sum. */
-		if (d->f.wall_to_ns && d->sources > 1) {
-			w->active_ns /= d->sources;
-			w->sched_ns /= d->sources;
+		 * time is what each ran within the overlap, not the sum; of
+		 * the hosts that ran this workload, not of all merged. */
+		if (d->f.wall_to_ns && w->sources > 1) {
+			w->active_ns /= w->sources;
+			w->sched_ns /= w->sources;
 		}
 		if (d->format == RUNDUMP_REPORT) {
 			jw = json_pack("{s:s,s:s,s:o}", "name", w->name, "state", w->state, "ops",

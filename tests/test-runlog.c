@@ -311,6 +311,53 @@ static void test_merge_overlap(void **state)
 	free(b);
 }
 
+/* A workload that only one of the merged hosts ran: its time is that
+ * host's, so its rate is not divided among hosts that did not run it. */
+static void test_merge_one_host_workload(void **state)
+{
+	(void)state;
+	char *tail = NULL;
+	size_t tail_len = 0;
+	FILE *t = open_memstream(&tail, &tail_len);
+	assert_non_null(t);
+	for (unsigned i = 0; i < 10; i++) {
+		json_t *rec = interval("x", i, 200, 1000);
+		char *line = runlog_frame(rec);
+		fputs(line, t);
+		free(line);
+		json_decref(rec);
+	}
+	fclose(t);
+	char *a = write_log("a1.log", 10, 1000, 1000, NULL);
+	char *b = write_log("b1.log", 10, 500, 1000, tail);
+	uint64_t from_a, to_a, from_b, to_b;
+	assert_int_equal(rundump_log_span(a, &from_a, &to_a), 0);
+	assert_int_equal(rundump_log_span(b, &from_b, &to_b), 0);
+	struct rundump_filter f = { .wall_from_ns = from_a > from_b ? from_a : from_b,
+				    .wall_to_ns = to_a < to_b ? to_a : to_b };
+	struct rundump *d = rundump_new(RUNDUMP_JSON, &f);
+	assert_int_equal(rundump_add_log(d, a, NULL), 0);
+	assert_int_equal(rundump_add_log(d, b, NULL), 0);
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	json_t *ws = json_object_get(j, "workloads");
+	assert_int_equal(json_array_size(ws), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *w = json_array_get(ws, i);
+		const char *name = json_string_value(json_object_get(w, "name"));
+		json_t *read = json_object_get(json_object_get(w, "ops"), "read");
+		double rate = json_real_value(json_object_get(read, "rate_achieved"));
+		if (strcmp(name, "w") == 0)
+			assert_true(rate == 1500.0);
+		else
+			assert_true(rate == 200.0);
+	}
+	json_decref(j);
+	free(tail);
+	free(a);
+	free(b);
+}
+
 /* The HDR encoding starts with HdrHistogram's compressed V2 cookie. */
 static void test_hdr_cookie(void **state)
 {
@@ -350,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_seek_run_time),
 		cmocka_unit_test(test_dump_filters),
 		cmocka_unit_test(test_merge_overlap),
+		cmocka_unit_test(test_merge_one_host_workload),
 		cmocka_unit_test(test_hdr_cookie),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
