@@ -272,9 +272,12 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP:
 		/* Listings that began before may still show the name. */
-		st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] = st->pool.entries[x->slot].id;
-		st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
-		st->n_deleted++;
+		if (st->deleted_ids) {
+			st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] =
+				st->pool.entries[x->slot].id;
+			st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
+			st->n_deleted++;
+		}
 		if (gone && x->kind == OBJ_KIND_DELETE && v) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "the server answers 404 to a DELETE of an "
@@ -411,7 +414,7 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 	struct obj_client *cl = st->cl;
 	uint64_t missing = 0, extra = 0, back = 0;
 
-	if (!x->list_whole || !v)
+	if (!x->list_whole || !v || !st->deleted_ids)
 		return;
 	/* qsort and bsearch want an array, even an empty one. */
 	uint64_t none = 0;

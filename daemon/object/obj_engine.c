@@ -51,6 +51,12 @@ static int stream_setup(struct workload *w, size_t index, int dir_fd, char *err,
 	st->free_list = calloc(share, sizeof(*st->free_list));
 	if (!st->multi || !st->xfers || !st->free_list || obj_pool_init(&st->pool, objects, 1) < 0)
 		goto oom;
+	if (o->mix[OBJ_OP_LIST]) {
+		st->deleted_ids = malloc(OBJ_DELETED_RING * sizeof(*st->deleted_ids));
+		st->deleted_seq = malloc(OBJ_DELETED_RING * sizeof(*st->deleted_seq));
+		if (!st->deleted_ids || !st->deleted_seq)
+			goto oom;
+	}
 	int ev_err = obj_stream_events_init(st);
 	if (ev_err < 0) {
 		snprintf(err, errlen, "cannot create an epoll set: %s", strerror(-ev_err));
@@ -97,6 +103,8 @@ static void stream_release(struct obj_stream *st)
 	obj_pool_free(&st->pool);
 	free(st->xfers);
 	free(st->free_list);
+	free(st->deleted_ids);
+	free(st->deleted_seq);
 	free(st);
 }
 

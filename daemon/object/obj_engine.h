@@ -265,9 +265,10 @@ struct obj_stream {
 	uint32_t cursor;                         /* prefill and cleanup sweeps */
 	unsigned passes;
 	/* Names whose DELETE completed lately, with the pool's write count
-	 * then: a listing that began before may still show them. */
-	uint64_t deleted_ids[OBJ_DELETED_RING];
-	uint32_t deleted_seq[OBJ_DELETED_RING];
+	 * then: a listing that began before may still show them.  Kept
+	 * (OBJ_DELETED_RING of each) only by a stream whose mix lists. */
+	uint64_t *deleted_ids;
+	uint32_t *deleted_seq;
 	uint64_t n_deleted;
 	uint64_t hold_until_ns, backoff_ns;      /* closed loop: pause after failures */
 	uint64_t failing_since_ns, failed_ops;   /* for the "answers again" notice */
