@@ -7,6 +7,7 @@
  * certain, the uncertain table survives a second crash, and its deletions
  * never lose another block.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -192,12 +193,38 @@ static void test_table(void **state)
 	verify_map_close(&m);
 }
 
+/* A full table takes no more marks, and says how many it could not take,
+ * in the file: a crash does not make them forgotten. */
+static void test_table_full(void **state)
+{
+	const uint64_t limit = VERIFY_MAP_UNCERTAIN / 4 * 3;
+	struct verify_map m;
+	(void)state;
+
+	open_map(&m, "full", limit + 10, false);
+	for (uint64_t b = 0; b < limit; b++)
+		assert_int_equal(verify_map_mark_uncertain(&m, b, 1), 0);
+	assert_int_equal(verify_map_unc_dropped(&m), 0);
+	/* Marking a block already in it still works. */
+	assert_int_equal(verify_map_mark_uncertain(&m, 7, 3), 0);
+	assert_int_equal(verify_map_uncertain(&m, 7), 3);
+	assert_int_equal(verify_map_mark_uncertain(&m, limit, 1), -ENOSPC);
+	assert_int_equal(verify_map_mark_uncertain(&m, limit + 1, 2), -ENOSPC);
+	assert_int_equal(verify_map_uncertain(&m, limit), 0);
+	assert_int_equal(verify_map_unc_dropped(&m), 2);
+	verify_map_close(&m);
+	open_map(&m, "full", limit + 10, false);
+	assert_int_equal(verify_map_unc_dropped(&m), 2);
+	verify_map_close(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_and_flush),
 		cmocka_unit_test(test_ring_full),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_host_restart),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

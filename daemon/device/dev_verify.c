@@ -125,6 +125,17 @@ enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8
 
 	expect_block(v, b, raced, &e);
 	enum verify_class c = verify_check(block, &e, &found);
+	/* A block the full table could not mark uncertain may rightly hold
+	 * an older write: once one was dropped, older is uncertain. */
+	if (c == VERIFY_STALE && verify_map_unc_dropped(&v->map)) {
+		if (!v->dropped_logged)
+			log_warning("%s: verify: %" PRIu64 " blocks could not be marked uncertain "
+				    "(the table of uncertain blocks is full); from now on a block "
+				    "older than the last write is counted uncertain, not stale",
+				    v->label, verify_map_unc_dropped(&v->map));
+		v->dropped_logged = true;
+		c = VERIFY_UNCERTAIN;
+	}
 	report(v, c, &e, &found, block);
 	/* Now known: what the block holds is the truth from here on; unless
 	 * a write to it was in flight during the read, and may land after. */
@@ -241,9 +252,13 @@ static void write_done(struct dev_verify *v, unsigned slot_index, uint64_t b, ui
 {
 	v->writes_inflight[v->slot_epoch[slot_index] & 1]--;
 	v->n_writes--;
-	/* A failed write may have landed, in part or not at all. */
-	for (; error && b < end; b++)
-		verify_map_mark_uncertain(&v->map, b, 1);
+	/* A failed write may have landed, in part or not at all: the block
+	 * holds its generation, or any it could hold before it (a block
+	 * whose earlier write failed too is two or more behind). */
+	for (uint64_t pos = v->slot_ring[slot_index]; error && b < end; b++, pos++) {
+		unsigned back = 1u + verify_map_prev_back(&v->map, pos);
+		verify_map_mark_uncertain(&v->map, b, back > 127 ? 127 : (uint8_t)back);
+	}
 	/* A FUA write (RWF_DSYNC: REQ_FUA, or the write and a flush
 	 * where the device does not claim FUA) is durable once it
 	 * completes, without waiting for the epoch's flush. */

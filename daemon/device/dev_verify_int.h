@@ -43,6 +43,7 @@ struct dev_verify {
 	bool adopt_all;
 
 	unsigned logged[VERIFY_CLASSES];
+	bool dropped_logged;            /* the note that stale became uncertain */
 	unsigned saved;
 	uint64_t flush_errors;
 	/* What the resume's check found, for the first interval. */

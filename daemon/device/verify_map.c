@@ -45,7 +45,9 @@ struct verify_map_state {
 	uint64_t unc_n;
 	int64_t boot_wall_s;        /* when the host last booted, as the last opener saw it */
 	uint32_t clean;             /* closed by verify_map_close_clean: everything synced */
-	uint8_t reserved[STATE_HEADER - 100];
+	uint32_t pad0;
+	uint64_t unc_dropped;       /* marks the full table could not take (0 in older files) */
+	uint8_t reserved[STATE_HEADER - 112];
 	struct verify_map_entry ring[VERIFY_MAP_RING];
 	struct verify_map_slot unc[VERIFY_MAP_UNCERTAIN];
 };
@@ -138,8 +140,10 @@ int verify_map_mark_uncertain(struct verify_map *m, uint64_t block, uint8_t back
 		return 0;
 	}
 	/* Linear probing stays short while the table is at most 3/4 full. */
-	if (st->unc_n >= VERIFY_MAP_UNCERTAIN / 4 * 3)
+	if (st->unc_n >= VERIFY_MAP_UNCERTAIN / 4 * 3) {
+		st->unc_dropped++;
 		return -ENOSPC;
+	}
 	st->unc[i].back = back;
 	st->unc[i].key = block + 1;
 	st->unc_n++;
@@ -200,6 +204,11 @@ bool verify_map_next_uncertain(const struct verify_map *m, size_t *cursor, uint6
 uint64_t verify_map_n_uncertain(const struct verify_map *m)
 {
 	return m->st->unc_n;
+}
+
+uint64_t verify_map_unc_dropped(const struct verify_map *m)
+{
+	return m->st->unc_dropped;
 }
 
 static bool epoch_done(uint32_t entry_epoch, uint64_t flushed)
@@ -362,6 +371,15 @@ uint8_t verify_map_write(struct verify_map *m, uint64_t block)
 	 * crash comes first (then the ring entry says how far back to look). */
 	verify_map_settle(m, block, gen);
 	return gen;
+}
+
+uint8_t verify_map_prev_back(const struct verify_map *m, uint64_t pos)
+{
+	const struct verify_map_state *st = m->st;
+
+	if (pos < st->tail || pos >= st->head)
+		return 0;
+	return st->ring[pos % VERIFY_MAP_RING].prev_back;
 }
 
 uint64_t verify_map_head(const struct verify_map *m)

@@ -31,8 +31,9 @@
  * in the file too, so a second crash before that read forgets nothing.
  * When the ring fills before a flush completes, the caller must flush
  * synchronously (verify_map_ring_full).  When the uncertain table is full
- * (more than VERIFY_MAP_UNCERTAIN blocks: far more than a ring), a block
- * is not marked and the caller counts it (verify_map_mark_uncertain fails).
+ * (more than 3/4 of VERIFY_MAP_UNCERTAIN blocks: far more than a ring), a
+ * block is not marked (verify_map_mark_uncertain fails) and the map
+ * counts it (verify_map_unc_dropped), in the file.
  */
 
 #define VERIFY_MAP_RING 65536u
@@ -87,6 +88,9 @@ bool verify_map_ring_full(const struct verify_map *m);
  * before the next flush leaves them certain (entries a flush has freed
  * already are skipped). */
 uint64_t verify_map_head(const struct verify_map *m);
+/* How uncertain the block was before the write at ring position pos (0
+ * once its epoch is flushed). */
+uint8_t verify_map_prev_back(const struct verify_map *m, uint64_t pos);
 void verify_map_durable(struct verify_map *m, uint64_t from, uint64_t to);
 
 /* Epochs: the open one; closing it (returns the closed one) for a flush;
@@ -107,6 +111,10 @@ void verify_map_settle(struct verify_map *m, uint64_t block, uint8_t gen);
  * the end (resume: "touched").  Settling the returned block is allowed. */
 bool verify_map_next_uncertain(const struct verify_map *m, size_t *cursor, uint64_t *ret_block);
 uint64_t verify_map_n_uncertain(const struct verify_map *m);
+/* Blocks that should have been marked uncertain and were not (the table
+ * was full), since the map was made: from the first, a block older than
+ * the map says may be one of them, so it cannot be called stale. */
+uint64_t verify_map_unc_dropped(const struct verify_map *m);
 
 /* Starts writeback of both files (no wait): at each flush. */
 void verify_map_sync_async(struct verify_map *m);
