@@ -253,6 +253,15 @@ static void settle(struct obj_stream *st, struct obj_xfer *x, const struct obj_l
 			 (uint32_t)version, size);
 }
 
+/* x's name no longer exists (deleted, or lost by the server): listings
+ * that began before may still show it. */
+static void name_gone(struct obj_stream *st, const struct obj_xfer *x)
+{
+	st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] = st->pool.entries[x->slot].id;
+	st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
+	st->n_deleted++;
+}
+
 void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
 		  enum op_error_class c, bool gone, struct obj_verify *v)
 {
@@ -271,10 +280,7 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		return;
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP:
-		/* Listings that began before may still show the name. */
-		st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] = st->pool.entries[x->slot].id;
-		st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
-		st->n_deleted++;
+		name_gone(st, x);
 		if (gone && x->kind == OBJ_KIND_DELETE && v) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "the server answers 404 to a DELETE of an "
@@ -337,10 +343,14 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 					       "acknowledged PUT was given");
 			}
 		}
-		if (gone) {
+		/* Counted once: the pool then holds the name as deleted
+		 * (obj_pool_end_read), so no read asks for it again; reads
+		 * of it already in flight are not counted again. */
+		if (gone && st->pool.entries[x->slot].state == OBJ_PRESENT) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "the server answers 404 for an object "
 				       "whose PUT it acknowledged");
+			name_gone(st, x);
 			if (e)
 				ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, false, 0, 0, 0,
 								    wall_ns()));

@@ -327,7 +327,10 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 	else if (outcome == OBJ_OK)
 		obj_book_list(st, x, &os->obj_verify);
 	if (x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD) {
-		obj_pool_end_read(&st->pool, x->slot, false); /* obj_book_end settled it */
+		/* An uncertain write obj_book_end settled is already empty or
+		 * present; an acknowledged object that is gone goes, as
+		 * the ledger says. */
+		obj_pool_end_read(&st->pool, x->slot, gone);
 		st->audit_inflight--;
 		atomic_fetch_add_explicit(&st->ws->audit_done, 1, memory_order_relaxed);
 	}
