@@ -95,9 +95,16 @@ int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen)
 			    errlen);
 	if (r < 0)
 		return r;
+	/* A record cut by a crash loses an intent (the write it announced,
+	 * if it reached the server, is not known: the final sweep deletes
+	 * its object) or an outcome (the write stays uncertain); a damaged
+	 * record loses every record after it. */
 	if (info.torn || info.damaged)
-		log_warning("%s: the ledger %s was cut short (%" PRIu64 " damaged record(s)); the "
-			    "writes it lost are uncertain", cl->wcfg->name, base, info.damaged);
+		log_warning("%s: the ledger %s was cut short (%" PRIu64 " damaged record(s)): the "
+			    "writes recorded after that point are not known to it; checks of those "
+			    "objects may report them lost or stale, and the run's final sweep "
+			    "deletes the names it does not hold", cl->wcfg->name, base,
+			    info.damaged);
 	if (!info.resumed)
 		return 0;
 	/* The run's names are the ledger's: the first thread's ledger
