@@ -20,12 +20,36 @@
 
 #define TAG "0123456789abcdef"
 
+/*
+ * Linked with -Wl,--wrap=write (tests/meson.build): while write_budget is
+ * not negative, writes take at most that many bytes in all, then fail with
+ * ENOSPC, as on a file system that fills up in the middle of a record.
+ */
+ssize_t __real_write(int fd, const void *buf, size_t n);
+ssize_t __wrap_write(int fd, const void *buf, size_t n);
+static long write_budget = -1;
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n)
+{
+	if (write_budget < 0)
+		return __real_write(fd, buf, n);
+	if (write_budget == 0) {
+		errno = ENOSPC;
+		return -1;
+	}
+	ssize_t r = __real_write(fd, buf, n < (size_t)write_budget ? n : (size_t)write_budget);
+	if (r > 0)
+		write_budget -= r;
+	return r;
+}
+
 static char dir[200];
 static int dir_fd = -1;
 
 static int setup(void **state)
 {
 	(void)state;
+	write_budget = -1; /* a test that failed may have left it set */
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	snprintf(dir, sizeof(dir), "%s/test-ledger-XXXXXX", tmp);
 	if (!mkdtemp(dir))
@@ -174,6 +198,89 @@ static void test_damaged_record_stops_replay(void **state)
 	l = open_ok(4, TAG, &info);
 	assert_int_equal(info.damaged, 1);
 	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_NONE);
+	obj_ledger_close(l);
+}
+
+/* A disk full in the middle of a record: the journal is cut back to its
+ * last whole record and the record is written with the next change, so a
+ * reopen replays every record, none damaged (before, the partial bytes
+ * stayed and every later record was out of step: replay stopped at the
+ * first). */
+static void test_short_write_keeps_later_records(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(8, TAG, &info);
+	assert_int_equal(obj_ledger_intend_put(l, 0, 1, 1, 10), 0);
+	assert_int_equal(obj_ledger_ack(l, 0, 5, 0), 0);
+	off_t before = file_size("w.0.journal");
+
+	write_budget = 20;
+	assert_int_equal(obj_ledger_intend_put(l, 1, 2, 1, 20), -ENOSPC);
+	assert_int_equal(file_size("w.0.journal"), before);
+	assert_int_equal(obj_ledger_ack(l, 1, 6, 0), -ENOSPC);
+	assert_int_equal(file_size("w.0.journal"), before);
+	write_budget = -1;
+
+	/* The disk has room again: the held records go first. */
+	assert_int_equal(obj_ledger_intend_put(l, 2, 3, 1, 30), 0);
+	assert_int_equal(obj_ledger_ack(l, 2, 7, 0), 0);
+	assert_int_equal(obj_ledger_intend_delete(l, 0), 0);
+	assert_int_equal(obj_ledger_ack(l, 0, 0, 0), 0);
+	assert_int_equal(file_size("w.0.journal"), before + 6 * 48);
+	obj_ledger_close(l);
+
+	l = open_ok(8, TAG, &info);
+	assert_int_equal(info.damaged, 0);
+	assert_false(info.torn);
+	assert_int_equal(info.records_replayed, 8);
+	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_DELETED);
+	for (uint32_t s = 1; s <= 2; s++) {
+		const struct obj_ledger_entry *e = obj_ledger_get(l, s);
+		assert_int_equal(e->state, OBJ_LEDGER_PRESENT);
+		assert_int_equal(e->pending, OBJ_PENDING_NONE);
+		assert_int_equal(e->id, s + 1);
+		assert_int_equal(e->etag, s + 5);
+	}
+	obj_ledger_close(l);
+}
+
+/* A disk full for longer than the records held in memory: a fold writes
+ * the whole state once it has room again; nothing is appended before. */
+static void test_long_failure_folds_the_state(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(8, TAG, &info);
+	assert_int_equal(obj_ledger_intend_put(l, 0, 1, 1, 10), 0);
+	off_t before = file_size("w.0.journal");
+
+	write_budget = 30;
+	for (uint32_t k = 0; k < 3000; k++) {
+		uint32_t s = k % 8;
+		assert_true(obj_ledger_intend_put(l, s, 100 + k, 1, k) < 0);
+		assert_true(obj_ledger_ack(l, s, k + 1, 0) < 0);
+	}
+	assert_true(obj_ledger_flush(l, 0, true) < 0);
+	assert_int_equal(file_size("w.0.journal"), before);
+	write_budget = -1;
+	assert_int_equal(obj_ledger_flush(l, 0, true), 0);
+	assert_int_equal(file_size("w.0.journal"), 48);
+	assert_int_equal(obj_ledger_intend_delete(l, 7), 0);
+	assert_int_equal(obj_ledger_ack(l, 7, 0, 0), 0);
+	obj_ledger_close(l);
+
+	l = open_ok(8, TAG, &info);
+	assert_int_equal(info.damaged, 0);
+	assert_false(info.torn);
+	for (uint32_t s = 0; s < 7; s++) {
+		const struct obj_ledger_entry *e = obj_ledger_get(l, s);
+		uint32_t k = 3000 - 8 + s;
+		assert_int_equal(e->state, OBJ_LEDGER_PRESENT);
+		assert_int_equal(e->id, 100 + k);
+		assert_int_equal(e->etag, k + 1);
+	}
+	assert_int_equal(obj_ledger_get(l, 7)->state, OBJ_LEDGER_DELETED);
 	obj_ledger_close(l);
 }
 
@@ -385,6 +492,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_record_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_record_stops_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_write_keeps_later_records, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_long_failure_folds_the_state, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_other_pool_size_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version_ids_survive_reopen_and_fold, setup,
 						teardown),

@@ -117,11 +117,28 @@ static void test_failures_make_doubt(void **state)
 	assert_int_equal(p.entries[0].state, OBJ_PRESENT);
 	assert_int_equal(p.entries[0].id, 1);
 	assert_int_equal(p.entries[0].version, 3);
-	/* A read answered "not found": the object is doubtful, not read again. */
+	/* Reads answered "not found" (two at once): the name is gone, as
+	 * after a DELETE, and never read again. */
+	uint32_t seq = p.write_seq;
+	obj_pool_begin_read(&p, 1);
 	obj_pool_begin_read(&p, 1);
 	obj_pool_end_read(&p, 1, true);
-	assert_int_equal(p.entries[1].state, OBJ_DOUBTFUL);
+	obj_pool_end_read(&p, 1, true);
+	assert_int_equal(p.entries[1].state, OBJ_EMPTY);
+	assert_int_equal(p.entries[1].readers, 0);
+	assert_int_equal(p.write_seq, seq + 1);
+	assert_int_equal(p.n_present, 1);
+	for (int k = 0; k < 100; k++)
+		assert_int_equal(obj_pool_pick_read(&p, &rng), 0);
+	/* Its slot's next object gets a new name. */
+	uint64_t lost_id = p.entries[1].id;
+	obj_pool_begin_put(&p, 1, 1);
+	obj_pool_end_write(&p, 1, false, true);
+	assert_int_not_equal(p.entries[1].id, lost_id);
+	assert_int_equal(p.entries[1].version, 1);
 	/* Cleanup sweeps present and doubtful objects alike. */
+	obj_pool_begin_put(&p, 1, 1);
+	obj_pool_end_write(&p, 1, false, false);
 	uint32_t cursor = 0, n = 0;
 	while (obj_pool_next(&p, &cursor, OBJ_MASK(OBJ_PRESENT) | OBJ_MASK(OBJ_DOUBTFUL)) !=
 	       OBJ_POOL_NONE)

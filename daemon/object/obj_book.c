@@ -95,9 +95,16 @@ int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen)
 			    errlen);
 	if (r < 0)
 		return r;
+	/* A record cut by a crash loses an intent (the write it announced,
+	 * if it reached the server, is not known: the final sweep deletes
+	 * its object) or an outcome (the write stays uncertain); a damaged
+	 * record loses every record after it. */
 	if (info.torn || info.damaged)
-		log_warning("%s: the ledger %s was cut short (%" PRIu64 " damaged record(s)); the "
-			    "writes it lost are uncertain", cl->wcfg->name, base, info.damaged);
+		log_warning("%s: the ledger %s was cut short (%" PRIu64 " damaged record(s)): the "
+			    "writes recorded after that point are not known to it; checks of those "
+			    "objects may report them lost or stale, and the run's final sweep "
+			    "deletes the names it does not hold", cl->wcfg->name, base,
+			    info.damaged);
 	if (!info.resumed)
 		return 0;
 	/* The run's names are the ledger's: the first thread's ledger
@@ -253,6 +260,17 @@ static void settle(struct obj_stream *st, struct obj_xfer *x, const struct obj_l
 			 (uint32_t)version, size);
 }
 
+/* x's name no longer exists (deleted, or lost by the server): listings
+ * that began before may still show it. */
+static void name_gone(struct obj_stream *st, const struct obj_xfer *x)
+{
+	if (!st->deleted_ids)
+		return;         /* a mix without LIST keeps no ring */
+	st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] = st->pool.entries[x->slot].id;
+	st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
+	st->n_deleted++;
+}
+
 void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
 		  enum op_error_class c, bool gone, struct obj_verify *v)
 {
@@ -271,13 +289,7 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		return;
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP:
-		/* Listings that began before may still show the name. */
-		if (st->deleted_ids) {
-			st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] =
-				st->pool.entries[x->slot].id;
-			st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
-			st->n_deleted++;
-		}
+		name_gone(st, x);
 		if (gone && x->kind == OBJ_KIND_DELETE && v) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "the server answers 404 to a DELETE of an "
@@ -340,10 +352,14 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 					       "acknowledged PUT was given");
 			}
 		}
-		if (gone) {
+		/* Counted once: the pool then holds the name as deleted
+		 * (obj_pool_end_read), so no read asks for it again; reads
+		 * of it already in flight are not counted again. */
+		if (gone && st->pool.entries[x->slot].state == OBJ_PRESENT) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "the server answers 404 for an object "
 				       "whose PUT it acknowledged");
+			name_gone(st, x);
 			if (e)
 				ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, false, 0, 0, 0,
 								    wall_ns()));

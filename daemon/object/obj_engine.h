@@ -369,6 +369,14 @@ enum obj_outcome {
 };
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone);
+/* obj_op.c: */
+/* Sends x's handle again (a listing's next page, a multipart upload's
+ * next step): 0, or -ENOMEM (logged) when libcurl will not take it. */
+int obj_op_resend(struct obj_stream *st, struct obj_xfer *x);
+/* Accounts for an op that ended with outcome (class c for an error) in
+ * the current interval, settles its object and frees its transfer. */
+void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
+		enum op_error_class c, bool gone, uint64_t now);
 
 /* obj_multipart.c: a PUT above "multipart_threshold" goes up in parts. */
 bool obj_mp_wanted(const struct obj_client *cl, const struct obj_xfer *x);

@@ -29,6 +29,10 @@
  * this beyond the number of slots. */
 #define FOLD_SLACK 4096
 #define IO_RECORDS 4096
+/* Records kept in memory while the journal cannot take them (a full or
+ * failing disk; allocated then), written before any later one; past this
+ * many, the next fold writes the whole state instead. */
+#define HELD_MAX 1024
 
 enum rec_type {
 	R_HEADER = 1,
@@ -76,6 +80,17 @@ struct obj_ledger {
 	 * with the first version id (only versioned buckets have any). */
 	uint8_t (*vids)[1 + VID_BYTES];
 	uint64_t journal_records;   /* since the map */
+	/* The journal's length in whole records: a failed append is cut
+	 * back to it, so that no later record lands out of step. */
+	off_t journal_len;
+	/* Records applied but not in the journal yet, in order; or, past
+	 * HELD_MAX (or a journal that could not be started), need_fold: only
+	 * a fold can put the state on disk, and nothing is appended until
+	 * one does.  retry_ns: when a fold is tried again. */
+	struct rec *held;
+	size_t n_held;
+	bool need_fold;
+	uint64_t retry_ns;
 	uint64_t unsynced_since_ns; /* 0: all synced */
 	uint64_t map_bytes;
 	int error;
@@ -311,13 +326,19 @@ out:
 static int reset_journal(struct obj_ledger *l)
 {
 	struct rec h = header(l);
-	if (ftruncate(l->journal_fd, 0) < 0 || lseek(l->journal_fd, 0, SEEK_SET) < 0)
-		return -errno;
-	int r = obj_ledger_write_all(l->journal_fd, &h, sizeof(h));
-	if (r == 0 && fdatasync(l->journal_fd) < 0)
-		r = -errno;
+	int r = 0;
 	l->journal_records = 0;
 	l->unsynced_since_ns = 0;
+	if (ftruncate(l->journal_fd, 0) < 0 || lseek(l->journal_fd, 0, SEEK_SET) < 0)
+		r = -errno;
+	if (r == 0)
+		r = obj_ledger_write_all(l->journal_fd, &h, sizeof(h));
+	if (r == 0 && fdatasync(l->journal_fd) < 0)
+		r = -errno;
+	/* Without its header the journal takes no record: the state waits
+	 * for the next fold. */
+	l->journal_len = r == 0 ? (off_t)sizeof(h) : 0;
+	l->need_fold = r < 0;
 	return r;
 }
 
@@ -386,6 +407,8 @@ static int fold(struct obj_ledger *l)
 	close(fd);
 	fd = -1;
 	l->map_bytes = bytes;
+	/* The map holds every change, those held back too. */
+	l->n_held = 0;
 	r = reset_journal(l);
 	goto out;
 fail:
@@ -468,8 +491,8 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 	}
 	if (stale || info.torn || info.damaged || st.st_size == 0)
 		r = info.resumed ? fold(l) : reset_journal(l);
-	else
-		r = lseek(l->journal_fd, 0, SEEK_END) < 0 ? -errno : 0;
+	else if ((l->journal_len = lseek(l->journal_fd, 0, SEEK_END)) < 0)
+		r = -errno;
 	if (r < 0) {
 		snprintf(err, errlen, "cannot write the ledger %s: %s", l->journal_name, strerror(-r));
 		goto fail;
@@ -496,6 +519,9 @@ void obj_ledger_close(struct obj_ledger *l)
 	if (!l)
 		return;
 	if (l->journal_fd >= 0) {
+		/* Records held back by a failed write: a last try. */
+		if (l->need_fold || l->n_held)
+			(void)obj_ledger_flush(l, obj_ledger_mono_ns(), true);
 		if (l->unsynced_since_ns)
 			(void)fdatasync(l->journal_fd);
 		close(l->journal_fd);
@@ -504,6 +530,7 @@ void obj_ledger_close(struct obj_ledger *l)
 		close(l->dir_fd);
 	free(l->entries);
 	free(l->vids);
+	free(l->held);
 	free(l->map_name);
 	free(l->journal_name);
 	free(l->tmp_name);
@@ -520,22 +547,65 @@ const struct obj_ledger_entry *obj_ledger_get(const struct obj_ledger *l, uint32
 	return slot < l->slots ? &l->entries[slot] : NULL;
 }
 
-/* Applies a change and appends it to the journal. */
+/* Appends n records to the journal, all or none: a write that fails
+ * part-way (ENOSPC, EFBIG, EIO) is cut back to the last whole record. */
+static int append(struct obj_ledger *l, const struct rec *recs, size_t n)
+{
+	int e = obj_ledger_write_all(l->journal_fd, recs, n * sizeof(*recs));
+	if (e < 0) {
+		if (ftruncate(l->journal_fd, l->journal_len) < 0 ||
+		    lseek(l->journal_fd, l->journal_len, SEEK_SET) < 0)
+			l->need_fold = true; /* the journal's end is not known */
+		l->error = e;
+		return e;
+	}
+	l->journal_len += (off_t)(n * sizeof(*recs));
+	l->journal_records += n;
+	if (!l->unsynced_since_ns)
+		l->unsynced_since_ns = obj_ledger_mono_ns();
+	return 0;
+}
+
+/* The held records, written: 0, or they stay held for the next try. */
+static int write_held(struct obj_ledger *l)
+{
+	int e = l->n_held ? append(l, l->held, l->n_held) : 0;
+	if (e == 0)
+		l->n_held = 0;
+	return e;
+}
+
+/* Keeps a record the journal did not take; past HELD_MAX, or without
+ * memory, the next fold writes the state instead. */
+static void hold(struct obj_ledger *l, const struct rec *r)
+{
+	if (!l->held)
+		l->held = malloc(HELD_MAX * sizeof(*l->held));
+	if (!l->held || l->n_held == HELD_MAX) {
+		l->need_fold = true;
+		l->n_held = 0;
+		return;
+	}
+	l->held[l->n_held++] = *r;
+}
+
+/* Applies a change and appends it to the journal, after any held back. */
 static int record(struct obj_ledger *l, struct rec r)
 {
 	r.gen = l->gen;
 	if (apply(l, &r) < 0)
 		return -ERANGE;
 	seal(&r);
-	int e = obj_ledger_write_all(l->journal_fd, &r, sizeof(r));
-	if (e < 0) {
-		l->error = e;
-		return e;
+	if (l->need_fold)
+		return l->error ? l->error : -EIO;
+	if (l->n_held) {
+		hold(l, &r);
+		return l->need_fold ? (l->error ? l->error : -EIO) : write_held(l);
 	}
-	l->journal_records++;
-	if (!l->unsynced_since_ns)
-		l->unsynced_since_ns = obj_ledger_mono_ns();
-	return 0;
+	int e = append(l, &r, 1);
+	if (e < 0)
+		hold(l, &r);
+	return e;
 }
 
 int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint32_t version,
@@ -593,6 +663,18 @@ int obj_ledger_flush(struct obj_ledger *l, uint64_t now_ns, bool force)
 {
 	int r = 0;
 
+	/* After a failed write: the held records, or (too many, or a
+	 * journal in an unknown state) a fold, tried once per sync interval. */
+	if (l->need_fold || l->n_held) {
+		if (now_ns < l->retry_ns && !force)
+			return l->error;
+		l->retry_ns = now_ns + OBJ_LEDGER_SYNC_NS;
+		r = l->need_fold ? fold(l) : write_held(l);
+		if (r < 0) {
+			l->error = r;
+			return r;
+		}
+	}
 	if (l->journal_records > (uint64_t)l->slots + FOLD_SLACK) {
 		r = fold(l);
 		if (r < 0)

@@ -97,7 +97,10 @@ const struct obj_ledger_entry *obj_ledger_get(const struct obj_ledger *l, uint32
  * Changes.  Each appends one journal record (write(2) before returning, so
  * a PUT is never sent before its intent is written); they return 0 or a
  * negative errno from the disk, which the caller counts and reports (the
- * in-memory state changes either way).
+ * in-memory state changes either way).  A record the disk did not take
+ * (ENOSPC, EFBIG, EIO) leaves the journal at its last whole record and is
+ * held, in order, with those after it, until a later change or
+ * obj_ledger_flush writes them (past a bound, a fold writes the state).
  */
 int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint32_t version,
 			  uint64_t size);

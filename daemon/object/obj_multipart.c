@@ -247,13 +247,18 @@ static enum obj_outcome abort_upload(struct obj_xfer *x, const struct obj_client
 
 	x->mp_failed = true;
 	x->mp_fail_class = c;
-	if (!x->mp_upload_id[0] || obj_escape_query(x->mp_upload_id, id, sizeof(id)) < 0)
+	if (!x->mp_upload_id[0] || obj_escape_query(x->mp_upload_id, id, sizeof(id)) < 0) {
+		x->mp_step = OBJ_MP_NONE;
 		return OBJ_ERROR;
+	}
 	reset_handle(x, cl);
 	x->mp_step = OBJ_MP_ABORT;
 	snprintf(query, sizeof(query), "uploadId=%s", id);
 	curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, "DELETE");
-	return step_url(x, cl, query) == 0 ? OBJ_MORE : OBJ_ERROR;
+	if (step_url(x, cl, query) == 0)
+		return OBJ_MORE;
+	x->mp_step = OBJ_MP_NONE; /* the op ends here, failed */
+	return OBJ_ERROR;
 }
 
 /* The text between <tag> and </tag> of the response kept in list_buf. */
@@ -381,8 +386,14 @@ void obj_mp_part_done(struct obj_stream *st, struct obj_part *p, CURLcode result
 	enum obj_outcome next = OBJ_MORE;
 	if (x->mp_failed || prepare_complete(x, cl) < 0)
 		next = abort_upload(x, cl, x->mp_failed ? x->mp_fail_class : OP_ERR_TRANSFER);
-	if (next == OBJ_MORE)
-		curl_multi_add_handle(st->multi, x->easy);
+	if (next == OBJ_MORE && obj_op_resend(st, x) == 0)
+		return;
+	/* Neither the completion nor the abort can be sent: the op ends
+	 * now, failed, counted in this interval (left busy, it would only
+	 * be counted missed when the workload ends). */
+	x->mp_step = OBJ_MP_NONE;
+	obj_op_end(st, x, OBJ_ERROR, x->mp_failed ? x->mp_fail_class : OP_ERR_TRANSFER, false,
+		   mono_ns());
 }
 
 void obj_mp_abandon(struct obj_stream *st, struct obj_xfer *x)

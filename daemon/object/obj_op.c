@@ -282,13 +282,32 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 	enum obj_outcome outcome = obj_xfer_finish(x, cl, result, &c, &gone);
 
 	curl_multi_remove_handle(st->multi, x->easy);
-	if (outcome == OBJ_MORE && curl_multi_add_handle(st->multi, x->easy) == CURLM_OK)
-		return; /* the listing's next page */
 	if (outcome == OBJ_WAIT)
 		return; /* a multipart upload's parts go on by themselves */
-	if (outcome == OBJ_MORE)
+	if (outcome == OBJ_MORE) {
+		/* A listing's next page, a multipart upload's next step. */
+		if (obj_op_resend(st, x) == 0)
+			return;
 		outcome = OBJ_ERROR;
+		c = OP_ERR_TRANSFER;
+	}
+	obj_op_end(st, x, outcome, c, gone, now);
+}
 
+int obj_op_resend(struct obj_stream *st, struct obj_xfer *x)
+{
+	CURLMcode m = curl_multi_add_handle(st->multi, x->easy);
+	if (m == CURLM_OK)
+		return 0;
+	log_error("%s: cannot send the next request for %s: %s; the op fails",
+		  st->cl->wcfg->name, x->key, curl_multi_strerror(m));
+	return -ENOMEM;
+}
+
+void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
+		enum op_error_class c, bool gone, uint64_t now)
+{
+	struct obj_client *cl = st->cl;
 	struct op_stats *os = &stream_current(&st->ws->stats)->ops[cl->op_index[x->kind]];
 	uint64_t bytes = 0;
 	bool back_off = obj_eps_done(st, x, true, outcome != OBJ_OK && outcome != OBJ_CORRUPT &&
@@ -327,7 +346,10 @@ void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 	else if (outcome == OBJ_OK)
 		obj_book_list(st, x, &os->obj_verify);
 	if (x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD) {
-		obj_pool_end_read(&st->pool, x->slot, false); /* obj_book_end settled it */
+		/* An uncertain write obj_book_end settled is already empty or
+		 * present; an acknowledged object that is gone goes, as
+		 * the ledger says. */
+		obj_pool_end_read(&st->pool, x->slot, gone);
 		st->audit_inflight--;
 		atomic_fetch_add_explicit(&st->ws->audit_done, 1, memory_order_relaxed);
 	}

@@ -116,9 +116,13 @@ void obj_pool_end_read(struct obj_pool *p, uint32_t i, bool gone)
 {
 	struct obj_entry *e = &p->entries[i];
 	e->readers--;
-	/* Lost by the server: rewrite it before anyone reads it again. */
-	if (gone && e->state == OBJ_PRESENT)
-		set_state(p, e, OBJ_DOUBTFUL);
+	/* Lost by the server: the name is gone, as after a DELETE (the
+	 * ledger says deleted too); nobody reads it again, and the slot's
+	 * next object gets a new name. */
+	if (gone && e->state == OBJ_PRESENT) {
+		e->write_seq = ++p->write_seq;
+		set_state(p, e, OBJ_EMPTY);
+	}
 }
 
 void obj_pool_begin_put(struct obj_pool *p, uint32_t i, uint64_t size)

@@ -75,7 +75,8 @@ void obj_pool_restore(struct obj_pool *p, uint32_t i, enum obj_state state, uint
 		      uint32_t version, uint64_t size);
 
 void obj_pool_begin_read(struct obj_pool *p, uint32_t i);
-/* gone: the server said the object does not exist. */
+/* gone: the server said the object does not exist: a present one is
+ * lost, and its slot empty as after a DELETE. */
 void obj_pool_end_read(struct obj_pool *p, uint32_t i, bool gone);
 /* Starts a PUT of `size` bytes: gives an empty slot a new name, and the
  * slot's object its next version. */

@@ -15,6 +15,7 @@
 
 #include "base/log.h"
 #include "obj_engine.h"
+#include "workload/workload.h"
 
 /* Entries per page of a version listing (S3's own default). */
 #define VERSIONS_PAGE 1000
@@ -191,23 +192,84 @@ static int delete_version(const struct obj_client *cl, const char *key, const ch
 	return r < 0 ? r : status == 204 || status == 200 ? 0 : -EIO;
 }
 
+/* soakd is stopping (SIGTERM, a reload): the sweep gives way.  Not a
+ * stop request alone: a workload stopped by soakctl cleans up, this sweep
+ * included, and only then ends. */
+static bool sweep_interrupted(const struct obj_stream *st)
+{
+	return atomic_load_explicit(&st->ws->workload->suspend, memory_order_relaxed);
+}
+
+/* A value from a server, fit for a log line, in out (LOG_REMOTE_MAX + 1). */
+static const char *clean(const char *value, char *out, size_t outlen)
+{
+	return log_clean(value, strlen(value), LOG_REMOTE_MAX, out, outlen);
+}
+
+/*
+ * The next page's markers, from a truncated page: 0, or -EPROTO with err
+ * set when the server gives none, or gives the markers this page was asked
+ * with (or a key before them): asked again, it would answer the same page
+ * for ever.  S3 lists keys in order, each key's versions newest first.
+ */
+static int next_markers(const struct obj_client *cl, const char *page, const char *end,
+			const char *key, const char *vid, char *next_key, size_t keylen,
+			char *next_vid, size_t vidlen, char *err, size_t errlen)
+{
+	char k[LOG_REMOTE_MAX + 1], v[LOG_REMOTE_MAX + 1], was[LOG_REMOTE_MAX + 1];
+	next_key[0] = next_vid[0] = '\0';
+	element(page, end, "NextKeyMarker", next_key, keylen);
+	element(page, end, "NextVersionIdMarker", next_vid, vidlen);
+	if (!next_key[0]) {
+		snprintf(err, errlen, "%s says the version listing goes on (IsTruncated) but gives "
+			 "no NextKeyMarker", cl->cfg->endpoint);
+		return -EPROTO;
+	}
+	int order = strcmp(next_key, key);
+	if (order < 0 || (order == 0 && strcmp(next_vid, vid) == 0)) {
+		snprintf(err, errlen, "%s answers the version listing with a marker that does not "
+			 "move on (NextKeyMarker \"%s\", NextVersionIdMarker \"%s\" after "
+			 "key-marker \"%s\"): the same page would come back for ever",
+			 cl->cfg->endpoint, clean(next_key, k, sizeof(k)),
+			 clean(next_vid, v, sizeof(v)), clean(key, was, sizeof(was)));
+		return -EPROTO;
+	}
+	return 0;
+}
+
 void obj_versions_sweep(struct obj_stream *st)
 {
 	struct obj_client *cl = st->cl;
 	struct growing body = { 0 };
 	uint64_t found = 0, deleted = 0, failed = 0;
-	char err[512];
+	bool interrupted = false;
+	char err[1024];
 
-	for (unsigned b = 0; b < cl->cfg->buckets; b++) {
+	for (unsigned b = 0; b < cl->cfg->buckets && !interrupted; b++) {
 		char base[OBJ_MAX_URL_LEN], name[80], esc_prefix[OBJ_KEY_MAX * 3];
 		char key_marker[OBJ_KEY_MAX * 3] = "", vid_marker[VERSION_ID_MAX * 3] = "";
+		/* The markers as the server gave them (key_marker escaped). */
+		char key[OBJ_KEY_MAX] = "", vid[VERSION_ID_MAX] = "";
 		obj_bucket_name(cl, b, name, sizeof(name));
 		if (obj_bucket_url(cl, b, base, sizeof(base)) < 0 ||
 		    obj_escape_query(cl->name_root, esc_prefix, sizeof(esc_prefix)) < 0)
 			break;
-		for (;;) {
+		for (unsigned pages = 0;; pages++) {
 			char url[OBJ_MAX_URL_LEN * 2];
 			long status = 0;
+			if (sweep_interrupted(st)) {
+				interrupted = true;
+				break;
+			}
+			/* Bounded like a LIST op: a server that always has
+			 * another page never holds the thread. */
+			if (pages == OBJ_LIST_MAX_PAGES) {
+				log_warning("%s: the version listing of bucket %s at %s goes on past %u "
+					    "pages: the sweep stops there (versions of the run may be "
+					    "left)", cl->wcfg->name, name, cl->cfg->endpoint,
+					    OBJ_LIST_MAX_PAGES);
+				break;
+			}
 			/* SigV4 wants the query sorted by name. */
 			if ((size_t)snprintf(url, sizeof(url), "%s/?%s%s%smax-keys=%u&prefix=%s%s%s%s"
 					     "versions=", base,
@@ -232,36 +294,49 @@ void obj_versions_sweep(struct obj_stream *st)
 				const char *close = strstr(s, s == v ? "</Version>" : "</DeleteMarker>");
 				if (!close)
 					break;
-				char key[OBJ_KEY_MAX], vid[VERSION_ID_MAX];
+				char entry_key[OBJ_KEY_MAX], entry_vid[VERSION_ID_MAX];
 				unsigned stream;
 				uint64_t id;
 				p = close + 1;
-				if (!element(s, close, "Key", key, sizeof(key)) ||
-				    !element(s, close, "VersionId", vid, sizeof(vid)))
+				if (!element(s, close, "Key", entry_key, sizeof(entry_key)) ||
+				    !element(s, close, "VersionId", entry_vid, sizeof(entry_vid)))
 					continue;
 				/* Each thread sweeps its own names. */
-				if (obj_key_parse(cl, key, &stream, &id) < 0 || stream != st->index)
+				if (obj_key_parse(cl, entry_key, &stream, &id) < 0 || stream != st->index)
 					continue;
+				if (sweep_interrupted(st)) {
+					interrupted = true;
+					break;
+				}
 				found++;
-				if (delete_version(cl, key, vid) == 0)
+				if (delete_version(cl, entry_key, entry_vid) == 0)
 					deleted++;
 				else
 					failed++;
 			}
-			(void)end;
-			if (!strstr(body.data, "<IsTruncated>true</IsTruncated>"))
+			if (interrupted || !strstr(body.data, "<IsTruncated>true</IsTruncated>"))
 				break;
-			char next_key[OBJ_KEY_MAX] = "", next_vid[VERSION_ID_MAX] = "";
-			element(body.data, end, "NextKeyMarker", next_key, sizeof(next_key));
-			element(body.data, end, "NextVersionIdMarker", next_vid, sizeof(next_vid));
-			if (!next_key[0] ||
-			    obj_escape_query(next_key, key_marker, sizeof(key_marker)) < 0 ||
+			char next_key[OBJ_KEY_MAX], next_vid[VERSION_ID_MAX];
+			if (next_markers(cl, body.data, end, key, vid,
+					 next_key, sizeof(next_key), next_vid, sizeof(next_vid), err,
+					 sizeof(err)) < 0) {
+				log_warning("%s: the sweep of bucket %s stops (versions of the run may "
+					    "be left): %s", cl->wcfg->name, name, err);
+				break;
+			}
+			if (obj_escape_query(next_key, key_marker, sizeof(key_marker)) < 0 ||
 			    obj_escape_query(next_vid, vid_marker, sizeof(vid_marker)) < 0)
 				break;
+			snprintf(key, sizeof(key), "%s", next_key);
+			snprintf(vid, sizeof(vid), "%s", next_vid);
 		}
 	}
 	free(body.data);
-	if (found)
+	if (interrupted)
+		log_warning("%s: soakd is stopping: thread %u's sweep of old versions and delete "
+			    "markers stops before its end (%" PRIu64 " deleted; the rest stay in the "
+			    "bucket)", cl->wcfg->name, st->index, deleted);
+	else if (found)
 		log_info("%s: thread %u deleted %" PRIu64 " of %" PRIu64 " versions and delete "
 			 "markers of the run's objects%s", cl->wcfg->name, st->index, deleted, found,
 			 failed ? " (the others could not be deleted)" : "");

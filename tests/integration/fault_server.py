@@ -6,8 +6,10 @@ Serves PUT/GET/HEAD/DELETE from memory; the file named by argv[2] holds
 the current mode: "ok", "503" (every request answered 503 Slow Down),
 "slow" (every request answered after 3 s), "reset" (the connection
 reset with no answer), "putsleep:SECONDS" (PUTs answered after SECONDS)
-or "forge" (every request answered 403 with an S3 error whose <Message>
-holds a newline, a forged soakd log line, terminal escapes and 100 KB).
+"forge" (every request answered 403 with an S3 error whose <Message>
+holds a newline, a forged soakd log line, terminal escapes and 100 KB)
+or "forget" (PUTs answered 201, their objects not kept: every read of
+them is a 404).
 A GET of "?list-type=2" answers an empty ListObjectsV2 page, enough for
 soakd's S3 probe.  Prints its port on stdout.
 """
@@ -72,8 +74,9 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         if self.misbehave():
             return
-        with lock:
-            objects[self.path] = body
+        if mode() != "forget":
+            with lock:
+                objects[self.path] = body
         self.send_response(201)
         self.send_header("Content-Length", "0")
         self.end_headers()
