@@ -6,6 +6,7 @@
  * code.
  */
 #include "obj_ledger.h"
+#include "obj_ledger_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,94 +26,23 @@
 /* 2 added R_VERSION_ID; a format 1 ledger (none of them) loads as it is. */
 #define FORMAT 2
 #define FORMAT_1 1
-/* The journal is folded into the map when it holds more records than
- * this beyond the number of slots. */
-#define FOLD_SLACK 4096
-#define IO_RECORDS 4096
-/* Records kept in memory while the journal cannot take them (a full or
- * failing disk; allocated then), written before any later one; past this
- * many, the next fold writes the whole state instead. */
-#define HELD_MAX 1024
-
-enum rec_type {
-	R_HEADER = 1,
-	R_SLOT,          /* a map entry: the acknowledged state */
-	R_INTEND_PUT,
-	R_INTEND_DELETE,
-	R_ACK,
-	R_ABORT,
-	R_UNCERTAIN,
-	R_SETTLE,        /* state: present or not; id, version, size */
-	/* The acknowledged PUT's version id (a versioned bucket), after its
-	 * R_ACK or R_SLOT: state = its encoded length, the bytes from
-	 * "version" to "time_s" (VID_BYTES) = the id, a UUID as 16 bytes. */
-	R_VERSION_ID,
-};
-
-#define VID_BYTES OBJ_LEDGER_VID_BYTES
-#define VID_UUID OBJ_LEDGER_VID_UUID
-
-/* 48 bytes, host byte order (the run directory belongs to this host). */
-struct rec {
-	uint32_t crc;    /* CRC32C of the rest */
-	uint8_t type;
-	uint8_t state;
-	uint16_t reserved;
-	uint32_t slot;   /* R_HEADER: the number of slots */
-	uint32_t version;/* R_HEADER: FORMAT */
-	uint64_t id;     /* R_HEADER: MAGIC */
-	uint64_t size;
-	uint64_t etag;   /* R_HEADER: the run tag */
-	uint32_t time_s;
-	uint32_t gen;    /* the map generation a journal belongs to */
-};
-_Static_assert(sizeof(struct rec) == 48, "ledger records are 48 bytes");
-
-struct obj_ledger {
-	int dir_fd;
-	int journal_fd;
-	char *map_name, *journal_name, *tmp_name;
-	uint32_t slots;
-	uint32_t gen;
-	uint64_t tag;
-	struct obj_ledger_entry *entries;
-	/* Per slot: the length byte and VID_BYTES of R_VERSION_ID; allocated
-	 * with the first version id (only versioned buckets have any). */
-	uint8_t (*vids)[1 + VID_BYTES];
-	uint64_t journal_records;   /* since the map */
-	/* The journal's length in whole records: a failed append is cut
-	 * back to it, so that no later record lands out of step. */
-	off_t journal_len;
-	/* Records applied but not in the journal yet, in order; or, past
-	 * HELD_MAX (or a journal that could not be started), need_fold: only
-	 * a fold can put the state on disk, and nothing is appended until
-	 * one does.  retry_ns: when a fold is tried again. */
-	struct rec *held;
-	size_t n_held;
-	bool need_fold;
-	uint64_t retry_ns;
-	uint64_t unsynced_since_ns; /* 0: all synced */
-	uint64_t map_bytes;
-	int error;
-};
-
 static uint32_t rec_crc(const struct rec *r)
 {
 	return obj_crc32c_update(0, (const uint8_t *)r + 4, sizeof(*r) - 4);
 }
 
-static void seal(struct rec *r)
+void obj_ledger_seal(struct rec *r)
 {
 	r->crc = rec_crc(r);
 }
 
-static uint8_t *vid_bytes(struct rec *r)
+uint8_t *obj_ledger_rec_vid(struct rec *r)
 {
 	return (uint8_t *)r + offsetof(struct rec, version);
 }
 
 /* Applies one change record to the in-memory state. */
-static int apply(struct obj_ledger *l, const struct rec *r)
+int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 {
 	if (r->slot >= l->slots)
 		return -ERANGE;
@@ -128,7 +58,7 @@ static int apply(struct obj_ledger *l, const struct rec *r)
 		if (!l->vids && !(l->vids = calloc(l->slots, sizeof(*l->vids))))
 			return -ENOMEM;
 		l->vids[r->slot][0] = r->state;
-		memcpy(&l->vids[r->slot][1], vid_bytes((struct rec *)r), VID_BYTES);
+		memcpy(&l->vids[r->slot][1], obj_ledger_rec_vid((struct rec *)r), VID_BYTES);
 		return 0;
 	}
 	case R_SLOT:
@@ -199,7 +129,7 @@ static struct rec header(const struct obj_ledger *l)
 {
 	struct rec h = { .type = R_HEADER, .slot = l->slots, .version = FORMAT, .id = MAGIC,
 			 .etag = l->tag, .gen = l->gen };
-	seal(&h);
+	obj_ledger_seal(&h);
 	return h;
 }
 
@@ -300,7 +230,7 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				info->resumed = true;
 				continue;
 			}
-			if (apply(l, rec) < 0) {
+			if (obj_ledger_apply(l, rec) < 0) {
 				info->damaged++;
 				goto done;
 			}
@@ -345,7 +275,7 @@ static int reset_journal(struct obj_ledger *l)
 /* Writes every slot's state as a new map generation, then empties the
  * journal.  A crash in between leaves the new map and an old journal,
  * which open recognises by its generation and ignores. */
-static int fold(struct obj_ledger *l)
+int obj_ledger_fold(struct obj_ledger *l)
 {
 	struct rec *buf = malloc(IO_RECORDS * sizeof(*buf));
 	size_t n = 0;
@@ -377,23 +307,23 @@ static int fold(struct obj_ledger *l)
 		buf[n] = (struct rec){ .type = R_SLOT, .state = e->state, .slot = s,
 				       .version = e->version, .id = e->id, .size = e->size,
 				       .etag = e->etag, .time_s = e->time_s, .gen = l->gen };
-		seal(&buf[n++]);
+		obj_ledger_seal(&buf[n++]);
 		if (l->vids && l->vids[s][0]) {
 			buf[n] = (struct rec){ .type = R_VERSION_ID, .state = l->vids[s][0], .slot = s,
 					       .gen = l->gen };
-			memcpy(vid_bytes(&buf[n]), &l->vids[s][1], VID_BYTES);
-			seal(&buf[n++]);
+			memcpy(obj_ledger_rec_vid(&buf[n]), &l->vids[s][1], VID_BYTES);
+			obj_ledger_seal(&buf[n++]);
 		}
 		if (e->pending != OBJ_PENDING_NONE) {
 			buf[n] = (struct rec){ .type = e->pending == OBJ_PENDING_PUT ? R_INTEND_PUT
 										   : R_INTEND_DELETE,
 					       .slot = s, .version = e->try_version, .id = e->try_id,
 					       .size = e->try_size, .gen = l->gen };
-			seal(&buf[n++]);
+			obj_ledger_seal(&buf[n++]);
 		}
 		if (e->uncertain) {
 			buf[n] = (struct rec){ .type = R_UNCERTAIN, .slot = s, .gen = l->gen };
-			seal(&buf[n++]);
+			obj_ledger_seal(&buf[n++]);
 		}
 	}
 	if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
@@ -490,7 +420,7 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		goto fail;
 	}
 	if (stale || info.torn || info.damaged || st.st_size == 0)
-		r = info.resumed ? fold(l) : reset_journal(l);
+		r = info.resumed ? obj_ledger_fold(l) : reset_journal(l);
 	else if ((l->journal_len = lseek(l->journal_fd, 0, SEEK_END)) < 0)
 		r = -errno;
 	if (r < 0) {
@@ -545,151 +475,6 @@ uint32_t obj_ledger_slots(const struct obj_ledger *l)
 const struct obj_ledger_entry *obj_ledger_get(const struct obj_ledger *l, uint32_t slot)
 {
 	return slot < l->slots ? &l->entries[slot] : NULL;
-}
-
-/* Appends n records to the journal, all or none: a write that fails
- * part-way (ENOSPC, EFBIG, EIO) is cut back to the last whole record. */
-static int append(struct obj_ledger *l, const struct rec *recs, size_t n)
-{
-	int e = obj_ledger_write_all(l->journal_fd, recs, n * sizeof(*recs));
-	if (e < 0) {
-		if (ftruncate(l->journal_fd, l->journal_len) < 0 ||
-		    lseek(l->journal_fd, l->journal_len, SEEK_SET) < 0)
-			l->need_fold = true; /* the journal's end is not known */
-		l->error = e;
-		return e;
-	}
-	l->journal_len += (off_t)(n * sizeof(*recs));
-	l->journal_records += n;
-	if (!l->unsynced_since_ns)
-		l->unsynced_since_ns = obj_ledger_mono_ns();
-	return 0;
-}
-
-/* The held records, written: 0, or they stay held for the next try. */
-static int write_held(struct obj_ledger *l)
-{
-	int e = l->n_held ? append(l, l->held, l->n_held) : 0;
-	if (e == 0)
-		l->n_held = 0;
-	return e;
-}
-
-/* Keeps a record the journal did not take; past HELD_MAX, or without
- * memory, the next fold writes the state instead. */
-static void hold(struct obj_ledger *l, const struct rec *r)
-{
-	if (!l->held)
-		l->held = malloc(HELD_MAX * sizeof(*l->held));
-	if (!l->held || l->n_held == HELD_MAX) {
-		l->need_fold = true;
-		l->n_held = 0;
-		return;
-	}
-	l->held[l->n_held++] = *r;
-}
-
-/* Applies a change and appends it to the journal, after any held back. */
-static int record(struct obj_ledger *l, struct rec r)
-{
-	r.gen = l->gen;
-	if (apply(l, &r) < 0)
-		return -ERANGE;
-	seal(&r);
-	if (l->need_fold)
-		return l->error ? l->error : -EIO;
-	if (l->n_held) {
-		hold(l, &r);
-		return l->need_fold ? (l->error ? l->error : -EIO) : write_held(l);
-	}
-	int e = append(l, &r, 1);
-	if (e < 0)
-		hold(l, &r);
-	return e;
-}
-
-int obj_ledger_intend_put(struct obj_ledger *l, uint32_t slot, uint64_t id, uint32_t version,
-			  uint64_t size)
-{
-	return record(l, (struct rec){ .type = R_INTEND_PUT, .slot = slot, .id = id,
-				       .version = version, .size = size });
-}
-
-int obj_ledger_intend_delete(struct obj_ledger *l, uint32_t slot)
-{
-	return record(l, (struct rec){ .type = R_INTEND_DELETE, .slot = slot });
-}
-
-int obj_ledger_set_version_id(struct obj_ledger *l, uint32_t slot, const char *vid)
-{
-	struct rec r = { .type = R_VERSION_ID, .slot = slot };
-	int e = obj_ledger_vid_pack(vid, vid_bytes(&r), &r.state);
-	return e < 0 ? e : record(l, r);
-}
-
-void obj_ledger_version_id(const struct obj_ledger *l, uint32_t slot, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (l->vids && slot < l->slots && l->vids[slot][0])
-		obj_ledger_vid_format(l->vids[slot][0], &l->vids[slot][1], buf, len);
-}
-
-int obj_ledger_ack(struct obj_ledger *l, uint32_t slot, uint64_t etag, uint64_t wall_ns)
-{
-	return record(l, (struct rec){ .type = R_ACK, .slot = slot, .etag = etag,
-				       .time_s = (uint32_t)(wall_ns / 1000000000u) });
-}
-
-int obj_ledger_abort(struct obj_ledger *l, uint32_t slot)
-{
-	return record(l, (struct rec){ .type = R_ABORT, .slot = slot });
-}
-
-int obj_ledger_uncertain(struct obj_ledger *l, uint32_t slot)
-{
-	return record(l, (struct rec){ .type = R_UNCERTAIN, .slot = slot });
-}
-
-int obj_ledger_settle(struct obj_ledger *l, uint32_t slot, bool present, uint64_t id,
-		      uint32_t version, uint64_t size, uint64_t wall_ns)
-{
-	return record(l, (struct rec){ .type = R_SETTLE, .slot = slot,
-				       .state = present ? OBJ_LEDGER_PRESENT : OBJ_LEDGER_DELETED,
-				       .id = id, .version = version, .size = size,
-				       .time_s = (uint32_t)(wall_ns / 1000000000u) });
-}
-
-int obj_ledger_flush(struct obj_ledger *l, uint64_t now_ns, bool force)
-{
-	int r = 0;
-
-	/* After a failed write: the held records, or (too many, or a
-	 * journal in an unknown state) a fold, tried once per sync interval. */
-	if (l->need_fold || l->n_held) {
-		if (now_ns < l->retry_ns && !force)
-			return l->error;
-		l->retry_ns = now_ns + OBJ_LEDGER_SYNC_NS;
-		r = l->need_fold ? fold(l) : write_held(l);
-		if (r < 0) {
-			l->error = r;
-			return r;
-		}
-	}
-	if (l->journal_records > (uint64_t)l->slots + FOLD_SLACK) {
-		r = fold(l);
-		if (r < 0)
-			l->error = r;
-		return r;
-	}
-	if (!l->unsynced_since_ns || (!force && now_ns - l->unsynced_since_ns < OBJ_LEDGER_SYNC_NS))
-		return 0;
-	if (fdatasync(l->journal_fd) < 0) {
-		r = -errno;
-		l->error = r;
-		return r;
-	}
-	l->unsynced_since_ns = 0;
-	return 0;
 }
 
 uint64_t obj_ledger_disk_bytes(const struct obj_ledger *l)

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the ledger's files share: obj_ledger.c (the record format, replay,
+ * folds, open and close) and obj_ledger_write.c (changes, the journal's
+ * appends and syncs).
+ */
+#ifndef SOAK_OBJ_LEDGER_INT_H
+#define SOAK_OBJ_LEDGER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "obj_ledger.h"
+
+/* The journal is folded into the map when it holds more records than
+ * this beyond the number of slots. */
+#define FOLD_SLACK 4096
+#define IO_RECORDS 4096
+/* Records kept in memory while the journal cannot take them (a full or
+ * failing disk; allocated then), written before any later one; past this
+ * many, the next fold writes the whole state instead. */
+#define HELD_MAX 1024
+
+enum rec_type {
+	R_HEADER = 1,
+	R_SLOT,          /* a map entry: the acknowledged state */
+	R_INTEND_PUT,
+	R_INTEND_DELETE,
+	R_ACK,
+	R_ABORT,
+	R_UNCERTAIN,
+	R_SETTLE,        /* state: present or not; id, version, size */
+	/* The acknowledged PUT's version id (a versioned bucket), after its
+	 * R_ACK or R_SLOT: state = its encoded length, the bytes from
+	 * "version" to "time_s" (VID_BYTES) = the id, a UUID as 16 bytes. */
+	R_VERSION_ID,
+};
+
+#define VID_BYTES OBJ_LEDGER_VID_BYTES
+#define VID_UUID OBJ_LEDGER_VID_UUID
+
+/* 48 bytes, host byte order (the run directory belongs to this host). */
+struct rec {
+	uint32_t crc;    /* CRC32C of the rest */
+	uint8_t type;
+	uint8_t state;
+	uint16_t reserved;
+	uint32_t slot;   /* R_HEADER: the number of slots */
+	uint32_t version;/* R_HEADER: FORMAT */
+	uint64_t id;     /* R_HEADER: MAGIC */
+	uint64_t size;
+	uint64_t etag;   /* R_HEADER: the run tag */
+	uint32_t time_s;
+	uint32_t gen;    /* the map generation a journal belongs to */
+};
+_Static_assert(sizeof(struct rec) == 48, "ledger records are 48 bytes");
+
+struct obj_ledger {
+	int dir_fd;
+	int journal_fd;
+	char *map_name, *journal_name, *tmp_name;
+	uint32_t slots;
+	uint32_t gen;
+	uint64_t tag;
+	struct obj_ledger_entry *entries;
+	/* Per slot: the length byte and VID_BYTES of R_VERSION_ID; allocated
+	 * with the first version id (only versioned buckets have any). */
+	uint8_t (*vids)[1 + VID_BYTES];
+	uint64_t journal_records;   /* since the map */
+	/* The journal's length in whole records: a failed append is cut
+	 * back to it, so that no later record lands out of step. */
+	off_t journal_len;
+	/* Records applied but not in the journal yet, in order; or, past
+	 * HELD_MAX (or a journal that could not be started), need_fold: only
+	 * a fold can put the state on disk, and nothing is appended until
+	 * one does.  retry_ns: when a fold is tried again. */
+	struct rec *held;
+	size_t n_held;
+	bool need_fold;
+	uint64_t retry_ns;
+	uint64_t unsynced_since_ns; /* 0: all synced */
+	uint64_t map_bytes;
+	int error;
+};
+
+/* A record's CRC set (obj_ledger.c). */
+void obj_ledger_seal(struct rec *r);
+/* Where R_VERSION_ID keeps the id's bytes. */
+uint8_t *obj_ledger_rec_vid(struct rec *r);
+/* A record's change made to the entries: 0, or -ERANGE (bad slot). */
+int obj_ledger_apply(struct obj_ledger *l, const struct rec *r);
+/* The state written whole as a new map, the journal begun anew. */
+int obj_ledger_fold(struct obj_ledger *l);
+
+#endif
