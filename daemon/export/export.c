@@ -225,7 +225,10 @@ static int snapshot(const struct results *r, uint64_t now_ns, struct export_snap
 	uint64_t elapsed = mono_since(r->run_start_ns, now_ns);
 	*s = (struct export_snapshot){
 		.run = r->cfg->name,
-		.start_time_s = wall.tv_sec + wall.tv_nsec / 1e9 - elapsed / 1e9,
+		/* Run time stands still while soakd is down: a resumed
+		 * run's start is its log's. */
+		.start_time_s = r->began_wall_ns ? r->began_wall_ns / 1e9
+						 : wall.tv_sec + wall.tv_nsec / 1e9 - elapsed / 1e9,
 		.elapsed_s = elapsed / 1e9,
 		.workloads = wl, .n_workloads = r->n,
 		.ops = ops, .n_ops = k,

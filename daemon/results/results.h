@@ -114,6 +114,9 @@ struct results {
 	const struct run_config *cfg;
 	int64_t run_start_ns;               /* the run's time 0 on CLOCK_MONOTONIC (mono_since) */
 	int64_t wall_offset_ns;             /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	/* A resumed run: when it began (CLOCK_REALTIME, its log's first
+	 * record), time down included; 0: run_start_ns tells. */
+	uint64_t began_wall_ns;
 	struct rundir *rundir;              /* NULL: nothing recorded */
 	struct slice_store slices;          /* the closed slices' histograms */
 	uint64_t recorded_end_ns;           /* a resumed run: its run time so far */

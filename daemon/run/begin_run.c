@@ -91,6 +91,33 @@ static void replay_drift_before(struct daemon *d, uint64_t covered)
 
 /* Replays a resumed run's log into the results: from its checkpoint on,
  * when it has one. */
+/* When the run began, by the wall clock: its first interval's start less
+ * the run time it started at (run time stands still while soakd is down,
+ * and a run with start_at begins after its first record); 0 when the
+ * log's first records hold no interval. */
+static uint64_t began_wall_ns(struct daemon *d)
+{
+	struct runlog_reader *rd;
+	json_t *rec;
+	uint64_t began = 0;
+
+	if (runlog_open(rundir_log_path(d->rundir), &rd) < 0)
+		return 0;
+	for (int n = 0; n < 4096 && runlog_next(rd, &rec) > 0; n++) {
+		bool interval = strcmp(json_string_value(json_object_get(rec, "type")) ?: "",
+				       "interval") == 0;
+		json_t *wall = json_object_get(rec, "wall_start_ns"), *at = json_object_get(rec, "start_ns");
+		if (interval && json_is_integer(wall) && json_is_integer(at) &&
+		    json_integer_value(wall) >= json_integer_value(at))
+			began = (uint64_t)(json_integer_value(wall) - json_integer_value(at));
+		json_decref(rec);
+		if (interval)
+			break;
+	}
+	runlog_close(rd);
+	return began;
+}
+
 static void replay(struct daemon *d)
 {
 	struct runlog_reader *rd;
@@ -268,6 +295,7 @@ int begin_run(struct daemon *d)
 	uint64_t elapsed = 0;
 	if (resume) {
 		replay(d);
+		d->results->began_wall_ns = began_wall_ns(d);
 		/* Run time goes on from the last record: after a reboot the
 		 * run's time 0 lies before this boot's, a negative instant. */
 		elapsed = d->results->recorded_end_ns;

@@ -234,6 +234,26 @@ wait_until 10 "the metrics rewritten in the moved directory" rewritten
 stop_soakd 15
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 
+# Resumed after 2 s down, the run's start is where it was: run time stood
+# still meanwhile, the wall clock did not (it moved on by the time down).
+start_time() { awk '/^soakd_run_start_time_seconds\{/ { print $2 }' "$1"; }
+t1=$(start_time "$WORK/textfile-moved/soakd.prom")
+[[ -n $t1 ]] || fail "no soakd_run_start_time_seconds in the textfile"
+rm "$TEXTFILE_DIR"
+mv "$WORK/textfile-moved" "$TEXTFILE_DIR"
+ino=$(stat -c %i "$PROM")
+sleep 2
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+rewritten() { [[ $(stat -c %i "$PROM" 2>/dev/null) != "$ino" ]]; }
+wait_until 15 "the metrics rewritten after the resume" rewritten
+t2=$(start_time "$PROM")
+note "run start before $t1, after the resume $t2"
+awk -v a="$t1" -v b="$t2" 'BEGIN { d = a - b; exit !(d < 0.05 && d > -0.05) }' ||
+	fail "the run's start moved from $t1 to $t2 with the resume"
+stop_soakd 15
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after the resume"
+mv "$TEXTFILE_DIR" "$WORK/textfile-moved"
+
 # An object workload's pool: soakd_endpoint_* beside the workload's metrics.
 HTTP_PORT=$(free_port)
 HTTP_PORT2=$(free_port)
