@@ -39,7 +39,20 @@ new_loop() {
 mount_on() {
 	mkdir -p "$2"
 	mount "$1" "$2" || fail "cannot mount $1 on $2"
-	on_exit umount "$2"
+	on_exit umount_retry "$2"
+}
+
+# umount_retry DIR: a process that just exited may still hold files there
+# for a moment (the kernel tears an io_uring down after the process is
+# gone): EBUSY is tried again for up to 5 s.
+umount_retry() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		umount "$1" 2>/dev/null && return 0
+		mountpoint -q "$1" || return 0
+		sleep 0.1
+	done
+	umount "$1"
 }
 
 # The filesystem or partition table type libblkid sees, "" for none.
