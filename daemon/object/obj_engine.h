@@ -279,6 +279,12 @@ struct obj_stream {
 	uint64_t slot_free_ns;
 	struct fidelity fid;                     /* the thread's own lateness */
 	struct obj_eps eps;
+	/* The mix held back (waiting for the endpoint, a prefill, an audit):
+	 * each op its schedule makes due meanwhile is missed when its
+	 * interval closes; the due time of the first (0: none yet), from
+	 * which the stream lags, and how many so far. */
+	bool holding;
+	uint64_t held_since_ns, held_missed;
 };
 
 int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen);
