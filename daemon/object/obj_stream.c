@@ -215,8 +215,10 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 }
 
 /* Prefill and cleanup: sweep the pool, closed loop, pass after pass until
- * every slot is in the wanted state. */
-static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now, bool *finished)
+ * every slot is in the wanted state.  Returns true when a prefill pass
+ * ended with every PUT of it refused for good (403, 507...): another pass
+ * would only be refused again, for ever. */
+static bool issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now, bool *finished)
 {
 	while (st->n_free && now >= st->hold_until_ns) {
 		if (obj_op_start(st, kind, now))
@@ -228,6 +230,10 @@ static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now,
 			    : kind == OBJ_KIND_CLEANUP ? st->pool.n_present + st->pool.n_doubtful > 0
 						       : false;
 		st->passes++;
+		if (kind == OBJ_KIND_PREFILL && left && st->pass.refused && !st->pass.ok &&
+		    !st->pass.other)
+			return true;
+		memset(&st->pass, 0, sizeof(st->pass));
 		if (!left || (kind == OBJ_KIND_CLEANUP && st->passes >= CLEANUP_PASSES)) {
 			*finished = true;
 		} else {
@@ -237,6 +243,23 @@ static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now,
 		}
 		break;
 	}
+	return false;
+}
+
+/* Why the workload ends when its endpoint refused a whole prefill pass:
+ * the status and the server's words (the stream's label, prefixed to the
+ * workload's reason, names the endpoint; with a pool of them, the one
+ * that refused is named here). */
+static void describe_refusal(const struct obj_stream *st, char *reason, size_t reason_len)
+{
+	const struct object_config *o = st->cl->cfg;
+	bool pool = o->n_endpoints > 1 && st->pass.endpoint < o->n_endpoints;
+
+	/* The server's words last: they are what a short reason loses. */
+	snprintf(reason, reason_len, "prefill: all %u PUTs of a pass refused with HTTP %ld%s%s, the "
+		 "pool cannot be filled%s%.120s", st->pass.refused, st->pass.status,
+		 pool ? " by " : "", pool ? o->endpoints[st->pass.endpoint] : "",
+		 st->pass.message[0] ? ": " : "", st->pass.message);
 }
 
 static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, char *reason,
@@ -255,6 +278,7 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 
 	st->cursor = 0;
 	st->passes = 0;
+	memset(&st->pass, 0, sizeof(st->pass));
 	for (;;) {
 		uint64_t now = mono_ns();
 		close_intervals(st, now);
@@ -277,12 +301,14 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		 * miss_due), never issued past the end. */
 		bool ending = open_loop && now >= end_ns;
 		obj_book_flush(st, now, false);
-		if (phase == PHASE_RUN)
+		if (phase == PHASE_RUN) {
 			issue_run(st, now, end_ns, &finished);
-		else
-			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL
-					: phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
-				    now, &finished);
+		} else if (issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL
+				       : phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
+				       now, &finished)) {
+			describe_refusal(st, reason, reason_len);
+			return STREAM_FAILED;
+		}
 		if (ending) {
 			obj_stream_pump(st);
 			return STREAM_FINISHED;

@@ -3,7 +3,7 @@
 #
 # An object workload whose mix cannot start: the endpoint is down at start
 # (a closed port), or the server refuses the prefill's PUTs (fault_server.py
-# answering 503).  Whatever the server does:
+# answering 503, then 507).  Whatever the server does:
 #  - a run with a duration ends at its end (it ran on for ever: the wait
 #    for the endpoint and the prefill never looked at the schedule's end);
 #  - every op the schedule made due is counted once, as an error (a failed
@@ -12,7 +12,9 @@
 #    in total), not dropped (endpoint wait) nor lumped into the last
 #    interval (prefill);
 #  - the lag grows in every interval of the wait (the prefill showed 0),
-#    and "max_lag" ends the workload.
+#    and "max_lag" ends the workload;
+#  - a prefill pass whose every PUT is refused for good (507) ends the
+#    workload with the status in its reason, instead of pass after pass.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 need_cmd python3
@@ -153,4 +155,13 @@ run_case prefill-lag failed 6
 DURATION_S=3 check prefill-lag get -
 grep -q "max_lag 2s exceeded" "$WORK/prefill-lag-soakd.txt" || fail "the reason was not logged"
 
+# 5. Every PUT answered 507 Insufficient Storage: refused for good.  The
+# first pass fails the workload, saying so, with no max_lag to end it.
+echo put:507 >"$MODE"
+LAG_SLACK_S=1.5
+config refused "$PORT" 60s get ', "cleanup": false'
+run_case refused failed 10
+check refused get -
+grep -q "workload w failed: http://127.0.0.1:$PORT/soak: prefill: all 10 PUTs of a pass refused with HTTP 507" \
+	"$WORK/refused-soakd.txt" || fail "the refusal was not the reason: $(cat "$WORK/refused-soakd.txt")"
 note "ok"
