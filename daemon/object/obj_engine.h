@@ -31,6 +31,7 @@
 #define OBJ_CORRUPT_LOGGED 10
 #define OBJ_DELETED_RING 4096
 #define OBJ_LIST_MAX_IDS (UINT64_C(16) << 20)
+#define OBJ_REFUSAL_MAX 320       /* a refusal's message kept for the reason */
 
 /* What a transfer does; the first five are the mix's ops. */
 enum obj_kind {
@@ -279,6 +280,22 @@ struct obj_stream {
 	uint64_t slot_free_ns;
 	struct fidelity fid;                     /* the thread's own lateness */
 	struct obj_eps eps;
+	/* The mix held back (waiting for the endpoint, a prefill, an audit):
+	 * each op its schedule makes due meanwhile is missed when its
+	 * interval closes; the due time of the first (0: none yet), from
+	 * which the stream lags, and how many so far. */
+	bool holding;
+	uint64_t held_since_ns, held_missed;
+	/* The prefill pass under way: PUTs that succeeded, that the endpoint
+	 * refused for good (obj_status_is_lasting), that failed otherwise;
+	 * the last refusal, to say why a pass that only met refusals ends
+	 * the workload. */
+	struct obj_prefill_pass {
+		unsigned ok, refused, other;
+		long status;
+		unsigned endpoint;
+		char message[OBJ_REFUSAL_MAX];
+	} pass;
 };
 
 int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen);
@@ -460,6 +477,9 @@ int obj_request_heads(const struct obj_client *cl, const char *url, struct obj_r
 		      size_t n);
 /* A failure that trying again will not cure (TLS verification, bad URL). */
 bool obj_result_is_lasting(CURLcode result);
+/* An HTTP status by which the server refuses a request for good (403,
+ * 507...), not one that asks to try later (408, 429, 500, 503...). */
+bool obj_status_is_lasting(long status);
 /* The class of an error a synchronous request met. */
 enum op_error_class obj_response_class(const struct obj_response *r);
 /* "HTTP 403 InvalidAccessKeyId: ..." or libcurl's message, for people. */

@@ -273,6 +273,31 @@ static void note_failure(struct obj_stream *st, enum op_error_class c, uint64_t 
 	st->hold_until_ns = now + st->backoff_ns;
 }
 
+/* A prefill PUT ended: what its pass met, so that a pass the endpoint
+ * refused whole ends the workload instead of starting another
+ * (obj_stream.c). */
+static void note_prefill(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
+			 enum op_error_class c)
+{
+	struct obj_prefill_pass *pass = &st->pass;
+	long status = 0;
+
+	if (outcome == OBJ_OK) {
+		pass->ok++;
+		return;
+	}
+	if (c == OP_ERR_HTTP_4XX || c == OP_ERR_HTTP_5XX)
+		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (!obj_status_is_lasting(status)) {
+		pass->other++;
+		return;
+	}
+	pass->refused++;
+	pass->status = status;
+	pass->endpoint = x->endpoint;
+	st->cl->proto->error_message(x->body, x->body_len, pass->message, sizeof(pass->message));
+}
+
 void obj_op_complete(struct obj_stream *st, struct obj_xfer *x, CURLcode result,
 		     uint64_t now)
 {
@@ -341,6 +366,8 @@ void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outc
 			note_failure(st, c, now);
 		break;
 	}
+	if (x->kind == OBJ_KIND_PREFILL)
+		note_prefill(st, x, outcome, c);
 	if (x->kind != OBJ_KIND_LIST)
 		obj_book_end(st, x, outcome, c, gone, &os->obj_verify);
 	else if (outcome == OBJ_OK)

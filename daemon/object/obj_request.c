@@ -170,3 +170,22 @@ bool obj_result_is_lasting(CURLcode result)
 		return false;
 	}
 }
+
+bool obj_status_is_lasting(long status)
+{
+	switch (status) {
+	case 408: /* Request Timeout */
+	case 409: /* Conflict: S3's OperationAborted, a concurrent change */
+	case 425: /* Too Early */
+	case 429: /* Too Many Requests */
+		return false;
+	case 501: /* Not Implemented */
+	case 505: /* HTTP Version Not Supported */
+	case 507: /* Insufficient Storage */
+	case 508: /* Loop Detected */
+		return true;
+	default:
+		/* Other 5xx (500, 502, 503 Slow Down, 504) ask to try again. */
+		return status >= 400 && status <= 499;
+	}
+}

@@ -22,10 +22,55 @@
 
 enum phase { PHASE_AUDIT, PHASE_PREFILL, PHASE_RUN, PHASE_CLEANUP };
 
+/* Looks at the next op of the schedule without issuing it, to know how
+ * late it already is; false when the schedule has no more ops. */
+static bool peek_due(struct obj_stream *st)
+{
+	uint64_t rel;
+
+	if (st->have_due)
+		return true;
+	if (!sched_next(&st->ws->sched, &rel))
+		return false;
+	st->due_ns = mono_at(st->ws->workload->started_ns, rel);
+	st->have_due = true;
+	return true;
+}
+
+/* While the mix is held back (the endpoint awaited, the pool prefilled or
+ * audited), every op its schedule makes due before t is missed, in the
+ * interval it was due in, with its wait until now as latency (a lower
+ * bound): not lumped into the interval the hold ends in. */
+static void miss_held(struct obj_stream *st, uint64_t t, uint64_t now)
+{
+	if (st->ws->workload->cfg->rate <= 0)
+		return;
+	while (peek_due(st) && st->due_ns < t) {
+		if (!st->held_since_ns)
+			st->held_since_ns = st->due_ns;
+		st->have_due = false;
+		obj_op_missed(st, obj_op_draw(st), st->due_ns, now);
+		st->held_missed++;
+	}
+}
+
+/* How far behind its schedule a held stream is: since the first op that
+ * came due during the hold, missed or not yet. */
+static uint64_t held_lag(struct obj_stream *st, uint64_t now)
+{
+	if (st->ws->workload->cfg->rate <= 0)
+		return 0;
+	if (!st->held_since_ns && peek_due(st) && st->due_ns <= now)
+		st->held_since_ns = st->due_ns;
+	return st->held_since_ns && st->held_since_ns < now ? now - st->held_since_ns : 0;
+}
+
 static void close_intervals(struct obj_stream *st, uint64_t now)
 {
 	struct workload *w = st->ws->workload;
 	while (now >= st->next_boundary) {
+		if (st->holding)
+			miss_held(st, st->next_boundary, st->next_boundary);
 		/* Pending at the boundary: in flight, and due but waiting
 		 * for a transfer (their ops are drawn when they are issued:
 		 * split by the mix's shares). */
@@ -60,21 +105,6 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 static bool stop_requested(const struct obj_stream *st)
 {
 	return atomic_load_explicit(&st->ws->workload->stop_requested, memory_order_relaxed);
-}
-
-/* Looks at the next op of the schedule without issuing it, to know how
- * late it already is; false when the schedule has no more ops. */
-static bool peek_due(struct obj_stream *st)
-{
-	uint64_t rel;
-
-	if (st->have_due)
-		return true;
-	if (!sched_next(&st->ws->sched, &rel))
-		return false;
-	st->due_ns = mono_at(st->ws->workload->started_ns, rel);
-	st->have_due = true;
-	return true;
 }
 
 /* Publishes how far behind schedule the stream is (for status, the
@@ -185,8 +215,10 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 }
 
 /* Prefill and cleanup: sweep the pool, closed loop, pass after pass until
- * every slot is in the wanted state. */
-static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now, bool *finished)
+ * every slot is in the wanted state.  Returns true when a prefill pass
+ * ended with every PUT of it refused for good (403, 507...): another pass
+ * would only be refused again, for ever. */
+static bool issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now, bool *finished)
 {
 	while (st->n_free && now >= st->hold_until_ns) {
 		if (obj_op_start(st, kind, now))
@@ -198,6 +230,10 @@ static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now,
 			    : kind == OBJ_KIND_CLEANUP ? st->pool.n_present + st->pool.n_doubtful > 0
 						       : false;
 		st->passes++;
+		if (kind == OBJ_KIND_PREFILL && left && st->pass.refused && !st->pass.ok &&
+		    !st->pass.other)
+			return true;
+		memset(&st->pass, 0, sizeof(st->pass));
 		if (!left || (kind == OBJ_KIND_CLEANUP && st->passes >= CLEANUP_PASSES)) {
 			*finished = true;
 		} else {
@@ -207,6 +243,23 @@ static void issue_sweep(struct obj_stream *st, enum obj_kind kind, uint64_t now,
 		}
 		break;
 	}
+	return false;
+}
+
+/* Why the workload ends when its endpoint refused a whole prefill pass:
+ * the status and the server's words (the stream's label, prefixed to the
+ * workload's reason, names the endpoint; with a pool of them, the one
+ * that refused is named here). */
+static void describe_refusal(const struct obj_stream *st, char *reason, size_t reason_len)
+{
+	const struct object_config *o = st->cl->cfg;
+	bool pool = o->n_endpoints > 1 && st->pass.endpoint < o->n_endpoints;
+
+	/* The server's words last: they are what a short reason loses. */
+	snprintf(reason, reason_len, "prefill: all %u PUTs of a pass refused with HTTP %ld%s%s, the "
+		 "pool cannot be filled%s%.120s", st->pass.refused, st->pass.status,
+		 pool ? " by " : "", pool ? o->endpoints[st->pass.endpoint] : "",
+		 st->pass.message[0] ? ": " : "", st->pass.message);
 }
 
 static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, char *reason,
@@ -216,12 +269,16 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 	struct workload *w = ws->workload;
 	const struct workload_config *cfg = w->cfg;
 	bool open_loop = phase == PHASE_RUN && cfg->rate > 0;
+	/* A prefill or an audit holds the mix back: it ends with the
+	 * schedule, and the ops due meanwhile are its lag (held_lag). */
+	bool holding = phase == PHASE_PREFILL || phase == PHASE_AUDIT;
 	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&ws->sched));
 	uint64_t deadline = phase == PHASE_CLEANUP ? mono_ns() + CLEANUP_LIMIT_NS : UINT64_MAX;
 	bool finished = false;
 
 	st->cursor = 0;
 	st->passes = 0;
+	memset(&st->pass, 0, sizeof(st->pass));
 	for (;;) {
 		uint64_t now = mono_ns();
 		close_intervals(st, now);
@@ -229,6 +286,13 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 			return STREAM_STOPPED;
 		if (now >= deadline)
 			return STREAM_STOPPED;
+		if (holding && now >= end_ns) {
+			log_warning("%s: thread %u: the schedule ended before the pool was %s (%u of "
+				    "%u objects)", cfg->name, st->index,
+				    phase == PHASE_PREFILL ? "prefilled" : "audited",
+				    st->pool.n_present, st->pool.cap);
+			return STREAM_FINISHED;
+		}
 
 		/* The schedule is over.  Ops it made due before its end that a
 		 * free transfer can take still go out, late, as they would
@@ -237,12 +301,14 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		 * miss_due), never issued past the end. */
 		bool ending = open_loop && now >= end_ns;
 		obj_book_flush(st, now, false);
-		if (phase == PHASE_RUN)
+		if (phase == PHASE_RUN) {
 			issue_run(st, now, end_ns, &finished);
-		else
-			issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL
-					: phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
-				    now, &finished);
+		} else if (issue_sweep(st, phase == PHASE_PREFILL ? OBJ_KIND_PREFILL
+				       : phase == PHASE_AUDIT ? OBJ_KIND_AUDIT : OBJ_KIND_CLEANUP,
+				       now, &finished)) {
+			describe_refusal(st, reason, reason_len);
+			return STREAM_FAILED;
+		}
 		if (ending) {
 			obj_stream_pump(st);
 			return STREAM_FINISHED;
@@ -250,7 +316,8 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 
 		/* Ops due but not started because every transfer is busy:
 		 * the endpoint is not keeping up with the schedule. */
-		uint64_t lag = open_loop && st->have_due && st->due_ns < now ? now - st->due_ns : 0;
+		uint64_t lag = open_loop && st->have_due && st->due_ns < now ? now - st->due_ns
+			       : holding ? held_lag(st, now) : 0;
 		if (note_lag(st, lag, reason, reason_len))
 			return STREAM_FAILED;
 		if (finished && st->n_free == st->n_xfers)
@@ -265,6 +332,14 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 			wake = st->hold_until_ns;
 		if (phase == PHASE_RUN && !open_loop && !finished && end_ns < wake)
 			wake = end_ns;
+		if (holding) {
+			/* At the end, and every 100 ms so that status sees the
+			 * lag grow (and max_lag applies) while the pool fills. */
+			if (end_ns < wake)
+				wake = end_ns;
+			if (wake > now + 100 * OBJ_NS_PER_MS)
+				wake = now + 100 * OBJ_NS_PER_MS;
+		}
 		if (deadline < wake)
 			wake = deadline;
 		obj_stream_wait_until(st, wake);
@@ -333,21 +408,27 @@ static void count_failed_probe(struct obj_stream *st, enum op_error_class class,
 
 /*
  * The endpoint was not reachable when soakd started: try again until it
- * is, or until the workload is stopped.  Meanwhile the schedule runs on:
- * each failed probe counts as an error of the op due first, and the ops
- * due and not issued show as lag from the first of them (and max_lag
- * applies), as when the endpoint goes away mid-run.
+ * is, until the schedule ends or until the workload is stopped.  Meanwhile
+ * the schedule runs on: each failed probe counts as an error of the op due
+ * first, the others due are missed in their intervals (miss_held), and the
+ * stream lags from the first of them (and max_lag applies), as when the
+ * endpoint goes away mid-run.  Returns 0 once it is reachable, 1 when the
+ * schedule ended first, -ECANCELED when stopped, -ETIMEDOUT past max_lag,
+ * or the probe's lasting error (reason set).
  */
 static int wait_for_endpoint(struct obj_stream *st, char *reason, size_t reason_len)
 {
 	struct obj_client *cl = st->cl;
-	bool open_loop = st->ws->workload->cfg->rate > 0;
+	struct workload *w = st->ws->workload;
+	uint64_t end_ns = mono_at(w->started_ns, sched_duration(&st->ws->sched));
 	uint64_t retry_ns = OBJ_NS_PER_S;
 	char err[1024];
 
 	while (!atomic_load(&cl->ready)) {
 		if (stop_requested(st))
 			return -ECANCELED;
+		if (mono_ns() >= end_ns)
+			return 1;
 		enum op_error_class class = OP_ERR_CONNECT;
 		int r = cl->proto->probe(cl, &class, err, sizeof(err));
 		if (r == 0) {
@@ -362,13 +443,13 @@ static int wait_for_endpoint(struct obj_stream *st, char *reason, size_t reason_
 		}
 		uint64_t now = mono_ns(), until = now + retry_ns;
 		close_intervals(st, now);
-		if (open_loop)
-			peek_due(st);
+		held_lag(st, now);
 		count_failed_probe(st, class, now);
+		if (until > end_ns)
+			until = end_ns;
 		while ((now = mono_ns()) < until && !stop_requested(st)) {
 			close_intervals(st, now);
-			if (open_loop && peek_due(st) &&
-			    note_lag(st, st->due_ns < now ? now - st->due_ns : 0, reason, reason_len))
+			if (note_lag(st, held_lag(st, now), reason, reason_len))
 				return -ETIMEDOUT;
 			uint64_t wake = st->next_boundary < until ? st->next_boundary : until;
 			/* Wake at least every 100 ms, so status sees the lag grow. */
@@ -379,6 +460,33 @@ static int wait_for_endpoint(struct obj_stream *st, char *reason, size_t reason_
 		retry_ns = retry_ns * 2 > PROBE_RETRY_MAX_NS ? PROBE_RETRY_MAX_NS : retry_ns * 2;
 	}
 	return 0;
+}
+
+/* The hold is over: the ops due in the interval under way are missed now
+ * (those of earlier intervals were, as they closed), and the mix starts
+ * with the first op due from now on its own lag. */
+static void end_hold(struct obj_stream *st, const char *during)
+{
+	uint64_t now = mono_ns();
+
+	miss_held(st, now + 1, now);
+	if (st->held_missed)
+		log_warning("%s: %" PRIu64 " ops came due %s (counted as missed)",
+			    st->cl->wcfg->name, st->held_missed, during);
+	st->holding = false;
+	st->held_since_ns = 0;
+	st->held_missed = 0;
+}
+
+/* The stream ends: what its schedule made due and it never issued is
+ * missed (see miss_due). */
+static void miss_rest(struct obj_stream *st)
+{
+	uint64_t missed = miss_due(st, mono_ns());
+
+	if (missed)
+		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
+			    "endpoint could not keep up", st->cl->wcfg->name, missed);
 }
 
 void *obj_stream_main(void *arg)
@@ -402,10 +510,19 @@ void *obj_stream_main(void *arg)
 	st->audit_inflight = 0;
 	st->next_audit_ns = 0;
 	sched_ahead_init(&st->ahead, &ws->sched);
+	st->holding = true;
+	st->held_since_ns = st->held_missed = 0;
 
 	int r = wait_for_endpoint(st, reason, sizeof(reason));
-	if (r < 0) {
-		outcome = r == -ECANCELED ? STREAM_STOPPED : STREAM_FAILED;
+	if (r != 0) {
+		/* Nothing was sent: no transfer to drain, no object to clean
+		 * up on an endpoint that is not there. */
+		outcome = r == 1 ? STREAM_FINISHED : r == -ECANCELED ? STREAM_STOPPED : STREAM_FAILED;
+		if (r == 1)
+			log_warning("%s: the schedule ended before %s was reachable", cl->wcfg->name,
+				    cl->cfg->endpoint);
+		end_hold(st, "while the endpoint was not reachable");
+		miss_rest(st);
 		goto out;
 	}
 	/* A resumed run goes on with the objects its ledger holds: read
@@ -423,27 +540,28 @@ void *obj_stream_main(void *arg)
 			 st->index);
 	}
 	if (resumed) {
-		uint64_t missed = miss_due(st, mono_ns());
-		if (missed)
-			log_warning("%s: %" PRIu64 " ops came due during the audit (counted as "
-				    "missed)", cl->wcfg->name, missed);
+		end_hold(st, "during the audit");
 	} else if (cl->op_index[OBJ_KIND_PREFILL] >= 0 && obj_pool_vacant(&st->pool)) {
 		outcome = run_phase(st, PHASE_PREFILL, reason, sizeof(reason));
-		if (outcome != STREAM_FINISHED)
-			goto end;
 		/* Ops due while prefilling are not issued late: they are
 		 * missed, and the mix starts with the first op due from now. */
-		uint64_t missed = miss_due(st, mono_ns());
-		if (missed)
-			log_warning("%s: %" PRIu64 " ops came due while the pool was prefilled "
-				    "(counted as missed)", cl->wcfg->name, missed);
+		end_hold(st, "while the pool was prefilled");
+		if (outcome != STREAM_FINISHED)
+			goto end;
+	} else if (st->held_since_ns) {
+		end_hold(st, "while the endpoint was not reachable");
+	} else {
+		/* Nothing held the mix back: an op due a moment ago goes
+		 * out, as in the run. */
+		st->holding = false;
 	}
-	outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));
-end:;
-	uint64_t missed = miss_due(st, mono_ns());
-	if (missed)
-		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
-			    "endpoint could not keep up", cl->wcfg->name, missed);
+	/* A prefill the schedule's end cut short: no mix. */
+	if (mono_ns() < mono_at(w->started_ns, sched_duration(&ws->sched)))
+		outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));
+end:
+	if (st->holding)
+		end_hold(st, "before the mix could start");
+	miss_rest(st);
 	drain(st);
 	/* soakd stops and the run resumes later: its objects stay, the
 	 * ledger knows them, and the resumed run cleans them up. */

@@ -5,11 +5,12 @@
 Serves PUT/GET/HEAD/DELETE from memory; the file named by argv[2] holds
 the current mode: "ok", "503" (every request answered 503 Slow Down),
 "slow" (every request answered after 3 s), "reset" (the connection
-reset with no answer), "putsleep:SECONDS" (PUTs answered after SECONDS)
-"forge" (every request answered 403 with an S3 error whose <Message>
-holds a newline, a forged soakd log line, terminal escapes and 100 KB)
-or "forget" (PUTs answered 201, their objects not kept: every read of
-them is a 404).
+reset with no answer), "putsleep:SECONDS" (PUTs answered after SECONDS),
+"put:STATUS" (PUTs answered STATUS, e.g. 507 Insufficient Storage, with
+an S3 error; the rest served), "forge" (every request answered 403 with
+an S3 error whose <Message> holds a newline, a forged soakd log line,
+terminal escapes and 100 KB) or "forget" (PUTs answered 201, their
+objects not kept: every read of them is a 404).
 A GET of "?list-type=2" answers an empty ListObjectsV2 page, enough for
 soakd's S3 probe.  Prints its port on stdout.
 """
@@ -56,6 +57,15 @@ class Handler(BaseHTTPRequestHandler):
             body = ("<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>" + message
                     + "</Message><RequestId>\x1b[1mID\n</RequestId></Error>").encode()
             self.send_response(403)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return True
+        if m.startswith("put:") and self.command == "PUT":
+            status = int(m.split(":", 1)[1])
+            body = (f"<Error><Code>Refused{status}</Code><Message>PUT refused with {status} "
+                    f"by fault_server.py</Message></Error>").encode()
+            self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
