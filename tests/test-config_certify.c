@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "daemon/config/config.h"
+#include "daemon/run/certify_int.h"
 
 #define NS UINT64_C(1000000000)
 
@@ -146,6 +147,33 @@ static void test_search(void **state)
 		     "\"max\": 100}", PATTERN, "leave the run's \"duration\" out");
 }
 
+/* An object workload's interval in which a prefill PUT was still in flight
+ * at its end, and none ended: the prefill's, not judged on the ops that
+ * came due meanwhile and missed (it failed the step on them). */
+static void test_prefill_in_flight(void **state)
+{
+	struct certify_part part;
+	struct op_stats ops[2];
+
+	(void)state;
+	memset(&part, 0, sizeof(part));
+	for (size_t i = 0; i < STATS_MAX_OPS; i++)
+		hist_init(&part.ops[i].latency);
+	op_stats_init(&ops[0]);
+	op_stats_init(&ops[1]);
+	ops[0].missed = 20;        /* get: due while the pool filled */
+	ops[1].pending = 1;        /* prefill: one PUT in flight */
+	certify_add_interval(&part, false, ops, 2, 1);
+	assert_int_equal(part.prefill_intervals, 1);
+	assert_int_equal(part.prefill_missed, 20);
+	assert_int_equal(part.intervals, 0);
+	assert_int_equal(part.ops[0].missed, 0);
+	for (size_t i = 0; i < STATS_MAX_OPS; i++)
+		hist_reset(&part.ops[i].latency);
+	op_stats_reset(&ops[0]);
+	op_stats_reset(&ops[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_and_act_load),
 		cmocka_unit_test(test_certify_errors),
 		cmocka_unit_test(test_search),
+		cmocka_unit_test(test_prefill_in_flight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

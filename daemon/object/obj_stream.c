@@ -77,8 +77,10 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 		struct interval_slot *cur = stream_current(&st->ws->stats);
 		for (unsigned i = 0; i < st->n_xfers; i++) {
 			int op = st->xfers[i].busy ? st->cl->op_index[st->xfers[i].kind] : -1;
-			/* Prefill and cleanup sweep the pool: no op of theirs is due. */
-			if (op >= 0 && w->op_share[op] > 0)
+			/* Prefill and cleanup sweep the pool: no op of theirs is
+			 * due; but a prefill PUT in flight says the interval is
+			 * the prefill's even when none ended in it (certify.c). */
+			if (op >= 0 && (w->op_share[op] > 0 || st->xfers[i].kind == OBJ_KIND_PREFILL))
 				cur->ops[op].pending++;
 		}
 		if (w->cfg->rate > 0) {

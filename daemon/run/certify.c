@@ -27,19 +27,20 @@
 
 /*
  * An object workload prefills its pool before its mix runs; the ops that
- * come due meanwhile are missed when it is done (obj_stream.c), with
- * their wait so far in the latency histogram, in the interval its last
- * prefill op completes in.  Such an interval measures the prefill, not the
- * step's load, and its ops cannot be told apart in the histogram: the
- * step's clock starts after it.  Its ops are counted aside (the verdict
- * says how many), not judged on latency or missed; its errors and corrupt
- * reads still fail the step.
+ * come due meanwhile are missed (obj_stream.c), with their wait so far in
+ * the latency histogram, in the intervals they were due in.  Such an
+ * interval measures the prefill, not the step's load, and its ops cannot
+ * be told apart in the histogram: the step's clock starts after it.  Its
+ * ops are counted aside (the verdict says how many), not judged on
+ * latency or missed; its errors and corrupt reads still fail the step.
  */
 void certify_add_interval(struct certify_part *p, bool generator_late,
 			  const struct op_stats *ops, size_t n_ops, int prefill_op)
 {
+	/* A prefill op ended in it, or one was still in flight at its end
+	 * (a PUT slower than an interval). */
 	bool prefilling = prefill_op >= 0 && (size_t)prefill_op < n_ops &&
-			  ops[prefill_op].count + ops[prefill_op].errors > 0;
+			  ops[prefill_op].count + ops[prefill_op].errors + ops[prefill_op].pending > 0;
 
 	if (prefilling) {
 		p->prefill_intervals++;

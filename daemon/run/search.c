@@ -59,7 +59,7 @@ void search_interval_seen(void *userdata, size_t slot, bool generator_late,
 	 * told apart in the interval's histogram, so the interval is not
 	 * judged (as a certification's step, certify.c); its errors count. */
 	if (s->prefill_op >= 0 && (size_t)s->prefill_op < n_ops &&
-	    ops[s->prefill_op].count + ops[s->prefill_op].errors > 0) {
+	    ops[s->prefill_op].count + ops[s->prefill_op].errors + ops[s->prefill_op].pending > 0) {
 		win->prefill_intervals++;
 		for (size_t op = 0; op < n_ops && op < s->n_ops; op++) {
 			if (!judged(s, op))
