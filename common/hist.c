@@ -44,33 +44,46 @@ static inline size_t bucket_of(uint64_t value_ns)
 	return (size_t)shift * HIST_SUB_COUNT + (size_t)(value_ns >> shift);
 }
 
-static void *chunk_alloc(size_t size)
+/* An empty chunk of counts 1 << width bytes wide. */
+static uintptr_t chunk_alloc(unsigned width)
 {
-	void *p = calloc(HIST_SUB_COUNT, size);
+	void *p = calloc(HIST_SUB_COUNT, (size_t)1 << width);
 
 	if (!p) {
 		fputs("soakd: out of memory for a histogram's buckets\n", stderr);
 		abort();
 	}
-	return p;
+	return (uintptr_t)p | width;
 }
 
 static void chunk_free(uintptr_t c)
 {
-	free((void *)(c & ~HIST_CHUNK_WIDE));
+	free((void *)(c & ~HIST_CHUNK_WIDTH));
 }
 
-/* Chunk c's 32-bit counts become 64-bit ones. */
-static uint64_t *widen(struct hist *h, size_t c)
+/* The narrowest width (log2 of bytes) that holds count. */
+static inline unsigned width_of(uint64_t count)
 {
-	const uint32_t *narrow = (const uint32_t *)h->chunks[c];
-	uint64_t *wide = chunk_alloc(sizeof(uint64_t));
+	return count <= UINT8_MAX ? 0 : count <= UINT16_MAX ? 1 : count <= UINT32_MAX ? 2 : 3;
+}
 
-	for (size_t i = 0; i < HIST_SUB_COUNT; i++)
-		wide[i] = narrow[i];
-	chunk_free(h->chunks[c]);
-	h->chunks[c] = (uintptr_t)wide | HIST_CHUNK_WIDE;
-	return wide;
+/* Chunk c's counts move to a chunk of the given (wider) width. */
+static void widen(struct hist *h, size_t c, unsigned width)
+{
+	uintptr_t old = h->chunks[c], chunk = chunk_alloc(width);
+	void *p = (void *)(chunk & ~HIST_CHUNK_WIDTH);
+
+	for (size_t i = 0; i < HIST_SUB_COUNT; i++) {
+		uint64_t n = hist_bucket(h, c * HIST_SUB_COUNT + i);
+
+		switch (width) {
+		case 1: ((uint16_t *)p)[i] = (uint16_t)n; break;
+		case 2: ((uint32_t *)p)[i] = (uint32_t)n; break;
+		default: ((uint64_t *)p)[i] = n; break;
+		}
+	}
+	chunk_free(old);
+	h->chunks[c] = chunk;
 }
 
 /* Adds n (> 0) to bucket b, allocating or widening its chunk as needed. */
@@ -78,21 +91,47 @@ static inline void bucket_add(struct hist *h, size_t b, uint64_t n)
 {
 	size_t c = b / HIST_SUB_COUNT, i = b % HIST_SUB_COUNT;
 	uintptr_t chunk = h->chunks[c];
+	void *p = (void *)(chunk & ~HIST_CHUNK_WIDTH);
+	uint64_t have;
 
 	if (__builtin_expect(!chunk, 0)) {
-		chunk = (uintptr_t)chunk_alloc(sizeof(uint32_t));
+		chunk = chunk_alloc(width_of(n));
 		h->chunks[c] = chunk;
+		p = (void *)(chunk & ~HIST_CHUNK_WIDTH);
 	}
-	if (chunk & HIST_CHUNK_WIDE) {
-		((uint64_t *)(chunk & ~HIST_CHUNK_WIDE))[i] += n;
+	switch (chunk & HIST_CHUNK_WIDTH) {
+	case 0:
+		if (__builtin_expect(n <= UINT8_MAX - ((uint8_t *)p)[i], 1)) {
+			((uint8_t *)p)[i] += (uint8_t)n;
+			return;
+		}
+		break;
+	case 1:
+		if (__builtin_expect(n <= UINT16_MAX - ((uint16_t *)p)[i], 1)) {
+			((uint16_t *)p)[i] += (uint16_t)n;
+			return;
+		}
+		break;
+	case 2:
+		if (__builtin_expect(n <= UINT32_MAX - ((uint32_t *)p)[i], 1)) {
+			((uint32_t *)p)[i] += (uint32_t)n;
+			return;
+		}
+		break;
+	default:
+		((uint64_t *)p)[i] += n;
 		return;
 	}
-	uint32_t *narrow = (uint32_t *)chunk;
-	if (__builtin_expect(n <= UINT32_MAX - narrow[i], 1)) {
-		narrow[i] += (uint32_t)n;
-		return;
+	/* Past what this width holds: the bucket's new count (which fits 64
+	 * bits: a histogram's count does) decides the next. */
+	have = hist_bucket(h, b);
+	widen(h, c, width_of(have + n));
+	p = (void *)(h->chunks[c] & ~HIST_CHUNK_WIDTH);
+	switch (h->chunks[c] & HIST_CHUNK_WIDTH) {
+	case 1: ((uint16_t *)p)[i] = (uint16_t)(have + n); break;
+	case 2: ((uint32_t *)p)[i] = (uint32_t)(have + n); break;
+	default: ((uint64_t *)p)[i] = have + n; break;
 	}
-	widen(h, c)[i] += n;
 }
 
 void hist_init(struct hist *h)
@@ -143,9 +182,7 @@ size_t hist_memory(const struct hist *h)
 	size_t n = 0;
 
 	for (size_t c = 0; c < HIST_CHUNKS; c++)
-		n += !h->chunks[c] ? 0
-		     : HIST_SUB_COUNT * (h->chunks[c] & HIST_CHUNK_WIDE ? sizeof(uint64_t)
-								 : sizeof(uint32_t));
+		n += !h->chunks[c] ? 0 : HIST_SUB_COUNT << (h->chunks[c] & HIST_CHUNK_WIDTH);
 	return n;
 }
 

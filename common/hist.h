@@ -18,13 +18,15 @@
  * into it and counted in `clamped`.
  *
  * Buckets are stored in chunks of one octave (HIST_SUB_COUNT buckets),
- * allocated the first time a value lands in them, of 32-bit counts (512
- * bytes) until one would pass 2^32 - 1, then of 64-bit ones (1 KiB): a
- * histogram's memory is its octaves in use, a few KiB for a device's
- * latencies, not the 39 KiB of every bucket as 64-bit counts.  soakd
- * keeps hundreds of histograms per workload (five per op in every
- * interval slot, total, slice and target), so this, not the bucket
- * count, decides its memory on a long run with many workloads.
+ * allocated the first time a value lands in them, of counts as narrow as
+ * they can be: 8-bit (128 bytes) until one would pass 255, then 16-bit,
+ * 32-bit and 64-bit ones (1 KiB), each chunk on its own.  A histogram's
+ * memory is its octaves in use at the width their counts need: a second's
+ * interval at a low rate takes 128 bytes an octave, an hour's slice 256,
+ * a long run's totals 512 at most where its counts are.  soakd keeps
+ * hundreds of histograms per workload (five per op in every interval
+ * slot, total, slice and target), so this, not the bucket count, decides
+ * its memory on a long run with many workloads.
  * Recording takes no lock and allocates only when an octave is first used;
  * merging is exact (bucket counts add).  A chunk that cannot be allocated
  * ends the process with a message: a value silently left out of its bucket
@@ -37,7 +39,9 @@
 #define HIST_BUCKETS (HIST_LINEAR_LIMIT + (HIST_MAX_BITS - HIST_SUB_BITS - 1) * HIST_SUB_COUNT)
 #define HIST_MAX_VALUE ((UINT64_C(1) << HIST_MAX_BITS) - 1)
 #define HIST_CHUNKS (HIST_BUCKETS / HIST_SUB_COUNT)      /* 39 */
-#define HIST_CHUNK_WIDE ((uintptr_t)1)
+/* The low bits of a chunk's address (malloc'd, so aligned) hold the log2
+ * of its counts' width in bytes: 0 for 8-bit counts ... 3 for 64-bit. */
+#define HIST_CHUNK_WIDTH ((uintptr_t)3)
 
 struct hist {
 	uint64_t count;
@@ -46,9 +50,9 @@ struct hist {
 	uint64_t max;
 	uint64_t clamped;  /* values above HIST_MAX_VALUE */
 	/* Buckets [c * HIST_SUB_COUNT, (c + 1) * HIST_SUB_COUNT): 0 while all
-	 * of them are zero, else the address of their uint32_t counts, or of
-	 * their uint64_t counts with HIST_CHUNK_WIDE set (bit 0: chunks are
-	 * malloc'd, so aligned).  Owned: hist_reset or hist_free releases them. */
+	 * of them are zero, else the address of their counts with the counts'
+	 * width in HIST_CHUNK_WIDTH.  Owned: hist_reset or hist_free releases
+	 * them. */
 	uintptr_t chunks[HIST_CHUNKS];
 };
 
@@ -64,18 +68,27 @@ void hist_free(struct hist *h);
 /* An empty histogram on the heap, or NULL; and its release (NULL is fine). */
 struct hist *hist_new(void);
 void hist_delete(struct hist *h);
-/* The bytes of buckets a histogram holds: 512 or 1 KiB per octave in use. */
+/* The bytes of buckets a histogram holds: 128 B to 1 KiB per octave in use. */
 size_t hist_memory(const struct hist *h);
 /* Count in bucket b (b < HIST_BUCKETS). */
 static inline uint64_t hist_bucket(const struct hist *h, size_t b)
 {
 	uintptr_t c = h->chunks[b / HIST_SUB_COUNT];
+	const void *p = (const void *)(c & ~HIST_CHUNK_WIDTH);
+	size_t i = b % HIST_SUB_COUNT;
 
 	if (!c)
 		return 0;
-	if (c & HIST_CHUNK_WIDE)
-		return ((const uint64_t *)(c & ~HIST_CHUNK_WIDE))[b % HIST_SUB_COUNT];
-	return ((const uint32_t *)c)[b % HIST_SUB_COUNT];
+	switch (c & HIST_CHUNK_WIDTH) {
+	case 0:
+		return ((const uint8_t *)p)[i];
+	case 1:
+		return ((const uint16_t *)p)[i];
+	case 2:
+		return ((const uint32_t *)p)[i];
+	default:
+		return ((const uint64_t *)p)[i];
+	}
 }
 void hist_record(struct hist *h, uint64_t value_ns);
 void hist_record_n(struct hist *h, uint64_t value_ns, uint64_t n);

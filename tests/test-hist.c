@@ -465,7 +465,7 @@ static void test_memory(void **state)
 	hist_record(h, 2 * MSEC);
 	hist_record_n(h, 7000 * MSEC, 2);
 	assert_consistent(h);
-	assert_int_equal(hist_memory(h), 3 * HIST_SUB_COUNT * sizeof(uint32_t));
+	assert_int_equal(hist_memory(h), 3 * HIST_SUB_COUNT * sizeof(uint8_t));
 	assert_true(within(hist_percentile(h, 25), 3 * USEC));
 	assert_true(within(hist_percentile(h, 50), 2 * MSEC));
 	assert_true(within(hist_percentile(h, 75), 7000 * MSEC));
@@ -478,14 +478,30 @@ static void test_memory(void **state)
 	assert_int_equal(hist_memory(h), 0);
 	assert_consistent(h);
 
-	/* A count past 2^32 - 1 widens its chunk, and only that one; merging
-	 * and decoding carry it over. */
+	/* Counts are as wide as they need: a chunk widens when one of its
+	 * counts passes 255, 65535 and 2^32 - 1, and only that chunk; a new
+	 * chunk starts as wide as its first count.  Merging and decoding
+	 * carry the counts over. */
+	hist_record(h, 3 * USEC);
+	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * sizeof(uint8_t));
+	hist_record_n(h, 50 * USEC, 255);
+	assert_int_equal(hist_memory(h), 2 * HIST_SUB_COUNT * sizeof(uint8_t));
+	hist_record(h, 50 * USEC + 1);
+	assert_int_equal(hist_bucket(h, hist_bucket_of(50 * USEC)), 256);
+	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * (sizeof(uint8_t) + sizeof(uint16_t)));
+	hist_record_n(h, 50 * USEC, 65535 - 256);
+	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * (sizeof(uint8_t) + sizeof(uint16_t)));
+	hist_record(h, 50 * USEC);
+	assert_int_equal(hist_bucket(h, hist_bucket_of(50 * USEC)), 65536);
+	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * (sizeof(uint8_t) + sizeof(uint32_t)));
+	assert_consistent(h);
+	hist_reset(h);
 	hist_record(h, 3 * USEC);
 	hist_record_n(h, 2 * MSEC, UINT32_MAX);
-	assert_int_equal(hist_memory(h), 2 * HIST_SUB_COUNT * sizeof(uint32_t));
+	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * (sizeof(uint8_t) + sizeof(uint32_t)));
 	hist_record(h, 2 * MSEC);
 	assert_int_equal(hist_bucket(h, hist_bucket_of(2 * MSEC)), UINT64_C(1) << 32);
-	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * (sizeof(uint32_t) + sizeof(uint64_t)));
+	assert_int_equal(hist_memory(h), HIST_SUB_COUNT * (sizeof(uint8_t) + sizeof(uint64_t)));
 	assert_consistent(h);
 	hist_reset(copy);
 	hist_merge(copy, h);
