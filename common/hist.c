@@ -61,6 +61,23 @@ static void chunk_free(uintptr_t c)
 	free((void *)(c & ~HIST_CHUNK_WIDTH));
 }
 
+static uintptr_t *table_alloc(void)
+{
+	uintptr_t *t = calloc(HIST_CHUNKS, sizeof(*t));
+
+	if (!t) {
+		fputs("soakd: out of memory for a histogram's buckets\n", stderr);
+		abort();
+	}
+	return t;
+}
+
+/* Chunk c of a histogram, 0 when it has none. */
+static inline uintptr_t chunk_at(const struct hist *h, size_t c)
+{
+	return h->chunks ? h->chunks[c] : 0;
+}
+
 /* The narrowest width (log2 of bytes) that holds count. */
 static inline unsigned width_of(uint64_t count)
 {
@@ -90,10 +107,14 @@ static void widen(struct hist *h, size_t c, unsigned width)
 static inline void bucket_add(struct hist *h, size_t b, uint64_t n)
 {
 	size_t c = b / HIST_SUB_COUNT, i = b % HIST_SUB_COUNT;
-	uintptr_t chunk = h->chunks[c];
-	void *p = (void *)(chunk & ~HIST_CHUNK_WIDTH);
+	uintptr_t chunk;
+	void *p;
 	uint64_t have;
 
+	if (__builtin_expect(!h->chunks, 0))
+		h->chunks = table_alloc();
+	chunk = h->chunks[c];
+	p = (void *)(chunk & ~HIST_CHUNK_WIDTH);
 	if (__builtin_expect(!chunk, 0)) {
 		chunk = chunk_alloc(width_of(n));
 		h->chunks[c] = chunk;
@@ -101,13 +122,13 @@ static inline void bucket_add(struct hist *h, size_t b, uint64_t n)
 	}
 	switch (chunk & HIST_CHUNK_WIDTH) {
 	case 0:
-		if (__builtin_expect(n <= UINT8_MAX - ((uint8_t *)p)[i], 1)) {
+		if (__builtin_expect(n <= (uint64_t)(UINT8_MAX - ((uint8_t *)p)[i]), 1)) {
 			((uint8_t *)p)[i] += (uint8_t)n;
 			return;
 		}
 		break;
 	case 1:
-		if (__builtin_expect(n <= UINT16_MAX - ((uint16_t *)p)[i], 1)) {
+		if (__builtin_expect(n <= (uint64_t)(UINT16_MAX - ((uint16_t *)p)[i]), 1)) {
 			((uint16_t *)p)[i] += (uint16_t)n;
 			return;
 		}
@@ -147,9 +168,11 @@ void hist_init_zeroed(struct hist *h)
 
 void hist_reset(struct hist *h)
 {
-	for (size_t c = 0; c < HIST_CHUNKS; c++) {
-		chunk_free(h->chunks[c]);
-		h->chunks[c] = 0;
+	if (h->chunks) {
+		for (size_t c = 0; c < HIST_CHUNKS; c++)
+			chunk_free(h->chunks[c]);
+		free(h->chunks);
+		h->chunks = NULL;
 	}
 	h->count = h->sum = h->max = h->clamped = 0;
 	h->min = UINT64_MAX;
@@ -182,7 +205,7 @@ size_t hist_memory(const struct hist *h)
 	size_t n = 0;
 
 	for (size_t c = 0; c < HIST_CHUNKS; c++)
-		n += !h->chunks[c] ? 0 : HIST_SUB_COUNT << (h->chunks[c] & HIST_CHUNK_WIDTH);
+		n += !chunk_at(h, c) ? 0 : HIST_SUB_COUNT << (chunk_at(h, c) & HIST_CHUNK_WIDTH);
 	return n;
 }
 
@@ -249,7 +272,7 @@ void hist_merge(struct hist *dst, const struct hist *src)
 	if (!src->count)
 		return;
 	for (size_t c = 0; c < HIST_CHUNKS; c++) {
-		if (!src->chunks[c])
+		if (!chunk_at(src, c))
 			continue;
 		for (size_t b = c * HIST_SUB_COUNT; b < (c + 1) * HIST_SUB_COUNT; b++) {
 			uint64_t n = hist_bucket(src, b);
@@ -311,7 +334,7 @@ uint64_t hist_percentile(const struct hist *h, double p)
 
 	last = hist_bucket_of(h->max);
 	for (b = hist_bucket_of(h->min); b < last; b++) {
-		if (!h->chunks[b / HIST_SUB_COUNT]) {
+		if (!chunk_at(h, b / HIST_SUB_COUNT)) {
 			b |= HIST_SUB_COUNT - 1;  /* the loop steps to the next chunk */
 			continue;
 		}
@@ -381,7 +404,7 @@ static size_t encode(const struct hist *h, uint8_t *out)
 	for (b = 0; b < HIST_BUCKETS; b++) {
 		uint64_t count;
 
-		if (!h->chunks[b / HIST_SUB_COUNT]) {
+		if (!chunk_at(h, b / HIST_SUB_COUNT)) {
 			b |= HIST_SUB_COUNT - 1;
 			continue;
 		}

@@ -49,11 +49,14 @@ struct hist {
 	uint64_t min;      /* UINT64_MAX when empty */
 	uint64_t max;
 	uint64_t clamped;  /* values above HIST_MAX_VALUE */
-	/* Buckets [c * HIST_SUB_COUNT, (c + 1) * HIST_SUB_COUNT): 0 while all
-	 * of them are zero, else the address of their counts with the counts'
-	 * width in HIST_CHUNK_WIDTH.  Owned: hist_reset or hist_free releases
-	 * them. */
-	uintptr_t chunks[HIST_CHUNKS];
+	/* NULL while the histogram is empty, else a table of HIST_CHUNKS:
+	 * entry c, for buckets [c * HIST_SUB_COUNT, (c + 1) * HIST_SUB_COUNT),
+	 * is 0 while all of them are zero, else the address of their counts
+	 * with the counts' width in HIST_CHUNK_WIDTH.  An empty histogram is
+	 * these 48 bytes: most of a run's histograms (a connection's setup,
+	 * an op the mix has not drawn this second) are.  Owned: hist_reset or
+	 * hist_free releases the table and its chunks. */
+	uintptr_t *chunks;
 };
 
 /* An empty histogram, in memory of any content (nothing is freed). */
@@ -73,7 +76,7 @@ size_t hist_memory(const struct hist *h);
 /* Count in bucket b (b < HIST_BUCKETS). */
 static inline uint64_t hist_bucket(const struct hist *h, size_t b)
 {
-	uintptr_t c = h->chunks[b / HIST_SUB_COUNT];
+	uintptr_t c = h->chunks ? h->chunks[b / HIST_SUB_COUNT] : 0;
 	const void *p = (const void *)(c & ~HIST_CHUNK_WIDTH);
 	size_t i = b % HIST_SUB_COUNT;
 

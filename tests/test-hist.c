@@ -114,9 +114,10 @@ static void assert_consistent(const struct hist *h)
 
 		for (b = c * HIST_SUB_COUNT; b < (c + 1) * HIST_SUB_COUNT; b++)
 			in += hist_bucket(h, b);
-		assert_true(!h->chunks[c] == !in);
+		assert_true(!(h->chunks ? h->chunks[c] : 0) == !in);
 	}
 	if (!h->count) {
+		assert_null(h->chunks);
 		assert_int_equal(h->min, UINT64_MAX);
 		assert_int_equal(h->max, 0);
 		assert_int_equal(h->sum, 0);
