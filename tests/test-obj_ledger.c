@@ -171,10 +171,16 @@ static void test_torn_last_record_is_dropped(void **state)
 
 	l = open_ok(4, TAG, &info);
 	assert_true(info.torn);
+	assert_false(info.damage_in_map);
+	assert_int_equal(info.damage_offset, size - 48);
+	/* A power cut tears the last record it kept and may have lost
+	 * whole ones after it: slot 0's state is the last known, no more. */
 	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_PRESENT);
+	assert_true(obj_ledger_get(l, 0)->unknown);
 	/* Slot 1's ack was lost: its PUT is uncertain, not forgotten. */
 	assert_int_equal(obj_ledger_get(l, 1)->pending, OBJ_PENDING_PUT);
 	assert_true(obj_ledger_get(l, 1)->uncertain);
+	assert_int_equal(info.unknown, 2);
 	obj_ledger_close(l);
 	/* The fold at open left whole records only. */
 	assert_int_equal(file_size("w.0.journal") % 48, 0);
@@ -184,7 +190,16 @@ static void test_torn_last_record_is_dropped(void **state)
 	obj_ledger_close(l);
 }
 
-static void test_damaged_record_stops_replay(void **state)
+/* Flips a byte of the journal's record n (the header is record 0). */
+static void damage_record(const char *name, unsigned n)
+{
+	int fd = openat(dir_fd, name, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "X", 1, 48 * n + 20), 1);
+	close(fd);
+}
+
+static void test_damaged_first_put_is_not_known(void **state)
 {
 	(void)state;
 	struct obj_ledger_info info;
@@ -192,12 +207,144 @@ static void test_damaged_record_stops_replay(void **state)
 	obj_ledger_intend_put(l, 0, 1, 1, 10);
 	obj_ledger_ack(l, 0, 5, 0);
 	obj_ledger_close(l);
-	int fd = openat(dir_fd, "w.0.journal", O_WRONLY);
-	assert_int_equal(pwrite(fd, "X", 1, 48 + 20), 1);
-	close(fd);
+	damage_record("w.0.journal", 1);
 	l = open_ok(4, TAG, &info);
 	assert_int_equal(info.damaged, 1);
+	/* The ack says a write was acknowledged, not which: the name is
+	 * the final sweep's. */
 	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_NONE);
+	assert_false(obj_ledger_get(l, 0)->unknown);
+	obj_ledger_close(l);
+}
+
+/*
+ * A record damaged in the middle of the journal: the replay goes on after
+ * it, and every slot whose last write the lost record may have been is
+ * unknown, not certain in its older state (an audit would call the newer
+ * version it finds stale, or a deleted object lost).
+ */
+static void test_damage_leaves_slots_unknown(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(8, TAG, &info);
+	for (uint32_t s = 0; s < 4; s++) {         /* records 1-8 */
+		obj_ledger_intend_put(l, s, 10 + s, 1, 100);
+		obj_ledger_ack(l, s, 70 + s, 0);
+	}
+	obj_ledger_intend_delete(l, 3);            /* 9, 10 */
+	obj_ledger_ack(l, 3, 0, 0);
+	obj_ledger_intend_put(l, 0, 10, 2, 200);   /* 11: to be damaged */
+	obj_ledger_ack(l, 0, 80, 0);               /* 12 */
+	obj_ledger_intend_put(l, 1, 11, 2, 300);   /* 13, 14 */
+	obj_ledger_ack(l, 1, 81, 0);
+	obj_ledger_intend_put(l, 5, 15, 1, 500);   /* 15: in flight */
+	obj_ledger_close(l);
+	damage_record("w.0.journal", 11);
+
+	l = open_ok(8, TAG, &info);
+	assert_int_equal(info.damaged, 1);
+	assert_false(info.torn);
+	assert_false(info.damage_in_map);
+	assert_int_equal(info.damage_offset, 11 * 48);
+	/* Slot 0: acknowledged at version 1; the damage hid a newer write. */
+	const struct obj_ledger_entry *e = obj_ledger_get(l, 0);
+	assert_int_equal(e->state, OBJ_LEDGER_PRESENT);
+	assert_int_equal(e->version, 1);
+	assert_true(e->unknown);
+	/* Slot 1: announced and acknowledged after the damage: known whole,
+	 * the records after the damage are kept. */
+	e = obj_ledger_get(l, 1);
+	assert_int_equal(e->version, 2);
+	assert_int_equal(e->size, 300);
+	assert_int_equal(e->etag, 81);
+	assert_false(e->unknown);
+	/* Slot 2: nothing after the damage, which may have been about it. */
+	assert_true(obj_ledger_get(l, 2)->unknown);
+	/* Slot 3: deleted, and its name is never written again. */
+	assert_int_equal(obj_ledger_get(l, 3)->state, OBJ_LEDGER_DELETED);
+	assert_false(obj_ledger_get(l, 3)->unknown);
+	/* Slot 4: never written. */
+	assert_int_equal(obj_ledger_get(l, 4)->state, OBJ_LEDGER_NONE);
+	assert_false(obj_ledger_get(l, 4)->unknown);
+	/* Slot 5: in flight, after the damage. */
+	e = obj_ledger_get(l, 5);
+	assert_int_equal(e->pending, OBJ_PENDING_PUT);
+	assert_int_equal(e->try_id, 15);
+	assert_true(e->uncertain);
+	assert_int_equal(info.unknown, 3);
+	assert_int_equal(info.present, 1);
+	assert_int_equal(info.uncertain, 3);
+	assert_int_equal(info.deleted, 1);
+	/* A read settles slot 0, a new acknowledged PUT slot 2. */
+	obj_ledger_settle(l, 0, true, 10, 2, 200, 0);
+	obj_ledger_intend_put(l, 2, 12, 2, 400);
+	obj_ledger_ack(l, 2, 90, 0);
+	obj_ledger_close(l);
+
+	/* The open folded the damage away; the marks stayed. */
+	l = open_ok(8, TAG, &info);
+	assert_int_equal(info.damaged, 0);
+	assert_false(obj_ledger_get(l, 0)->unknown);
+	assert_int_equal(obj_ledger_get(l, 0)->version, 2);
+	assert_false(obj_ledger_get(l, 2)->unknown);
+	assert_int_equal(obj_ledger_get(l, 2)->version, 2);
+	assert_true(obj_ledger_get(l, 5)->unknown);
+	assert_int_equal(info.unknown, 1);
+	obj_ledger_close(l);
+}
+
+/* A power cut after the file grew but before its blocks were written
+ * leaves zeros at the end: damage, whole records of it. */
+static void test_zeroed_tail_is_damage(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(4, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 1, 10);
+	obj_ledger_ack(l, 0, 5, 0);
+	obj_ledger_intend_put(l, 1, 2, 1, 10);
+	obj_ledger_ack(l, 1, 6, 0);
+	obj_ledger_intend_delete(l, 1);
+	obj_ledger_ack(l, 1, 0, 0);
+	obj_ledger_close(l);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "truncate -s +96 '%s/w.0.journal'", dir);
+	assert_int_equal(system(cmd), 0);
+	l = open_ok(4, TAG, &info);
+	assert_int_equal(info.damaged, 2);
+	assert_int_equal(info.damage_offset, 7 * 48);
+	assert_true(obj_ledger_get(l, 0)->unknown);
+	assert_false(obj_ledger_get(l, 1)->unknown);
+	assert_int_equal(info.unknown, 1);
+	obj_ledger_close(l);
+}
+
+/* The map damaged: what its records after the damage say is whole; what
+ * came before is as much in doubt as after damage in a journal. */
+static void test_damaged_map(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(4, TAG, &info);
+	/* Enough records to fold: a map of slots 0, 1, 2. */
+	for (uint32_t v = 1; v <= 700; v++)
+		for (uint32_t s = 0; s < 3; s++) {
+			obj_ledger_intend_put(l, s, 1 + s, v, 10);
+			obj_ledger_ack(l, s, 5, 0);
+		}
+	assert_int_equal(obj_ledger_flush(l, 0, true), 0);
+	obj_ledger_close(l);
+	assert_int_equal(file_size("w.0.map"), 4 * 48);
+	damage_record("w.0.map", 2);
+	l = open_ok(4, TAG, &info);
+	assert_int_equal(info.damaged, 1);
+	assert_true(info.damage_in_map);
+	assert_int_equal(info.damage_offset, 2 * 48);
+	assert_true(obj_ledger_get(l, 0)->unknown);
+	assert_int_equal(obj_ledger_get(l, 1)->state, OBJ_LEDGER_NONE);
+	assert_false(obj_ledger_get(l, 2)->unknown);
+	assert_int_equal(obj_ledger_get(l, 2)->state, OBJ_LEDGER_PRESENT);
 	obj_ledger_close(l);
 }
 
@@ -491,7 +638,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_new_then_resumed_keeps_tag_and_state, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_record_is_dropped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_damaged_record_stops_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_first_put_is_not_known, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damage_leaves_slots_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zeroed_tail_is_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_map, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_write_keeps_later_records, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_long_failure_folds_the_state, setup,

@@ -61,8 +61,9 @@ int obj_book_dir_open(const char *path, char *err, size_t errlen)
 }
 
 /* The pool as the ledger left it: acknowledged objects present, those with
- * a write of unknown outcome doubtful (read by no one, rewritten or
- * deleted under the same name), the rest empty. */
+ * a write of unknown outcome, or whose records were lost to damage,
+ * doubtful (read by no one, rewritten or deleted under the same name),
+ * the rest empty. */
 static void restore_pool(struct obj_stream *st)
 {
 	for (uint32_t s = 0; s < st->pool.cap; s++) {
@@ -73,7 +74,8 @@ static void restore_pool(struct obj_stream *st)
 					 same && e->version > e->try_version ? e->version
 									     : e->try_version,
 					 e->try_size);
-		} else if (e->pending == OBJ_PENDING_DELETE) {
+		} else if (e->pending == OBJ_PENDING_DELETE ||
+			   (e->unknown && e->state == OBJ_LEDGER_PRESENT)) {
 			obj_pool_restore(&st->pool, s, OBJ_DOUBTFUL, e->id, e->version, e->size);
 		} else if (e->state == OBJ_LEDGER_PRESENT) {
 			obj_pool_restore(&st->pool, s, OBJ_PRESENT, e->id, e->version, e->size);
@@ -95,16 +97,18 @@ int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen)
 			    errlen);
 	if (r < 0)
 		return r;
-	/* A record cut by a crash loses an intent (the write it announced,
-	 * if it reached the server, is not known: the final sweep deletes
-	 * its object) or an outcome (the write stays uncertain); a damaged
-	 * record loses every record after it. */
+	/* Damage loses the records in it, about slots nobody can tell: the
+	 * objects whose last write it may hide are read and taken as they
+	 * are (obj_ledger.h); names it alone held are left to the run's
+	 * final sweep. */
 	if (info.torn || info.damaged)
-		log_warning("%s: the ledger %s was cut short (%" PRIu64 " damaged record(s)): the "
-			    "writes recorded after that point are not known to it; checks of those "
-			    "objects may report them lost or stale, and the run's final sweep "
-			    "deletes the names it does not hold", cl->wcfg->name, base,
-			    info.damaged);
+		log_warning("%s: the ledger file %s.%s is damaged at byte %" PRIu64 " (%" PRIu64
+			    " unreadable record(s)%s); the records in the damage are lost, so %" PRIu64
+			    " object(s) whose last write they may hold are checked without being "
+			    "judged lost or stale, and the run's final sweep deletes names the "
+			    "ledger does not hold", cl->wcfg->name, base,
+			    info.damage_in_map ? "map" : "journal", info.damage_offset, info.damaged,
+			    info.torn ? ", the last one cut short" : "", info.unknown);
 	if (!info.resumed)
 		return 0;
 	/* The run's names are the ledger's: the first thread's ledger
@@ -236,7 +240,7 @@ static void settle(struct obj_stream *st, struct obj_xfer *x, const struct obj_l
 		/* Nothing under the name: a fine outcome for a DELETE or a
 		 * first PUT, not for an overwrite of an acknowledged object. */
 		bool lost = e->pending == OBJ_PENDING_PUT && e->state == OBJ_LEDGER_PRESENT &&
-			    e->id == e->try_id;
+			    e->id == e->try_id && !e->unknown;
 		if (lost) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "an acknowledged object is gone (its "
@@ -311,7 +315,7 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		}
 		return;
 	case OBJ_KIND_AUDIT:
-		if (e && e->pending != OBJ_PENDING_NONE) {
+		if (e && (e->pending != OBJ_PENDING_NONE || e->unknown)) {
 			if (outcome != OBJ_ERROR || gone)
 				settle(st, x, e, gone, v);
 			return;
@@ -331,7 +335,7 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		/* A versioned bucket: the latest version must be the
 		 * acknowledged one. */
 		if (outcome == OBJ_OK && x->kind == OBJ_KIND_STAT && e && st->cl->cfg->versioning &&
-		    e->state == OBJ_LEDGER_PRESENT && !e->pending &&
+		    e->state == OBJ_LEDGER_PRESENT && !e->pending && !e->unknown &&
 		    e->id == st->pool.entries[x->slot].id) {
 			char want[OBJ_LEDGER_VID_MAX], got[OBJ_LEDGER_VID_MAX];
 			obj_ledger_version_id(st->ledger, x->slot, want, sizeof(want));
@@ -344,7 +348,8 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 			}
 		}
 		if (outcome == OBJ_OK && x->kind == OBJ_KIND_STAT && e && e->etag &&
-		    e->state == OBJ_LEDGER_PRESENT && !e->pending && e->id == st->pool.entries[x->slot].id) {
+		    e->state == OBJ_LEDGER_PRESENT && !e->pending && !e->unknown &&
+		    e->id == st->pool.entries[x->slot].id) {
 			uint64_t etag = etag_of(x->easy);
 			if (etag && etag != e->etag) {
 				v->stale++;

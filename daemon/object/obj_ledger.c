@@ -70,6 +70,7 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 		e->time_s = r->time_s;
 		e->pending = OBJ_PENDING_NONE;
 		e->uncertain = 0;
+		e->unknown = 0; /* a fold's R_UNCERTAIN follows if it still is */
 		return 0;
 	case R_INTEND_PUT:
 		e->pending = OBJ_PENDING_PUT;
@@ -83,6 +84,10 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 		e->uncertain = 0;
 		return 0;
 	case R_ACK:
+		/* A write announced and acknowledged since the ledger was
+		 * opened: its outcome is the state, known again. */
+		if (e->pending != OBJ_PENDING_NONE)
+			e->unknown = 0;
 		if (e->pending == OBJ_PENDING_PUT) {
 			e->state = OBJ_LEDGER_PRESENT;
 			e->id = e->try_id;
@@ -101,7 +106,9 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 		e->uncertain = 0;
 		return 0;
 	case R_UNCERTAIN:
-		if (e->pending != OBJ_PENDING_NONE)
+		if (r->state == UNCERTAIN_LOST)
+			e->unknown = 1;
+		else if (e->pending != OBJ_PENDING_NONE)
 			e->uncertain = 1;
 		return 0;
 	case R_SETTLE:
@@ -119,6 +126,7 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 		e->time_s = r->time_s;
 		e->pending = OBJ_PENDING_NONE;
 		e->uncertain = 0;
+		e->unknown = 0;
 		return 0;
 	default:
 		return -EINVAL;
@@ -157,12 +165,24 @@ static int open_file(struct obj_ledger *l, const char *name, int flags, char *er
 	return fd;
 }
 
-/* Reads the records of one file into the state.  want_gen: the journal's
- * generation must match the map's (UINT32_MAX: this is the map, take its
- * generation).  Returns 0 (*ret_stale set when the journal predates the
- * map), or a negative errno with err set. */
+/* Damage at record n of a file: noted (see obj_ledger_damage.c). */
+static int damage(struct obj_ledger *l, struct ledger_damage *d, bool is_map, uint64_t n,
+		  char *err, size_t errlen)
+{
+	int r = obj_ledger_damage_note(d, l->slots, is_map, n * sizeof(struct rec));
+	if (r < 0)
+		snprintf(err, errlen, "out of memory to replay a damaged ledger of %u objects",
+			 l->slots);
+	return r;
+}
+
+/* Reads the records of one file into the state (is_map: the map, whose
+ * generation the journal's must match).  Damage is skipped and noted in
+ * d, the records after it applied.  Returns 0 (*ret_stale set when the
+ * journal predates the map), or a negative errno with err set. */
 static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
-		  struct obj_ledger_info *info, bool *ret_stale, char *err, size_t errlen)
+		  struct obj_ledger_info *info, struct ledger_damage *d, bool *ret_stale,
+		  char *err, size_t errlen)
 {
 	struct rec *buf = malloc(IO_RECORDS * sizeof(*buf));
 	uint64_t n = 0, applied = 0;
@@ -185,8 +205,12 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 		size_t whole = have / sizeof(*buf);
 		for (size_t i = 0; i < whole; i++, n++) {
 			const struct rec *rec = &buf[i];
-			if (rec->crc != rec_crc(rec)) {
+			bool whole_rec = rec->crc == rec_crc(rec);
+			if (n == 0 && !whole_rec) {
+				/* Without a header, nothing says whose records
+				 * these are. */
 				info->damaged++;
+				r = damage(l, d, is_map, n, err, errlen);
 				goto done;
 			}
 			if (n == 0) {
@@ -230,14 +254,24 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				info->resumed = true;
 				continue;
 			}
-			if (obj_ledger_apply(l, rec) < 0) {
+			/* After damage, a record of another generation is
+			 * no more this file's than a bad one. */
+			if (whole_rec && (!d->seen || rec->gen == l->gen) && rec->slot < l->slots)
+				obj_ledger_damage_track(d, &l->entries[rec->slot], rec);
+			if (!whole_rec || (d->seen && rec->gen != l->gen) ||
+			    obj_ledger_apply(l, rec) < 0) {
 				info->damaged++;
-				goto done;
+				if ((r = damage(l, d, is_map, n, err, errlen)) < 0)
+					goto out;
+				continue;
 			}
 			applied++;
 		}
 		if (got == 0) {
-			info->torn |= have % sizeof(*buf) != 0;
+			if (have % sizeof(*buf) != 0) {
+				info->torn = true;
+				r = damage(l, d, is_map, n, err, errlen);
+			}
 			break;
 		}
 		memmove(buf, buf + whole, have - whole * sizeof(*buf));
@@ -298,7 +332,7 @@ int obj_ledger_fold(struct obj_ledger *l)
 		const struct obj_ledger_entry *e = &l->entries[s];
 		if (e->state == OBJ_LEDGER_NONE && e->pending == OBJ_PENDING_NONE)
 			continue;
-		if (n + 4 > IO_RECORDS) {
+		if (n + 5 > IO_RECORDS) {
 			if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
 				goto fail;
 			bytes += n * sizeof(*buf);
@@ -323,6 +357,11 @@ int obj_ledger_fold(struct obj_ledger *l)
 		}
 		if (e->uncertain) {
 			buf[n] = (struct rec){ .type = R_UNCERTAIN, .slot = s, .gen = l->gen };
+			obj_ledger_seal(&buf[n++]);
+		}
+		if (e->unknown) {
+			buf[n] = (struct rec){ .type = R_UNCERTAIN, .state = UNCERTAIN_LOST, .slot = s,
+					       .gen = l->gen };
 			obj_ledger_seal(&buf[n++]);
 		}
 	}
@@ -367,6 +406,7 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		    size_t errlen)
 {
 	struct obj_ledger_info info = { 0 };
+	struct ledger_damage damage = { 0 };
 	struct obj_ledger *l = calloc(1, sizeof(*l));
 	bool stale = false;
 	int r;
@@ -397,7 +437,7 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 	}
 	if (map_fd >= 0) {
 		struct stat st;
-		r = replay(l, map_fd, l->map_name, true, &info, &stale, err, errlen);
+		r = replay(l, map_fd, l->map_name, true, &info, &damage, &stale, err, errlen);
 		if (fstat(map_fd, &st) == 0)
 			l->map_bytes = (uint64_t)st.st_size;
 		close(map_fd);
@@ -409,9 +449,15 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		r = l->journal_fd;
 		goto fail;
 	}
-	r = replay(l, l->journal_fd, l->journal_name, false, &info, &stale, err, errlen);
+	r = replay(l, l->journal_fd, l->journal_name, false, &info, &damage, &stale, err,
+		   errlen);
 	if (r < 0)
 		goto fail;
+	/* Before the fold, which keeps the marks. */
+	obj_ledger_damage_mark(&damage, l);
+	info.damage_in_map = damage.in_map;
+	info.damage_offset = damage.offset;
+	obj_ledger_damage_free(&damage);
 	/* An empty journal, one of an older map, or one cut short: start
 	 * it afresh from the state just read (folding, if anything was). */
 	struct stat st;
@@ -431,15 +477,20 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 	for (uint32_t s = 0; s < slots; s++) {
 		struct obj_ledger_entry *e = &l->entries[s];
 		e->uncertain |= e->pending != OBJ_PENDING_NONE;
-		info.present += e->state == OBJ_LEDGER_PRESENT && !e->pending;
-		info.uncertain += e->pending != OBJ_PENDING_NONE;
-		info.deleted += e->state == OBJ_LEDGER_DELETED && !e->pending;
+		/* Nothing there to doubt (an unknown write aborted since). */
+		if (e->state != OBJ_LEDGER_PRESENT && e->pending == OBJ_PENDING_NONE)
+			e->unknown = 0;
+		info.present += e->state == OBJ_LEDGER_PRESENT && !e->pending && !e->unknown;
+		info.uncertain += e->pending != OBJ_PENDING_NONE || e->unknown;
+		info.unknown += e->unknown;
+		info.deleted += e->state == OBJ_LEDGER_DELETED && !e->pending && !e->unknown;
 	}
 	snprintf(info.tag, sizeof(info.tag), "%016" PRIx64, l->tag);
 	*ret = l;
 	*ret_info = info;
 	return 0;
 fail:
+	obj_ledger_damage_free(&damage);
 	obj_ledger_close(l);
 	return r;
 }

@@ -29,8 +29,15 @@
  * started afresh: disk stays within two records per slot plus a constant,
  * and memory at one entry per slot.
  *
- * A torn last record (a crash mid-write) is dropped; a record with a bad
- * CRC elsewhere stops the replay there and is reported.
+ * Damage (a torn last record, a record with a bad CRC or one that makes
+ * no sense, as a crash or a bad disk leaves them) is skipped and the
+ * replay goes on with the whole records after it: what they say is kept.
+ * The records in the damaged stretch are lost, and any slot may have been
+ * named in them, so every slot that may hold an object and whose state no
+ * later record fixes whole (an acknowledged PUT announced after the
+ * damage, a read's settlement) is "unknown" from then on: what the server
+ * holds under its name is read and taken as it is, never judged lost or
+ * stale.  A deleted name stays certain: soakd never writes it again.
  */
 
 #define OBJ_LEDGER_SYNC_NS (UINT64_C(1000000000))
@@ -63,6 +70,11 @@ struct obj_ledger_entry {
 	 * read says which. */
 	uint8_t pending;
 	uint8_t uncertain;
+	/* Records about this slot may have been lost to damage (see above):
+	 * state and pending are the last known, not necessarily the last.
+	 * Until a write acknowledged or a read settles it, it is doubtful
+	 * and no read of it is judged. */
+	uint8_t unknown;
 };
 
 struct obj_ledger;
@@ -73,8 +85,14 @@ struct obj_ledger_info {
 	bool resumed;                      /* it held a ledger already */
 	uint64_t records_replayed;
 	uint64_t present, uncertain, deleted;
+	/* Of the uncertain, those unknown (records lost to damage). */
+	uint64_t unknown;
 	bool torn;                         /* its last record was cut short */
-	uint64_t damaged;                  /* records with a bad CRC (replay stopped) */
+	uint64_t damaged;                  /* records with a bad CRC or no sense, skipped */
+	/* Where the first damage is: in the map (else the journal), at this
+	 * byte offset; meaningful when torn or damaged. */
+	bool damage_in_map;
+	uint64_t damage_offset;
 };
 
 /*

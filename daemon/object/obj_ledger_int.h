@@ -38,6 +38,10 @@ enum rec_type {
 	R_VERSION_ID,
 };
 
+/* R_UNCERTAIN's state: 0, the pending write's outcome is not known;
+ * UNCERTAIN_LOST, records about the slot were lost (entry.unknown). */
+#define UNCERTAIN_LOST 2
+
 #define VID_BYTES OBJ_LEDGER_VID_BYTES
 #define VID_UUID OBJ_LEDGER_VID_UUID
 
@@ -84,6 +88,31 @@ struct obj_ledger {
 	uint64_t map_bytes;
 	int error;
 };
+
+/*
+ * What a replay learns about damage (obj_ledger_damage.c): where the first
+ * is, and, from the first on, which slots the records after the last
+ * damage fix whole.  seq counts records (and damages) from the first
+ * damage on; a slot is fixed when resolved_at[slot] > damage_at.
+ */
+struct ledger_damage {
+	bool seen;
+	bool in_map;
+	uint64_t offset;
+	uint32_t seq, damage_at;
+	uint32_t *intent_at;    /* seq of the slot's last R_INTEND_PUT */
+	uint32_t *resolved_at;  /* seq of the record that fixed its state */
+};
+
+/* Damage at byte offset of the map or the journal: 0, or -ENOMEM. */
+int obj_ledger_damage_note(struct ledger_damage *d, uint32_t slots, bool in_map,
+			   uint64_t offset);
+/* A record about to be applied, after damage (nothing before any). */
+void obj_ledger_damage_track(struct ledger_damage *d, const struct obj_ledger_entry *e,
+			     const struct rec *r);
+/* Every slot the damage leaves unknown, marked so: how many. */
+uint64_t obj_ledger_damage_mark(const struct ledger_damage *d, struct obj_ledger *l);
+void obj_ledger_damage_free(struct ledger_damage *d);
 
 /* A record's CRC set (obj_ledger.c). */
 void obj_ledger_seal(struct rec *r);

@@ -166,8 +166,8 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 		if (o->versioning && st->ledger && x->verify &&
 		    (kind == OBJ_KIND_GET || kind == OBJ_KIND_AUDIT)) {
 			const struct obj_ledger_entry *le = obj_ledger_get(st->ledger, slot);
-			if (le && le->state == OBJ_LEDGER_PRESENT && !le->pending && le->id == e->id &&
-			    le->version == e->version)
+			if (le && le->state == OBJ_LEDGER_PRESENT && !le->pending && !le->unknown &&
+			    le->id == e->id && le->version == e->version)
 				obj_ledger_version_id(st->ledger, slot, x->version_id,
 						      sizeof(x->version_id));
 		}

@@ -11,6 +11,10 @@
 #   3. an object deleted behind soakd's back is reported "lost".
 #   4. an old version of an object put back behind soakd's back is
 #      reported "stale".
+#   (5-7: LIST against the ledger, periodic audits, the final sweep.)
+#   8. a ledger journal damaged in the middle (a record after the map's,
+#      newer writes after it): the resumed audit reports nothing lost or
+#      stale, and one warning names the file and the damage's offset.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -334,4 +338,59 @@ left=$(s3_list soak soakd-w/ | cut -d' ' -f1)
 	fail "after the cleanup the bucket holds: ${left:-nothing} (expected only the foreign object)"
 s3 -f -X DELETE "$EP/soak/$left" >/dev/null
 note "the sweep deleted the run's unrecorded object and left the foreign one"
+fi
+
+################ 8. a damaged journal: no false loss
+if part 8; then
+note "8. the ledger journal damaged in the middle"
+config "$WORK/d.json" damage 120s '"concurrency": 2, "objects": 8, "rate": 60,
+  "mix": {"put": 50, "get": 50}'
+STATE="$WORK/state-d"
+JOURNAL="$STATE/damage/ledger.w.0.journal"
+intervals() { grep -c '"type":"interval"' "$STATE/damage/intervals.log" 2>/dev/null || true; }
+more_intervals() { (($(intervals) >= $1)); }
+audited() { grep -q "thread 0 audited the objects of its ledger" "$SOAKD_LOG"; }
+# run_then_kill [resume]: start (after the audit, resuming), let the mix
+# overwrite for 4 intervals, SIGKILL.
+run_then_kill() {
+	start_soakd --config "$WORK/d.json" --socket "$SOCK" --state-dir "$STATE" --no-table
+	wait_until 20 "the control socket" ctl_answers
+	[[ -z ${1:-} ]] || wait_until 30 "the audit of the resumed run" audited
+	local want=$(($(intervals) + 4))
+	wait_until 30 "$want intervals" more_intervals "$want"
+	kill -KILL "$SOAKD_PID"
+	wait_soakd_exit 5
+}
+run_then_kill
+# A torn byte: the next start folds the journal into a map of every
+# object's state; what it writes next goes to a new journal.
+truncate -s +1 "$JOURNAL"
+run_then_kill resume
+[[ -s $STATE/damage/ledger.w.0.map ]] || fail "no ledger map: $(ls -la "$STATE/damage")"
+records=$(($(stat -c %s "$JOURNAL") / 48))
+((records > 20)) || fail "the second start wrote only $records ledger records"
+# A bad byte in the journal's first record after its header: every write
+# of the second start (newer versions of the map's objects) comes after it.
+printf 'X' | dd of="$JOURNAL" bs=1 seek=68 conv=notrunc status=none
+start_soakd --config "$WORK/d.json" --socket "$SOCK" --state-dir "$STATE" --no-table
+wait_until 20 "the control socket" ctl_answers
+wait_until 30 "the audit of the resumed run" audited
+grep "ledger file ledger.w.0.journal is damaged at byte 48 " "$SOAKD_LOG" >"$WORK/d.warn" ||
+	fail "no warning names the damaged journal and where: $(grep -i ledger "$SOAKD_LOG")"
+(($(wc -l <"$WORK/d.warn") == 1)) || fail "the damage is reported more than once: $(cat "$WORK/d.warn")"
+ctl stop w >/dev/null || fail "soakctl stop failed"
+wait_until 30 "the workload to stop" workload_is w stopped
+dump_json "$WORK/d.dump"
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+check_dump "$WORK/d.dump" '
+audit = ops["audit"]
+print("# audit after the damage:", audit["count"], "reads, verify", audit.get("verify"))
+assert audit["count"] > 0, "the resumed run audited nothing"
+for op in ops:
+    for k in ("lost", "stale", "resurrected"):
+        assert v(op, k) == 0, f"{op}: {k} = {v(op, k)}: a false failure from a damaged ledger"
+    assert ops[op]["corrupt"] == 0, f"{op}: corrupt"
+'
+note "$(cut -d: -f2- "$WORK/d.warn" | head -c 300)"
 fi
