@@ -26,6 +26,11 @@
 #include "workload/workload.h"
 
 #define LOGGED_PER_CLASS 5
+/* A device that keeps failing its flushes is asked again after 4 ms, then
+ * twice as long each time, up to a second: not hammered with fsyncs in a
+ * loop while the full ring holds every write back. */
+#define FLUSH_BACKOFF_MIN_NS (UINT64_C(4000000))
+#define FLUSH_BACKOFF_MAX_NS (UINT64_C(1000000000))
 #define SAVED_MAX 32
 
 enum { SLOT_INFLIGHT = 1, SLOT_RACED = 2 };
@@ -310,14 +315,17 @@ bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsign
  * Flush epochs.  An epoch closes every flush_interval (sooner when half
  * the ring is used); its fsync is queued once every write stamped with it
  * has completed (an fsync covers completed writes only), and one flush at
- * a time, so at most two epochs have writes in flight.
+ * a time, so at most two epochs have writes in flight.  After a failed
+ * flush the next waits for its backoff (flush_retry_ns), ring full or not;
+ * the thread meanwhile reaps completions and counts the ops due as any
+ * that wait for room (dev_engine.c, next_wake).
  */
 void dev_verify_tick(struct workload_stream *s, struct dev_stream *d, uint64_t now_ns)
 {
 	struct dev_verify *v = d->verify;
 	(void)s;
 
-	if (!v->closing && !v->flushing &&
+	if (!v->closing && !v->flushing && now_ns >= v->flush_retry_ns &&
 	    (now_ns >= v->next_flush_ns || verify_map_open_writes(&v->map) > VERIFY_MAP_RING / 2)) {
 		/* Nothing written since the last flush: nothing to flush, and
 		 * the next look is an interval away (not a wake-up at once). */
@@ -381,7 +389,11 @@ bool dev_verify_flushing(const struct dev_verify *v)
 
 uint64_t dev_verify_next_flush(const struct dev_verify *v)
 {
-	return v->closing || v->flushing ? UINT64_MAX : v->next_flush_ns;
+	if (v->closing || v->flushing)
+		return UINT64_MAX;
+	/* Half the ring used: due now, or when the backoff ends. */
+	uint64_t due = verify_map_open_writes(&v->map) > VERIFY_MAP_RING / 2 ? 0 : v->next_flush_ns;
+	return due > v->flush_retry_ns ? due : v->flush_retry_ns;
 }
 
 void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int res)
@@ -391,12 +403,22 @@ void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int 
 	v->flushing = false;
 	if (res < 0) {
 		/* The epoch stays open: its writes are uncertain after a crash,
-		 * and the next flush covers them. */
+		 * and the next flush covers them, after a backoff. */
+		v->flush_backoff_ns = !v->flush_backoff_ns ? FLUSH_BACKOFF_MIN_NS
+				      : v->flush_backoff_ns >= FLUSH_BACKOFF_MAX_NS / 2
+					      ? FLUSH_BACKOFF_MAX_NS
+					      : v->flush_backoff_ns * 2;
+		v->flush_retry_ns = mono_ns() + v->flush_backoff_ns;
 		if (v->flush_errors++ < LOGGED_PER_CLASS)
 			log_warning("%s: flush failed: %s (the writes since the last flush stay "
-				    "uncertain)", s->label, strerror(-res));
+				    "uncertain; tried again in %" PRIu64 " ms%s)", s->label,
+				    strerror(-res), v->flush_backoff_ns / 1000000,
+				    v->flush_errors == LOGGED_PER_CLASS ? ", further failures are "
+				    "counted, not logged" : "");
 		return;
 	}
+	v->flush_backoff_ns = 0;
+	v->flush_retry_ns = 0;
 	verify_map_flushed(&v->map, v->closing_epoch);
 	verify_map_sync_async(&v->map);
 }

@@ -27,6 +27,10 @@ struct dev_verify {
 
 	/* Flush epochs (dev_verify_tick). */
 	uint64_t next_flush_ns;
+	/* After failed flushes: no new one before flush_retry_ns, the wait
+	 * doubling from FLUSH_BACKOFF_MIN_NS to FLUSH_BACKOFF_MAX_NS (0:
+	 * the last flush succeeded). */
+	uint64_t flush_retry_ns, flush_backoff_ns;
 	bool closing, flushing;
 	uint64_t closing_epoch;
 	unsigned writes_inflight[2];    /* by epoch parity */

@@ -348,6 +348,7 @@ int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len)
 		return -EBUSY;
 	}
 	v->next_flush_ns = mono_ns() + v->cfg->flush_interval_ns;
+	v->flush_retry_ns = v->flush_backoff_ns = 0;  /* a new start asks at once */
 	verify_map_dirty(&v->map);
 	return 0;
 }

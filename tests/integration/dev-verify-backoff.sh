@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# A verified device whose flushes fail at once, every one: the verify ring
+# fills and the stream waits for a flush to succeed.  A failed flush is
+# tried again after a backoff that doubles up to a second, so the device
+# sees a handful of fsyncs a second, not one after another in a loop (it
+# was asked again the moment the last failed: thousands a second, soakd's
+# thread at 100%).  Completions are reaped meanwhile, and once flushes
+# succeed again the ring drains and the writes go on.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/devlib.sh"
+source "$(dirname "$0")/faultlib.sh"
+
+faultdev_start 64M
+faultdev_loop
+faultdev_cmd errors flush every 1
+
+CFG="$WORK/backoff.json"
+cat >"$CFG" <<JSON
+{"run": {"name": "backoff", "duration": "120s", "interval": "1s", "on_finish": "idle"},
+ "workloads": [{"name": "b", "type": "device", "model": "pattern",
+                "targets": [{"path": "$FAULTDEV_LOOP", "destroy_data": true}], "read_pct": 0,
+                "block_size": "1MiB", "access": "random", "queue_depth": 8, "rate": 300,
+                "verify": true, "fill": false, "flush_interval": "1h"}]}
+JSON
+
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket" ctl_answers
+wait_until 15 "workload b to run" workload_is b running
+written() {
+	ctl status --json | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["workloads"][0]["ops"]["write"]["count_total"])'
+}
+full() { (($(written) >= 240 && $(faultdev_stat flush_errors) >= 2)); }
+wait_until 30 "the verify ring to fill" full
+# The backoff reaches its second after 8 failures, about 1 s.
+sleep 1.5
+f0=$(faultdev_stat flush_errors)
+t0=$(now_ns)
+cpu0=$(awk '{print $14 + $15}' "/proc/$SOAKD_PID/stat")
+sleep 3
+cpu1=$(awk '{print $14 + $15}' "/proc/$SOAKD_PID/stat")
+f1=$(faultdev_stat flush_errors)
+wall_ms=$(( ($(now_ns) - t0) / 1000000 ))
+cpu_ms=$(( (cpu1 - cpu0) * 1000 / $(getconf CLK_TCK) ))
+note "blocked: $((f1 - f0)) flushes failed in ${wall_ms} ms ($f1 in all), soakd used ${cpu_ms} ms of CPU"
+# A second between tries: 3 or 4 in 3 s; 8 leaves room for a slow start.
+((f1 - f0 <= 8)) || fail "$((f1 - f0)) flushes failed in ${wall_ms} ms: the device is hammered, no backoff"
+((f1 - f0 >= 1)) || fail "no flush was tried again in ${wall_ms} ms while the ring was full"
+((cpu_ms * 5 < wall_ms)) || fail "soakd used ${cpu_ms} ms of CPU in ${wall_ms} ms while blocked (a spin)"
+grep -q "flush failed: .*tried again in 4 ms" "$SOAKD_LOG" ||
+	fail "the first failed flush does not say when it is tried again: $(grep 'flush failed' "$SOAKD_LOG" | head -3)"
+workload_is b running || fail "the workload ended while blocked"
+
+# Flushes succeed again: the next try (within the backoff's second) empties
+# the ring, and the writes go on.
+faultdev_cmd errors off
+w0=$(written)
+more() { (($(written) >= w0 + 100)); }
+wait_until 10 "the writes to go on after a flush succeeds" more
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after SIGTERM"
+note "ok"
