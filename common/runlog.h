@@ -18,7 +18,10 @@
  *
  * Record types ("type"):
  *   start     soakd started or resumed the run: run, wall_ns, run_ns (the
- *             run time it resumed at), config (the resolved plan)
+ *             run time it resumed at), pid, resumed (bool), version (the
+ *             soakd that wrote the records after it).  The resolved plan
+ *             is not in it: plan.json beside the log (daemon/results/
+ *             rundir.h) holds the one the records are of.
  *   interval  one workload's closed interval: workload, start_ns, end_ns
  *             (run time), wall_start_ns, wall_end_ns, sched_ns (position in
  *             its schedule at end_ns), lag_max_ns, target_ops, ops: {OP:
@@ -32,7 +35,10 @@
  *             Appended in the order of end_ns, which lets a reader bisect
  *             (runlog_seek_run_time).
  *   state     a workload changed state: workload, state, reason, run_ns
- *   gap       soakd was down: run_ns, down_ns (wall time missed)
+ *   gap       soakd was down: run_ns, down_ns (wall time missed), wall_ns
+ *   reload    the run went on under a new plan (plan.json rewritten after
+ *             it): run_ns, wall_ns, kept, replaced, added, removed (arrays
+ *             of workload names)
  *   host      the host over one tick's interval (daemon/host): start_ns,
  *             end_ns, wall_start_ns, wall_end_ns, cpu {user, system,
  *             iowait, steal, soakd} and psi {cpu_some, mem_some, mem_full,
