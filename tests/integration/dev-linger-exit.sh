@@ -11,8 +11,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 source "$(dirname "$0")/faultlib.sh"
 
-faultdev_start 64M
-faultdev_loop
+fault_device
 
 CFG="$WORK/linger.json"
 cat >"$CFG" <<JSON

@@ -12,9 +12,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 source "$(dirname "$0")/faultlib.sh"
 
-faultdev_start 64M
-faultdev_loop
-faultdev_cmd errors flush every 1
+fault_device
+failing_flushes
 
 CFG="$WORK/backoff.json"
 cat >"$CFG" <<JSON
@@ -28,11 +27,6 @@ JSON
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 wait_until 15 "workload b to run" workload_is b running
-written() {
-	ctl status --json | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["workloads"][0]["ops"]["write"]["count_total"])'
-}
 full() { (($(written) >= 240 && $(faultdev_stat flush_errors) >= 2)); }
 wait_until 30 "the verify ring to fill" full
 # The backoff reaches its second after 8 failures, about 1 s.
@@ -56,7 +50,7 @@ workload_is b running || fail "the workload ended while blocked"
 
 # Flushes succeed again: the next try (within the backoff's second) empties
 # the ring, and the writes go on.
-faultdev_cmd errors off
+healthy_flushes
 w0=$(written)
 more() { (($(written) >= w0 + 100)); }
 wait_until 10 "the writes to go on after a flush succeeds" more

@@ -10,10 +10,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 source "$(dirname "$0")/faultlib.sh"
 
-faultdev_start 64M
-faultdev_loop
-faultdev_cmd errors flush every 1
-faultdev_cmd delay 500ms flush
+fault_device
+failing_flushes 500ms
 
 CFG="$WORK/blocked.json"
 cat >"$CFG" <<JSON
@@ -27,11 +25,6 @@ JSON
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 wait_until 15 "workload b to run" workload_is b running
-written() {
-	ctl status --json | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["workloads"][0]["ops"]["write"]["count_total"])'
-}
 # 64 Ki blocks of 4 KiB in the ring: 255 writes of 1 MiB, none flushed (the
 # ring keeps room for one more op than it takes).
 full() { (($(written) >= 240 && $(faultdev_stat flush_errors) >= 2)); }
@@ -50,8 +43,7 @@ note "blocked: $((w1 - w0)) writes, $(faultdev_stat flush_errors) flushes failed
 ((cpu_ms * 5 < wall_ms)) || fail "soakd used ${cpu_ms} ms of CPU in ${wall_ms} ms while blocked (a spin)"
 workload_is b running || fail "the workload ended while blocked"
 
-faultdev_cmd errors off
-faultdev_cmd delay off
+healthy_flushes
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after SIGTERM"
 note "ok"

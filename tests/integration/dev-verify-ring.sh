@@ -13,10 +13,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 source "$(dirname "$0")/faultlib.sh"
 
-faultdev_start 64M
-faultdev_loop
-faultdev_cmd errors flush every 1
-faultdev_cmd delay 200ms flush
+fault_device
+failing_flushes 200ms
 
 CFG="$WORK/ring.json"
 cat >"$CFG" <<JSON
@@ -30,11 +28,6 @@ JSON
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 wait_until 15 "workload b to run" workload_is b running
-written() {
-	ctl status --json | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["workloads"][0]["ops"]["write"]["count_total"])'
-}
 # 64 Ki blocks of 4 KiB in the ring: 256 writes of 1 MiB, none flushed.
 full() { (($(written) >= 240 && $(faultdev_stat flush_errors) >= 2)); }
 wait_until 30 "the verify ring to fill" full
@@ -44,8 +37,7 @@ note "$(written) writes of 1 MiB, $(faultdev_stat flush_errors) flushes failed"
 kill -KILL "$SOAKD_PID"
 wait "$SOAKD_PID" 2>/dev/null || true
 SOAKD_PID=
-faultdev_cmd errors off
-faultdev_cmd delay off
+healthy_flushes
 : >"$SOAKD_LOG"
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers

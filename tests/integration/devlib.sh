@@ -152,3 +152,32 @@ _cgroup_remove() {
 	rmdir "$1" 2>/dev/null
 	return 0
 }
+
+# The device tests on faultdev (tests/integration/faultlib.sh, which the
+# test sources after this file) share these.
+
+# fault_device [SIZE]: faultdev started over a new image of SIZE (64M by
+# default) and a loop device with direct I/O over it, in FAULTDEV_LOOP.
+fault_device() {
+	faultdev_start "${1:-64M}"
+	faultdev_loop
+}
+
+# failing_flushes [DELAY]: every flush fails with EIO, after DELAY (200ms,
+# 1s) if given; healthy_flushes: they succeed again, at once.
+failing_flushes() {
+	faultdev_cmd errors flush every 1
+	[[ -z ${1:-} ]] || faultdev_cmd delay "$1" flush
+}
+healthy_flushes() {
+	faultdev_cmd errors off
+	faultdev_cmd delay off
+}
+
+# written: the writes soakd's first workload has completed so far (its
+# "count_total" in soakctl status), through $SOCK.
+written() {
+	ctl status --json | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["workloads"][0]["ops"]["write"]["count_total"])'
+}
