@@ -166,8 +166,8 @@ static int open_file(struct obj_ledger *l, const char *name, int flags, char *er
 }
 
 /* Damage at record n of a file: noted (see obj_ledger_damage.c). */
-static int damage(struct obj_ledger *l, struct ledger_damage *d, bool is_map, uint64_t n,
-		  char *err, size_t errlen)
+static int note_damage(struct obj_ledger *l, struct ledger_damage *d, bool is_map, uint64_t n,
+		       char *err, size_t errlen)
 {
 	int r = obj_ledger_damage_note(d, l->slots, is_map, n * sizeof(struct rec));
 	if (r < 0)
@@ -210,7 +210,7 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				/* Without a header, nothing says whose records
 				 * these are. */
 				info->damaged++;
-				r = damage(l, d, is_map, n, err, errlen);
+				r = note_damage(l, d, is_map, n, err, errlen);
 				goto done;
 			}
 			if (n == 0) {
@@ -261,7 +261,7 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 			if (!whole_rec || (d->seen && rec->gen != l->gen) ||
 			    obj_ledger_apply(l, rec) < 0) {
 				info->damaged++;
-				if ((r = damage(l, d, is_map, n, err, errlen)) < 0)
+				if ((r = note_damage(l, d, is_map, n, err, errlen)) < 0)
 					goto out;
 				continue;
 			}
@@ -270,7 +270,7 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 		if (got == 0) {
 			if (have % sizeof(*buf) != 0) {
 				info->torn = true;
-				r = damage(l, d, is_map, n, err, errlen);
+				r = note_damage(l, d, is_map, n, err, errlen);
 			}
 			break;
 		}
