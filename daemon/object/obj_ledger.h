@@ -29,8 +29,10 @@
  * started afresh: disk stays within two records per slot plus a constant,
  * and memory at one entry per slot.
  *
- * Damage (a torn last record, a record with a bad CRC or one that makes
- * no sense, as a crash or a bad disk leaves them) is skipped and the
+ * A torn last record (a write a crash or a full disk cut short, with
+ * nothing after it) is dropped: the intent before it keeps its slot
+ * uncertain.  Damage (a record with a bad CRC or one that makes no
+ * sense, as a power cut or a bad disk leaves them) is skipped and the
  * replay goes on with the whole records after it: what they say is kept.
  * The records in the damaged stretch are lost, and any slot may have been
  * named in them, so every slot that may hold an object and whose state no
