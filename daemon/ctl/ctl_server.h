@@ -55,6 +55,11 @@
 #define CTL_IDLE_TIMEOUT_NS (UINT64_C(30) * 1000000000)
 #define CTL_REQUEST_TIMEOUT_NS (UINT64_C(10) * 1000000000)
 #define CTL_SEND_TIMEOUT_NS (UINT64_C(60) * 1000000000)
+/* A streamed reply (ctl_server_defer) is cut off once its writer has
+ * waited CTL_SEND_TIMEOUT_NS in all for the peer to take the next
+ * CTL_SEND_MIN_BYTES: a reader taking a few bytes now and then does not
+ * hold a dumper for ever. */
+#define CTL_SEND_MIN_BYTES (UINT64_C(64) << 10)
 #define CTL_MAX_RESPONSE (UINT64_C(256) << 20)
 #define CTL_MAX_OUTPUT_TOTAL (UINT64_C(512) << 20)
 
@@ -88,8 +93,8 @@ const char *ctl_server_path(const struct ctl_server *s);
  * takes the reply of the request being handled away from the loop: the
  * client is neither read nor timed out until the stream is done, and the
  * handler returns CTL_REPLY_DEFERRED.  Any one thread then writes the
- * reply with ctl_stream_write (it blocks, up to CTL_SEND_TIMEOUT_NS
- * without progress) and hands the connection back with ctl_stream_done,
+ * reply with ctl_stream_write (it blocks, until the peer has kept it
+ * waiting CTL_SEND_TIMEOUT_NS in all for CTL_SEND_MIN_BYTES) and hands the connection back with ctl_stream_done,
  * which may be called from any thread.
  */
 struct ctl_stream;

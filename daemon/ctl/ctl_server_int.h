@@ -35,6 +35,10 @@ struct ctl_stream {
 	int fd;
 	atomic_bool cancel;
 	bool ok;
+	/* Time spent waiting for the peer to take bytes since it last took
+	 * CTL_SEND_MIN_BYTES, over all writes of the reply. */
+	uint64_t stalled_ns;
+	uint64_t taken;
 	struct ctl_stream *next;   /* on the server's done list */
 };
 

@@ -54,7 +54,6 @@ struct ctl_stream *ctl_server_defer(struct ctl_server *s)
 int ctl_stream_write(struct ctl_stream *st, const void *buf, size_t len)
 {
 	const char *p = buf;
-	uint64_t progress_ns = mono_ns();
 
 	while (len > 0) {
 		if (atomic_load(&st->cancel))
@@ -63,15 +62,24 @@ int ctl_stream_write(struct ctl_stream *st, const void *buf, size_t len)
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
-			progress_ns = mono_ns();
+			/* Progress is a real share of the reply, not a byte
+			 * now and then: only then does the wait start over. */
+			st->taken += (uint64_t)n;
+			if (st->taken >= CTL_SEND_MIN_BYTES)
+				st->taken = st->stalled_ns = 0;
 			continue;
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return errno == EPIPE || errno == ECONNRESET ? -EPIPE : -errno;
-		if (mono_ns() - progress_ns > CTL_SEND_TIMEOUT_NS)
+		if (st->stalled_ns > CTL_SEND_TIMEOUT_NS)
 			return -ETIMEDOUT;
+		/* Only the time spent waiting for the peer counts: a dumper
+		 * reading the log between writes is not the peer's delay. */
+		uint64_t t0 = mono_ns();
 		struct pollfd pfd = { .fd = st->fd, .events = POLLOUT };
-		if (poll(&pfd, 1, STREAM_POLL_MS) > 0 && (pfd.revents & (POLLERR | POLLHUP)))
+		int r = poll(&pfd, 1, STREAM_POLL_MS);
+		st->stalled_ns += mono_ns() - t0;
+		if (r > 0 && (pfd.revents & (POLLERR | POLLHUP)))
 			return -EPIPE;
 	}
 	return 0;

@@ -9,6 +9,9 @@
 # - a client that asks for a large dump (streamed by a dumper thread) and
 #   never reads it is closed after 60 s without progress, while status
 #   keeps answering within a second;
+# - a client that takes its dump 20000 bytes every 25 s is closed after
+#   60 s of soakd waiting in all for 64 KiB of it (a trickle is not
+#   progress enough to hold a dumper);
 # - with soakd's RLIMIT_NOFILE lowered (prlimit) under a flood of
 #   connections, accepting pauses: the pause is logged about once a second,
 #   the main thread does not spin, and once descriptors are free again the
@@ -115,7 +118,36 @@ def slow_reader():
     s.close()
 
 
-threads = [threading.Thread(target=idle_client), threading.Thread(target=slow_reader)]
+def trickle_reader():
+    """Takes its dump 20000 bytes every 25 s: progress, each time freeing
+    room for soakd to send more, but under 64 KiB a minute; soakd gives
+    up after 60 s of waiting in all for 64 KiB.  (A few bytes at a time
+    would free no room: the socket's buffers hold the dump's writes whole,
+    16 KiB or more each.)"""
+    s = connect(rcvbuf=4096)
+    s.sendall(b'{"cmd":"dump","format":"csv","workload":"synthetic"}\n')
+    t = time.monotonic()
+    p = select.poll()
+    p.register(s, select.POLLRDHUP)
+    got = 0
+    results["trickle"] = None
+    while time.monotonic() < t + 100:
+        if p.poll(25000):
+            results["trickle"] = time.monotonic() - t
+            break
+        want = 20000
+        while want > 0:
+            chunk = s.recv(want)
+            if not chunk:
+                break
+            got += len(chunk)
+            want -= len(chunk)
+    results["trickle_bytes"] = got
+    s.close()
+
+
+threads = [threading.Thread(target=idle_client), threading.Thread(target=slow_reader),
+           threading.Thread(target=trickle_reader)]
 for t in threads:
     t.start()
 time.sleep(1)   # both connected; the dump's writer is blocked by now
@@ -168,7 +200,7 @@ for s in flood:
 
 # Others are served while the slow reader holds its dump.
 slowest = 0.0
-while threads[1].is_alive():
+while threads[1].is_alive() or threads[2].is_alive():
     slowest = max(slowest, status_seconds())
     time.sleep(1)
 for t in threads:
@@ -181,6 +213,11 @@ if results["idle"] is None or not 29.5 <= results["idle"] <= 33:
 if results["slow"] is None or not 59 <= results["slow"] <= 66:
     problems.append(f"a client that takes no answer closed after {results['slow']} s, "
                     "expected 60 s")
+print(f"# the reader taking 20000 bytes every 25 s closed after {results['trickle']} s, "
+      f"{results['trickle_bytes']} bytes read")
+if results["trickle"] is None or not 59 <= results["trickle"] <= 75:
+    problems.append(f"a client taking its dump 20000 bytes every 25 s closed after "
+                    f"{results['trickle']} s, expected about 60 s")
 if results["slow_bytes"].endswith(b"\n"):
     problems.append("the reader that never read got a whole dump: the test's dump is too small")
 if slowest >= 1:
