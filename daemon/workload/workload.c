@@ -221,6 +221,9 @@ void workload_request_stop(struct workload *w, const char *reason)
 		return;
 	if (reason && !w->reason[0])
 		snprintf(w->reason, sizeof(w->reason), "%s", reason);
+	/* Counted before the flag: a thread that sees the flag set sees
+	 * the count that goes with it. */
+	atomic_fetch_add(&w->stop_requests, 1);
 	atomic_store(&w->stop_requested, true);
 	w->state = WORKLOAD_STOPPING;
 }

@@ -98,6 +98,10 @@ struct workload {
 	enum workload_state state;
 	char reason[WORKLOAD_REASON_MAX];
 	_Atomic bool stop_requested;
+	/* Stop requests so far (soakctl, the run's end, a drift alarm...):
+	 * an engine's end-of-run work, begun after one stop, gives way to
+	 * the next. */
+	_Atomic unsigned stop_requests;
 	/* Set before a stop request when the run goes on later (soakd
 	 * stopping, a reload replacing the workload): engines keep what the
 	 * run holds (object workloads leave their objects for the resume). */
