@@ -31,6 +31,12 @@
 #define OBJ_CORRUPT_LOGGED 10
 #define OBJ_DELETED_RING 4096
 #define OBJ_LIST_MAX_IDS (UINT64_C(16) << 20)
+/* What a transfer keeps of a listing once its op has ended, for the next:
+ * room for a page of 1000 keys (about 400 KiB) and the ids of a pool of
+ * 64 Ki names a thread.  A larger page or listing, a hostile or broken
+ * server's up to the MAX above, is let go (obj_xfer_trim). */
+#define OBJ_LIST_KEEP_BYTES (UINT64_C(1) << 20)
+#define OBJ_LIST_KEEP_IDS (UINT64_C(64) << 10)
 #define OBJ_REFUSAL_MAX 320       /* a refusal's message kept for the reason */
 
 /* What a transfer does; the first five are the mix's ops. */
@@ -372,6 +378,10 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl);
 /* Sets up the next page of a listing (token NULL: the first). */
 int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const char *prefix,
 			  const char *token);
+/* x's op has ended: a listing's page and ids beyond OBJ_LIST_KEEP_BYTES
+ * and OBJ_LIST_KEEP_IDS are let go, so memory held between listings stays
+ * bounded whatever a server answered. */
+void obj_xfer_trim(struct obj_xfer *x);
 
 enum obj_mp_step { OBJ_MP_NONE, OBJ_MP_INIT, OBJ_MP_PART, OBJ_MP_COMPLETE, OBJ_MP_ABORT };
 

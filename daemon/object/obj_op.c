@@ -386,6 +386,7 @@ void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outc
 		obj_pool_end_write(&st->pool, x->slot, true, outcome == OBJ_OK || gone);
 	else if (x->kind != OBJ_KIND_LIST)
 		undo_pool(st, x, outcome == OBJ_OK);
+	obj_xfer_trim(x);
 	x->busy = false;
 	st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
 	if (st->waiting) {
@@ -407,6 +408,7 @@ void obj_op_abandon(struct obj_stream *st, struct obj_xfer *x)
 	st->audit_inflight -= x->kind == OBJ_KIND_AUDIT || x->kind == OBJ_KIND_AUDIT_HEAD;
 	if (x->kind != OBJ_KIND_LIST)
 		undo_pool(st, x, false);
+	obj_xfer_trim(x);
 	x->busy = false;
 	st->free_list[st->n_free++] = (unsigned)(x - st->xfers);
 }

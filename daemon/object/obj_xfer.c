@@ -284,6 +284,20 @@ void obj_xfer_done(struct obj_xfer *x)
 	memset(x, 0, sizeof(*x));
 }
 
+void obj_xfer_trim(struct obj_xfer *x)
+{
+	if (x->list_cap > OBJ_LIST_KEEP_BYTES) {
+		free(x->list_buf);
+		x->list_buf = NULL;
+		x->list_len = x->list_cap = 0;
+	}
+	if (x->list_ids_cap > OBJ_LIST_KEEP_IDS) {
+		free(x->list_ids);
+		x->list_ids = NULL;
+		x->list_n = x->list_ids_cap = 0;
+	}
+}
+
 static void reset_response(struct obj_xfer *x)
 {
 	x->status = 0;
