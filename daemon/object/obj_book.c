@@ -497,55 +497,6 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 	}
 }
 
-/* One request of the sweep, synchronously, on the sweep's own transfer. */
-static enum obj_outcome sweep_request(struct obj_xfer *x, const struct obj_client *cl)
-{
-	enum op_error_class c;
-	bool gone;
-	CURLcode result = curl_easy_perform(x->easy);
-	return obj_xfer_finish(x, cl, result, &c, &gone);
-}
-
-void obj_book_sweep(struct obj_stream *st)
-{
-	struct obj_client *cl = st->cl;
-	struct obj_xfer x;
-	uint64_t found = 0, deleted = 0;
-
-	if (!cl->proto->list_url || obj_xfer_init(&x, cl, st) < 0)
-		return;
-	for (unsigned b = 0; b < cl->cfg->buckets; b++) {
-		enum obj_outcome o;
-		x.kind = OBJ_KIND_LIST;
-		x.list_bucket = b;
-		if (obj_xfer_prepare_list(&x, cl, cl->name_root, NULL) < 0)
-			break;
-		while ((o = sweep_request(&x, cl)) == OBJ_MORE)
-			;
-		if (o != OBJ_OK || !x.list_whole)
-			continue;
-		uint64_t *ids = x.list_ids;
-		size_t n = x.list_n;
-		/* The transfer is reused for the deletes: keep the ids. */
-		x.list_ids = NULL;
-		x.list_n = x.list_ids_cap = 0;
-		for (size_t i = 0; i < n; i++) {
-			struct obj_entry e = { .id = ids[i] };
-			found++;
-			x.kind = OBJ_KIND_CLEANUP;
-			obj_key(cl, st->index, &e, x.key, sizeof(x.key));
-			if (obj_xfer_prepare(&x, cl) == 0 && sweep_request(&x, cl) == OBJ_OK)
-				deleted++;
-		}
-		free(ids);
-	}
-	obj_xfer_done(&x);
-	if (found)
-		log_warning("%s: thread %u found %" PRIu64 " objects of the run the ledger did not "
-			    "hold (their records were lost in a crash) and deleted %" PRIu64,
-			    cl->wcfg->name, st->index, found, deleted);
-}
-
 uint64_t obj_book_audit_begin(struct obj_stream *st)
 {
 	uint64_t n = 0;

@@ -302,6 +302,8 @@ struct obj_stream {
 		unsigned endpoint;
 		char message[OBJ_REFUSAL_MAX];
 	} pass;
+	/* The workload's stop requests when its run ended (obj_sweep.c). */
+	unsigned stops_seen;
 };
 
 int obj_eps_client_init(struct obj_client *cl, char *err, size_t errlen);
@@ -452,6 +454,18 @@ void obj_book_unsent(struct obj_stream *st, struct obj_xfer *x);
 /* A whole listing of the run's names came back: compares this thread's
  * part of it with the pool (list_missing, list_extra). */
 void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v);
+
+/* obj_sweep.c: the sweeps at the end of the run give way to a stop. */
+/* The run has ended (before its cleanup): a stop requested from now on
+ * cuts the sweeps short; the one that ended the run does not. */
+void obj_sweep_begin(struct obj_stream *st);
+/* Whether a sweep should stop now: soakd is stopping (the workload's
+ * suspend flag: SIGTERM, a reload) or the workload was stopped since
+ * obj_sweep_begin; *ret_why (may be NULL) then says which, for the log. */
+bool obj_sweep_cut_short(const struct obj_stream *st, const char **ret_why);
+/* A sweep's handle: a request in flight is aborted (within a second,
+ * CURLE_ABORTED_BY_CALLBACK) once the sweep is cut short. */
+void obj_sweep_watch(const struct obj_stream *st, CURL *easy);
 /* After the cleanup: lists the run's names and deletes this thread's that
  * are left (a crash can lose the ledger's last records, never more than
  * its sync interval).  Synchronous: the workload is over. */

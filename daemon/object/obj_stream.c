@@ -561,6 +561,7 @@ void *obj_stream_main(void *arg)
 	if (mono_ns() < mono_at(w->started_ns, sched_duration(&ws->sched)))
 		outcome = run_phase(st, PHASE_RUN, reason, sizeof(reason));
 end:
+	obj_sweep_begin(st);
 	if (st->holding)
 		end_hold(st, "before the mix could start");
 	miss_rest(st);

@@ -53,10 +53,11 @@ static size_t on_receive(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-/* A synchronous request whose whole answer is kept in *body. */
-static int request(const struct obj_client *cl, const char *method, const char *url,
-		   const char *send_body, struct growing *body, long *ret_status, char *err,
-		   size_t errlen)
+/* A synchronous request whose whole answer is kept in *body; a GET of
+ * the sweep (st not NULL) is aborted by a stop: -ECANCELED. */
+static int request(const struct obj_client *cl, const struct obj_stream *st, const char *method,
+		   const char *url, const char *send_body, struct growing *body, long *ret_status,
+		   char *err, size_t errlen)
 {
 	struct obj_response resp;
 	if (strcmp(method, "GET") != 0) {
@@ -89,9 +90,15 @@ static int request(const struct obj_client *cl, const char *method, const char *
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_receive);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cl->cfg->timeout_ns / 1000000));
+	if (st)
+		obj_sweep_watch(st, e);
 	CURLcode result = curl_easy_perform(e);
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, ret_status);
 	curl_easy_cleanup(e);
+	if (result == CURLE_ABORTED_BY_CALLBACK && st) {
+		snprintf(err, errlen, "the sweep was stopped");
+		return -ECANCELED;
+	}
 	if (result != CURLE_OK) {
 		char clean[LOG_REMOTE_MAX + 1];
 		log_clean(errbuf, strlen(errbuf), LOG_REMOTE_MAX, clean, sizeof(clean));
@@ -122,7 +129,7 @@ int obj_versioning_enable(const struct obj_client *cl, unsigned bucket, char *er
 		return -ENAMETOOLONG;
 	}
 	snprintf(url, sizeof(url), "%s/?versioning=", base);
-	int r = request(cl, "PUT", url, body, NULL, &status, why, sizeof(why));
+	int r = request(cl, NULL, "PUT", url, body, NULL, &status, why, sizeof(why));
 	if (r == -EIO || (r == 0 && status >= 500 && status != 501)) {
 		snprintf(err, errlen, "cannot enable versioning on bucket %s at %s: %s", name,
 			 cl->cfg->endpoint, why);
@@ -188,16 +195,8 @@ static int delete_version(const struct obj_client *cl, const char *key, const ch
 		return -ENAMETOOLONG;
 	strcat(url, "?versionId=");
 	strcat(url, esc);
-	int r = request(cl, "DELETE", url, NULL, NULL, &status, why, sizeof(why));
+	int r = request(cl, NULL, "DELETE", url, NULL, NULL, &status, why, sizeof(why));
 	return r < 0 ? r : status == 204 || status == 200 ? 0 : -EIO;
-}
-
-/* soakd is stopping (SIGTERM, a reload): the sweep gives way.  Not a
- * stop request alone: a workload stopped by soakctl cleans up, this sweep
- * included, and only then ends. */
-static bool sweep_interrupted(const struct obj_stream *st)
-{
-	return atomic_load_explicit(&st->ws->workload->suspend, memory_order_relaxed);
 }
 
 /* A value from a server, fit for a log line, in out (LOG_REMOTE_MAX + 1). */
@@ -242,10 +241,12 @@ void obj_versions_sweep(struct obj_stream *st)
 	struct obj_client *cl = st->cl;
 	struct growing body = { 0 };
 	uint64_t found = 0, deleted = 0, failed = 0;
-	bool interrupted = false;
+	/* Set when a stop cuts the sweep short (obj_sweep.c). */
+	const char *why = NULL;
+	unsigned b, pages = 0;
 	char err[1024];
 
-	for (unsigned b = 0; b < cl->cfg->buckets && !interrupted; b++) {
+	for (b = 0; b < cl->cfg->buckets && !why; b++) {
 		char base[OBJ_MAX_URL_LEN], name[80], esc_prefix[OBJ_KEY_MAX * 3];
 		char key_marker[OBJ_KEY_MAX * 3] = "", vid_marker[VERSION_ID_MAX * 3] = "";
 		/* The markers as the server gave them (key_marker escaped). */
@@ -254,13 +255,11 @@ void obj_versions_sweep(struct obj_stream *st)
 		if (obj_bucket_url(cl, b, base, sizeof(base)) < 0 ||
 		    obj_escape_query(cl->name_root, esc_prefix, sizeof(esc_prefix)) < 0)
 			break;
-		for (unsigned pages = 0;; pages++) {
+		for (pages = 0;; pages++) {
 			char url[OBJ_MAX_URL_LEN * 2];
 			long status = 0;
-			if (sweep_interrupted(st)) {
-				interrupted = true;
+			if (obj_sweep_cut_short(st, &why))
 				break;
-			}
 			/* Bounded like a LIST op: a server that always has
 			 * another page never holds the thread. */
 			if (pages == OBJ_LIST_MAX_PAGES) {
@@ -278,8 +277,10 @@ void obj_versions_sweep(struct obj_stream *st)
 					     vid_marker[0] ? "&version-id-marker=" : "", vid_marker,
 					     "&") >= sizeof(url))
 				break;
-			if (request(cl, "GET", url, NULL, &body, &status, err, sizeof(err)) < 0 ||
-			    status != 200) {
+			int r = request(cl, st, "GET", url, NULL, &body, &status, err, sizeof(err));
+			if (r == -ECANCELED && obj_sweep_cut_short(st, &why))
+				break;
+			if (r < 0 || status != 200) {
 				log_warning("%s: cannot list the versions of the run's objects in bucket "
 					    "%s: %s", cl->wcfg->name, name, err);
 				break;
@@ -304,17 +305,15 @@ void obj_versions_sweep(struct obj_stream *st)
 				/* Each thread sweeps its own names. */
 				if (obj_key_parse(cl, entry_key, &stream, &id) < 0 || stream != st->index)
 					continue;
-				if (sweep_interrupted(st)) {
-					interrupted = true;
+				if (obj_sweep_cut_short(st, &why))
 					break;
-				}
 				found++;
 				if (delete_version(cl, entry_key, entry_vid) == 0)
 					deleted++;
 				else
 					failed++;
 			}
-			if (interrupted || !strstr(body.data, "<IsTruncated>true</IsTruncated>"))
+			if (why || !strstr(body.data, "<IsTruncated>true</IsTruncated>"))
 				break;
 			char next_key[OBJ_KEY_MAX], next_vid[VERSION_ID_MAX];
 			if (next_markers(cl, body.data, end, key, vid,
@@ -332,12 +331,18 @@ void obj_versions_sweep(struct obj_stream *st)
 		}
 	}
 	free(body.data);
-	if (interrupted)
-		log_warning("%s: soakd is stopping: thread %u's sweep of old versions and delete "
-			    "markers stops before its end (%" PRIu64 " deleted; the rest stay in the "
-			    "bucket)", cl->wcfg->name, st->index, deleted);
-	else if (found)
+	if (why) {
+		/* b is past the bucket the stop came in. */
+		char name[80];
+		obj_bucket_name(cl, b - 1, name, sizeof(name));
+		log_warning("%s: %s: thread %u's sweep of old versions and delete markers stops "
+			    "before its end: bucket %s after %u page(s) of its listing, %u bucket(s) "
+			    "after it not listed (%" PRIu64 " deleted, %" PRIu64 " could not be; the rest "
+			    "stay in the buckets)", cl->wcfg->name, why, st->index, name, pages,
+			    cl->cfg->buckets - b, deleted, failed);
+	} else if (found) {
 		log_info("%s: thread %u deleted %" PRIu64 " of %" PRIu64 " versions and delete "
 			 "markers of the run's objects%s", cl->wcfg->name, st->index, deleted, found,
 			 failed ? " (the others could not be deleted)" : "");
+	}
 }
