@@ -126,7 +126,7 @@ void obj_book_sweep(struct obj_stream *st)
 		char name[80];
 		obj_bucket_name(cl, b, name, sizeof(name));
 		log_warning("%s: %s: thread %u's sweep of the run's names stops before its end: "
-			    "bucket %s %s, %u bucket(s) after it not listed (%" PRIu64 " found, %"
+			    "bucket %s: %s, %u bucket(s) after it not listed (%" PRIu64 " found, %"
 			    PRIu64 " deleted); objects of the run the ledger lost may stay",
 			    cl->wcfg->name, why, st->index, name, left, cl->cfg->buckets - b - 1,
 			    found, deleted);
