@@ -1,26 +1,39 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """An S3 endpoint with versioning whose version listing never ends, for
-obj-s3-sweep.sh.  Objects are kept in memory (PUT, GET, HEAD, DELETE);
-PutBucketVersioning answers 200; ListObjectsV2 lists nothing.  Every
-"?versions" listing answers IsTruncated true with one entry that is not
-soakd's and, by the mode file's word:
-  "stuck":   the same NextKeyMarker and NextVersionIdMarker every time
-             (a server ignoring key-marker); the key marker holds a
-             newline and terminal escapes;
-  "endless": markers that move on every time, for ever.
-Each version listing adds one to the count in COUNT_FILE.  Prints its port.
+obj-s3-sweep.sh, obj-sweep-stop.sh and obj-list-memory.sh.  Objects are
+kept in memory (PUT, GET, HEAD, DELETE); PutBucketVersioning answers 200;
+ListObjectsV2 lists nothing.  Every "?versions" listing answers
+IsTruncated true with one entry that is not soakd's and, by the mode
+file's word:
+  "stuck":        the same NextKeyMarker and NextVersionIdMarker every time
+                  (a server ignoring key-marker); the key marker holds a
+                  newline and terminal escapes;
+  "endless":      markers that move on every time, for ever;
+  "endless-list": the same, and ListObjectsV2 too never ends: every page
+                  truncated, with a token that moves on;
+  "huge-list":    as "endless", and the first ListObjectsV2 with a prefix
+                  (not the probe's) is huge: 8 pages
+                  of 131072 keys of thread 0 under the prefix asked for
+                  (sequential names: PREFIX + "t0-" + 12 digits), 10 MiB
+                  a page; later ones list nothing.
+Each version listing adds one to the count in COUNT_FILE, each
+ListObjectsV2 page one to the count in COUNT_FILE.list.  Prints its port.
 Usage: s3_versions_loop.py MODE_FILE COUNT_FILE"""
 
 import os
 import sys
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 mode_file, count_file = sys.argv[1:3]
 objects = {}
 lock = threading.Lock()
 listings = 0
+list_pages = 0
+huge_served = False
+HUGE_PAGES, HUGE_KEYS = 8, 131072
 
 EMPTY = (b'<?xml version="1.0" encoding="UTF-8"?>'
          b'<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
@@ -28,10 +41,55 @@ EMPTY = (b'<?xml version="1.0" encoding="UTF-8"?>'
          b'</ListBucketResult>')
 
 
-def versions_page(n):
+def mode():
     with open(mode_file) as f:
-        mode = f.read().strip()
-    if mode == "stuck":
+        return f.read().strip()
+
+
+def count(path, n):
+    with open(path + ".tmp", "w") as f:
+        f.write(f"{n}\n")
+    os.replace(path + ".tmp", path)
+
+
+def list_page(query):
+    """A ListObjectsV2 page, by the mode."""
+    global list_pages, huge_served
+    q = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    token = q.get("continuation-token", "")
+    with lock:
+        list_pages += 1
+        count(count_file + ".list", list_pages)
+        page = None
+        if mode() == "endless-list":
+            page = (int(token[1:]) + 1 if token.startswith("e") else 0, None)
+        elif mode() == "huge-list" and (token.startswith("h") or
+                                        (q.get("prefix") and not huge_served)):
+            huge_served = True
+            page = (int(token[1:]) + 1 if token.startswith("h") else 0, q.get("prefix", ""))
+    if page is None:
+        return EMPTY
+    n, prefix = page
+    if prefix is None:
+        return ('<?xml version="1.0" encoding="UTF-8"?>'
+                '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                '<Name>b</Name><KeyCount>0</KeyCount><IsTruncated>true</IsTruncated>'
+                f'<NextContinuationToken>e{n}</NextContinuationToken>'
+                '</ListBucketResult>').encode()
+    first = n * HUGE_KEYS
+    keys = "".join(f"<Contents><Key>{prefix}t0-{i:012d}</Key><Size>1</Size></Contents>"
+                   for i in range(first + 1, first + HUGE_KEYS + 1))
+    more = n + 1 < HUGE_PAGES
+    return ('<?xml version="1.0" encoding="UTF-8"?>'
+            '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+            f'<Name>b</Name><KeyCount>{HUGE_KEYS}</KeyCount>'
+            f'<IsTruncated>{"true" if more else "false"}</IsTruncated>'
+            + (f'<NextContinuationToken>h{n}</NextContinuationToken>' if more else "")
+            + keys + '</ListBucketResult>').encode()
+
+
+def versions_page(n):
+    if mode() == "stuck":
         key, vid = "other/stuck\n\x1b[31mkey", "v-stuck"
     else:
         key, vid = f"other/endless-{n:09d}", f"v-{n}"
@@ -66,12 +124,10 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 listings += 1
                 n = listings
-                with open(count_file + ".tmp", "w") as f:
-                    f.write(f"{n}\n")
-                os.replace(count_file + ".tmp", count_file)
+                count(count_file, n)
             self.answer(200, versions_page(n), with_body=with_body)
         elif "list-type=2" in query:
-            self.answer(200, EMPTY, with_body=with_body)
+            self.answer(200, list_page(query), with_body=with_body)
         else:
             with lock:
                 body = objects.get(path)
