@@ -71,7 +71,7 @@ struct rm_op {
 	double active_s;            /* seconds of its intervals */
 	struct hist *lat;           /* whole run (latency from the intended time) */
 	/* Per slice index: its histogram serialised (hist_serialize: a few
-	 * hundred bytes where a struct hist holds 512 bytes per octave in
+	 * hundred bytes where a struct hist holds 128 B-1 KiB per octave in
 	 * use, so a year of hourly slices stays small), but for the slice
 	 * being filled, which is kept whole in open; read them with
 	 * runmodel_slice(). */
