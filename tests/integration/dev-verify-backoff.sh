@@ -15,20 +15,7 @@ source "$(dirname "$0")/faultlib.sh"
 fault_device
 failing_flushes
 
-CFG="$WORK/backoff.json"
-cat >"$CFG" <<JSON
-{"run": {"name": "backoff", "duration": "120s", "interval": "1s", "on_finish": "idle"},
- "workloads": [{"name": "b", "type": "device", "model": "pattern",
-                "targets": [{"path": "$FAULTDEV_LOOP", "destroy_data": true}], "read_pct": 0,
-                "block_size": "1MiB", "access": "random", "queue_depth": 8, "rate": 300,
-                "verify": true, "fill": false, "flush_interval": "1h"}]}
-JSON
-
-start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-wait_until 15 "the control socket" ctl_answers
-wait_until 15 "workload b to run" workload_is b running
-full() { (($(written) >= 240 && $(faultdev_stat flush_errors) >= 2)); }
-wait_until 30 "the verify ring to fill" full
+fill_verify_ring backoff
 # The backoff reaches its second after 8 failures, about 1 s.
 sleep 1.5
 f0=$(faultdev_stat flush_errors)

@@ -16,21 +16,8 @@ source "$(dirname "$0")/faultlib.sh"
 fault_device
 failing_flushes 200ms
 
-CFG="$WORK/ring.json"
-cat >"$CFG" <<JSON
-{"run": {"name": "ring", "duration": "120s", "interval": "1s", "on_finish": "idle"},
- "workloads": [{"name": "b", "type": "device", "model": "pattern",
-                "targets": [{"path": "$FAULTDEV_LOOP", "destroy_data": true}], "read_pct": 0,
-                "block_size": "1MiB", "access": "random", "queue_depth": 8, "rate": 300,
-                "verify": true, "pre_read": true, "fill": false, "flush_interval": "1h"}]}
-JSON
-
-start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-wait_until 15 "the control socket" ctl_answers
-wait_until 15 "workload b to run" workload_is b running
 # 64 Ki blocks of 4 KiB in the ring: 256 writes of 1 MiB, none flushed.
-full() { (($(written) >= 240 && $(faultdev_stat flush_errors) >= 2)); }
-wait_until 30 "the verify ring to fill" full
+fill_verify_ring ring '"pre_read": true,'
 sleep 1
 note "$(written) writes of 1 MiB, $(faultdev_stat flush_errors) flushes failed"
 
@@ -39,7 +26,7 @@ wait "$SOAKD_PID" 2>/dev/null || true
 SOAKD_PID=
 healthy_flushes
 : >"$SOAKD_LOG"
-start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+start_soakd --config "$WORK/ring.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 resumed() { workload_is b running || workload_is b failed; }
 wait_until 30 "workload b to resume or fail" resumed

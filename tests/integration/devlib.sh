@@ -181,3 +181,24 @@ written() {
 import json, sys
 print(json.load(sys.stdin)["workloads"][0]["ops"]["write"]["count_total"])'
 }
+
+# fill_verify_ring NAME [FIELDS]: soakd runs run NAME ($WORK/NAME.json), one workload "b" of
+# 1 MiB verified writes at 300/s on the faultdev loop device (flushes
+# failing: failing_flushes first), FIELDS (e.g. '"pre_read": true,') added
+# to it; returns once the verify map's ring is full (64 Ki blocks of
+# 4 KiB: about 255 writes, none flushed) and two flushes have failed.
+fill_verify_ring() {
+	local cfg="$WORK/$1.json"
+	cat >"$cfg" <<JSON
+{"run": {"name": "$1", "duration": "120s", "interval": "1s", "on_finish": "idle"},
+ "workloads": [{"name": "b", "type": "device", "model": "pattern",
+                "targets": [{"path": "$FAULTDEV_LOOP", "destroy_data": true}], "read_pct": 0,
+                "block_size": "1MiB", "access": "random", "queue_depth": 8, "rate": 300,
+                "verify": true, ${2:-} "fill": false, "flush_interval": "1h"}]}
+JSON
+	start_soakd --config "$cfg" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+	wait_until 15 "the control socket" ctl_answers
+	wait_until 15 "workload b to run" workload_is b running
+	_ring_full() { (($(written) >= 240 && $(faultdev_stat flush_errors) >= 2)); }
+	wait_until 30 "the verify ring to fill" _ring_full
+}

@@ -20,16 +20,7 @@ source "$(dirname "$0")/objlib.sh"
 SOAKD=$PLAIN_SOAKD
 SOAKD_ENV=("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072")
 
-MODE="$WORK/mode"
-COUNT="$WORK/listings"
-echo huge-list >"$MODE"
-spawn "$WORK/server.log" python3 "$(dirname "$0")/s3_versions_loop.py" "$MODE" "$COUNT"
-port_known() { [[ -s $WORK/server.log ]]; }
-wait_until 10 "the S3 server" port_known
-PORT=$(head -1 "$WORK/server.log")
-EP="http://127.0.0.1:$PORT"
-CREDS="$WORK/s3.credentials"
-write_creds "$CREDS"
+start_versions_loop huge-list
 
 cat >"$WORK/huge.json" <<JSON
 {

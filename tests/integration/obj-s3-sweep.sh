@@ -13,16 +13,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
-MODE="$WORK/mode"
-COUNT="$WORK/listings"
-echo stuck >"$MODE"
-spawn "$WORK/server.log" python3 "$(dirname "$0")/s3_versions_loop.py" "$MODE" "$COUNT"
-port_known() { [[ -s $WORK/server.log ]]; }
-wait_until 10 "the S3 server" port_known
-PORT=$(head -1 "$WORK/server.log")
-EP="http://127.0.0.1:$PORT"
-CREDS="$WORK/s3.credentials"
-write_creds "$CREDS"
+start_versions_loop stuck
 
 # config NAME: a short versioned run named NAME in $WORK/NAME.json.
 config() {

@@ -240,3 +240,19 @@ secret_absent() {
 		fi
 	done
 }
+
+# start_versions_loop MODE: s3_versions_loop.py (a fake S3 server whose
+# listings misbehave as MODE says) on a free port, with $MODE the file
+# that holds the mode (write it to change it), $COUNT its count of
+# listings served, $EP its address and $CREDS credentials it accepts.
+start_versions_loop() {
+	MODE="$WORK/mode"
+	COUNT="$WORK/listings"
+	echo "$1" >"$MODE"
+	spawn "$WORK/server.log" python3 "$SRCDIR/tests/integration/s3_versions_loop.py" "$MODE" "$COUNT"
+	_versions_port_known() { [[ -s $WORK/server.log ]]; }
+	wait_until 10 "the S3 server" _versions_port_known
+	EP="http://127.0.0.1:$(head -1 "$WORK/server.log")"
+	CREDS="$WORK/s3.credentials"
+	write_creds "$CREDS"
+}
