@@ -342,6 +342,30 @@ s3 -f -X DELETE "$EP/soak/$left" >/dev/null
 note "the sweep deleted the run's unrecorded object and left the foreign one"
 fi
 
+
+# stop_and_check_audit NAME WHAT: stops workload w and soakd, then checks
+# the dump ($WORK/NAME.dump): the resumed run audited, and nothing was
+# reported lost, stale, resurrected or corrupt (WHAT: what was done to
+# the ledger, for the messages).
+stop_and_check_audit() {
+	ctl stop w >/dev/null || fail "soakctl stop failed"
+	wait_until 30 "the workload to stop" workload_is w stopped
+	dump_json "$WORK/$1.dump"
+	stop_soakd 30
+	((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+	WHAT=$2 check_dump "$WORK/$1.dump" '
+import os
+what = os.environ["WHAT"]
+audit = ops["audit"]
+print(f"# audit after the {what}:", audit["count"], "reads, verify", audit.get("verify"))
+assert audit["count"] > 0, "the resumed run audited nothing"
+for op in ops:
+    for k in ("lost", "stale", "resurrected"):
+        assert v(op, k) == 0, f"{op}: {k} = {v(op, k)}: a false failure after the {what}"
+    assert ops[op]["corrupt"] == 0, f"{op}: corrupt"
+'
+}
+
 ################ 8. a damaged journal: no false loss
 if part 8; then
 note "8. the ledger journal damaged in the middle"
@@ -380,20 +404,7 @@ wait_until 30 "the audit of the resumed run" audited
 grep "ledger file ledger.w.0.journal is damaged at byte 48 " "$SOAKD_LOG" >"$WORK/d.warn" ||
 	fail "no warning names the damaged journal and where: $(grep -i ledger "$SOAKD_LOG")"
 (($(wc -l <"$WORK/d.warn") == 1)) || fail "the damage is reported more than once: $(cat "$WORK/d.warn")"
-ctl stop w >/dev/null || fail "soakctl stop failed"
-wait_until 30 "the workload to stop" workload_is w stopped
-dump_json "$WORK/d.dump"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
-check_dump "$WORK/d.dump" '
-audit = ops["audit"]
-print("# audit after the damage:", audit["count"], "reads, verify", audit.get("verify"))
-assert audit["count"] > 0, "the resumed run audited nothing"
-for op in ops:
-    for k in ("lost", "stale", "resurrected"):
-        assert v(op, k) == 0, f"{op}: {k} = {v(op, k)}: a false failure from a damaged ledger"
-    assert ops[op]["corrupt"] == 0, f"{op}: corrupt"
-'
+stop_and_check_audit d damage
 note "$(cut -d: -f2- "$WORK/d.warn" | head -c 300)"
 fi
 
@@ -440,19 +451,6 @@ grep "ledger file ledger.w.0.journal is damaged at byte $at " "$SOAKD_LOG" >"$WO
 	fail "no warning names the damaged journal at byte $at: $(grep -i ledger "$SOAKD_LOG")"
 grep -q ", so [1-9][0-9]* object(s) whose last write" "$WORK/z.warn" ||
 	fail "the lost tail left no object unknown: $(cat "$WORK/z.warn")"
-ctl stop w >/dev/null || fail "soakctl stop failed"
-wait_until 30 "the workload to stop" workload_is w stopped
-dump_json "$WORK/z.dump"
-stop_soakd 30
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
-check_dump "$WORK/z.dump" '
-audit = ops["audit"]
-print("# audit after the lost tail:", audit["count"], "reads, verify", audit.get("verify"))
-assert audit["count"] > 0, "the resumed run audited nothing"
-for op in ops:
-    for k in ("lost", "stale", "resurrected"):
-        assert v(op, k) == 0, f"{op}: {k} = {v(op, k)}: a false failure from a lost journal tail"
-    assert ops[op]["corrupt"] == 0, f"{op}: corrupt"
-'
+stop_and_check_audit z "lost tail"
 note "$(cut -d: -f2- "$WORK/z.warn" | head -c 300)"
 fi
