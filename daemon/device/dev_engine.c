@@ -562,6 +562,9 @@ static void *dev_thread(void *arg)
 		pthread_mutex_lock(&d->linger_lock);
 		d->lingering = true;
 		pthread_mutex_unlock(&d->linger_lock);
+		/* Other workloads kept off the target, from before anyone
+		 * can release this one. */
+		dev_linger_hold(d, s->label, cfg->name);
 	}
 	stream_finish(s, outcome, reason[0] ? "%s" : NULL, reason);
 	/* s is the main thread's from here: only d, under its lock. */
@@ -589,5 +592,6 @@ const struct workload_engine dev_engine = {
 	.prepare = dev_prepare,
 	.thread_main = dev_thread,
 	.can_start = dev_can_start,
+	.targets_free = dev_targets_free,
 	.release = dev_release,
 };

@@ -79,6 +79,14 @@ int dev_prepare(struct workload *w, char *err, size_t errlen);
  * the thread's wait for them after its stream ended (frees label). */
 int dev_can_start(struct workload *w, char *err, size_t errlen);
 void dev_take_back_late(struct dev_stream *d, char *label);
+/* The stream lingers: its target is recorded as held (by workload_name)
+ * until the thread has every op back, or frees the stream. */
+void dev_linger_hold(struct dev_stream *d, const char *label, const char *workload_name);
+/* -EBUSY while a lingering stream holds a target of cfg (resolved from its
+ * path), err naming it and its ops: prepare, and a reload before it stops
+ * anything (workload_engine.targets_free), ask (dev_linger.h: the check on
+ * a descriptor). */
+int dev_targets_free(const struct workload_config *cfg, char *err, size_t errlen);
 /* What the stream holds, closed and freed (buffers kept if abandoned). */
 void dev_stream_free(struct dev_stream *d);
 

@@ -2,19 +2,148 @@
 /*
  * After a run that gave up ops in flight (the device did not answer): the
  * stream's thread takes their late completions back, and no start may
- * reuse the slots, buffers or ring until it has them all.
+ * reuse the slots, buffers or ring until it has them all; nor may any
+ * other workload (a reload's replacement, a new name on the same target)
+ * open that target meanwhile: the late writes would land over its blocks,
+ * and the lingering thread still writes its verify state.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <liburing.h>
 
 #include "base/log.h"
 #include "dev_engine_int.h"
+#include "dev_linger.h"
+#include "dev_path.h"
 #include "workload/workload.h"
+
+/*
+ * The targets of streams whose threads linger, process-wide: a stream
+ * released meanwhile (a reload replaced or removed its workload) is no
+ * longer reachable from any workload, yet holds its target until the
+ * device answers.  An entry goes before its stream is freed; readers take
+ * held_lock, then the stream's linger_lock, so the stream stays valid.
+ */
+struct held_target {
+	struct held_target *next;
+	struct dev_stream *stream;
+	bool is_blockdev;
+	dev_t dev;                  /* block device: its st_rdev; file: st_dev */
+	ino_t ino;                  /* file: its inode */
+	char *label, *workload;
+};
+static struct held_target *held_targets;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The object behind st: a block device by number, a file by inode. */
+static bool same_target(const struct held_target *h, const struct stat *st)
+{
+	if (S_ISBLK(st->st_mode))
+		return h->is_blockdev && h->dev == st->st_rdev;
+	return !h->is_blockdev && h->dev == st->st_dev && h->ino == st->st_ino;
+}
+
+void dev_linger_hold(struct dev_stream *d, const char *label, const char *workload_name)
+{
+	struct held_target *h = calloc(1, sizeof(*h));
+	struct stat st;
+
+	/* Without a record the stream still refuses its own restarts
+	 * (dev_can_start); only other workloads go unwarned. */
+	if (!h || fstat(d->fd, &st) < 0 || !(h->label = strdup(label)) ||
+	    !(h->workload = strdup(workload_name))) {
+		if (h) {
+			free(h->label);
+			free(h);
+		}
+		log_warning("%s: cannot record that ops given up are still in flight: other "
+			    "workloads are not kept off it", label);
+		return;
+	}
+	h->stream = d;
+	h->is_blockdev = S_ISBLK(st.st_mode);
+	h->dev = h->is_blockdev ? st.st_rdev : st.st_dev;
+	h->ino = st.st_ino;
+	pthread_mutex_lock(&held_lock);
+	h->next = held_targets;
+	held_targets = h;
+	pthread_mutex_unlock(&held_lock);
+}
+
+static void linger_unhold(struct dev_stream *d)
+{
+	pthread_mutex_lock(&held_lock);
+	for (struct held_target **p = &held_targets; *p; p = &(*p)->next) {
+		struct held_target *h = *p;
+		if (h->stream != d)
+			continue;
+		*p = h->next;
+		free(h->label);
+		free(h->workload);
+		free(h);
+		break;
+	}
+	pthread_mutex_unlock(&held_lock);
+}
+
+/* A lingering stream other than except holds what st is: -EBUSY, err
+ * naming the target, its ops still in flight and the workload they were
+ * given up by, and why "name" cannot have it yet. */
+static int check_held(const struct stat *st, const struct dev_stream *except, const char *name,
+		      char *err, size_t errlen)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&held_lock);
+	for (struct held_target *h = held_targets; h && r == 0; h = h->next) {
+		if (h->stream == except || !same_target(h, st))
+			continue;
+		pthread_mutex_lock(&h->stream->linger_lock);
+		bool lingering = h->stream->lingering;
+		unsigned left = dev_outstanding(h->stream);
+		pthread_mutex_unlock(&h->stream->linger_lock);
+		if (!lingering)
+			continue;
+		snprintf(err, errlen, "%s still has %u op%s of workload \"%s\"'s last run in flight "
+			 "(given up when it did not answer): \"%s\" cannot use it until the device "
+			 "completes %s (they would land over its writes)", h->label, left,
+			 left == 1 ? "" : "s", h->workload, name, left == 1 ? "it" : "them");
+		r = -EBUSY;
+	}
+	pthread_mutex_unlock(&held_lock);
+	return r;
+}
+
+int dev_linger_check_target(const struct stat *st, const char *name, char *err, size_t errlen)
+{
+	return check_held(st, NULL, name, err, errlen);
+}
+
+int dev_targets_free(const struct workload_config *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < cfg->n_targets; i++) {
+		struct dev_path path = DEV_PATH_INIT;
+		/* A path that cannot be resolved is the open's to report. */
+		if (dev_path_resolve(cfg->targets[i].path, cfg->targets[i].allow_unsafe_path, &path,
+				     err, errlen) < 0) {
+			dev_path_close(&path);
+			continue;
+		}
+		int r = path.fd >= 0 ? check_held(&path.st, NULL, cfg->name, err, errlen) : 0;
+		dev_path_close(&path);
+		if (r < 0)
+			return r;
+	}
+	err[0] = '\0';
+	return 0;
+}
 
 /* Late completions of ops given up in flight: counted already (as missed),
  * so only their slots and verify state are taken back. */
@@ -58,6 +187,7 @@ void dev_take_back_late(struct dev_stream *d, char *label)
 		pthread_mutex_lock(&d->linger_lock);
 		if (d->orphaned) {
 			pthread_mutex_unlock(&d->linger_lock);
+			linger_unhold(d);
 			dev_stream_free(d);
 			break;
 		}
@@ -70,6 +200,7 @@ void dev_take_back_late(struct dev_stream *d, char *label)
 		}
 		pthread_mutex_unlock(&d->linger_lock);
 		if (back) {
+			linger_unhold(d);
 			log_notice("%s: the ops given up in flight have completed: its workload "
 				   "can start again", label ? label : "device");
 			break;
@@ -98,6 +229,10 @@ int dev_can_start(struct workload *w, char *err, size_t errlen)
 				 w->cfg->name, left == 1 ? "it" : "them");
 			return -EBUSY;
 		}
+		/* Another workload's stream that lingers on the same target. */
+		struct stat st;
+		if (fstat(d->fd, &st) == 0 && check_held(&st, d, w->cfg->name, err, errlen) < 0)
+			return -EBUSY;
 	}
 	return 0;
 }

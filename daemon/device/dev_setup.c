@@ -68,6 +68,11 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 			 model.slots, model.max_len);
 		return -E2BIG;
 	}
+	/* Nothing is prepped or opened while ops another stream gave up in
+	 * flight may still land on a target. */
+	r = dev_targets_free(cfg, err, errlen);
+	if (r < 0)
+		return r;
 	/* "prep": true zeroes and salts the devices before any is opened. */
 	/* A resumed run's devices were prepped when it began; prepping again
 	 * would wipe the state the run has aged them into. */

@@ -24,6 +24,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "base/log.h"
+#include "dev_linger.h"
 #include "dev_model.h"
 #include "dev_safety.h"
 #include "parse.h"
@@ -109,6 +110,13 @@ int dev_target_open(const struct workload_config *cfg, const struct target_confi
 	r = dev_path_resolve(t->path, t->allow_unsafe_path, &d->path, err, errlen);
 	if (r < 0)
 		return r;
+	/* Decided on the descriptor: ops another stream gave up in flight
+	 * may still land on this very target. */
+	if (d->path.fd >= 0) {
+		r = dev_linger_check_target(&d->path.st, cfg->name, err, errlen);
+		if (r < 0)
+			return r;
+	}
 
 	if (d->path.fd < 0) {
 		if (!cfg->file_size) {

@@ -110,6 +110,11 @@ int workload_prepare(struct workload *w, char *err, size_t errlen)
 	return 0;
 }
 
+int workload_targets_free(const struct workload *w, char *err, size_t errlen)
+{
+	return w->engine->targets_free ? w->engine->targets_free(w->cfg, err, errlen) : 0;
+}
+
 /* Every engine's thread: ahead of the control plane for the CPU. */
 static void *stream_thread(void *arg)
 {

@@ -79,6 +79,10 @@ struct workload_engine {
 	 * refuses it (a negative errno, why in err) while what the last run
 	 * left behind is still in use, e.g. a device's I/O still in flight. */
 	int (*can_start)(struct workload *w, char *err, size_t errlen);
+	/* Optional, main thread, before a workload is built over targets a
+	 * reload or start would take: refuses (a negative errno, why in err)
+	 * while another's I/O still in flight holds one of them. */
+	int (*targets_free)(const struct workload_config *cfg, char *err, size_t errlen);
 	void (*release)(struct workload *w);
 	/* Optional, main thread: adds the engine's own figures to the
 	 * workload's interval record (a jansson object) as it is written. */
@@ -151,6 +155,9 @@ uint64_t workload_next_boundary(const struct workload *w, uint64_t t_ns);
 int workload_new(const struct workload_config *cfg, int64_t run_start_ns, uint64_t interval_ns,
 		 struct workload **ret, char *err, size_t errlen);
 int workload_prepare(struct workload *w, char *err, size_t errlen);
+/* Refuses (a negative errno, why in err) a workload whose targets another
+ * workload's I/O still in flight holds; 0 when it may be prepared. */
+int workload_targets_free(const struct workload *w, char *err, size_t errlen);
 int workload_start(struct workload *w, uint64_t now_ns, char *err, size_t errlen);
 /* Starts a workload at position pos_ns of its schedule, as if it had been
  * started pos_ns ago (a resumed run). */

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef SOAK_DEV_LINGER_H
+#define SOAK_DEV_LINGER_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+/*
+ * Targets still held by ops a stream gave up in flight (dev_linger.c):
+ * until the device completes them, no other workload may open the target,
+ * or their late writes would land over its blocks and its verify state.
+ */
+
+/* -EBUSY when a lingering stream holds the target st describes (of a
+ * descriptor just resolved), err naming it, its ops and why workload
+ * "name" has to wait; else 0. */
+int dev_linger_check_target(const struct stat *st, const char *name, char *err, size_t errlen);
+
+#endif
