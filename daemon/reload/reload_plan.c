@@ -158,6 +158,12 @@ int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 			continue;
 		char err[512];
 		r = workload_new(wc, 0, p->cfg->interval_ns, &p->fresh[j], err, sizeof(err));
+		/* Before anything stops: a target still held by ops a stream
+		 * gave up in flight refuses the whole reload, naming them (a
+		 * replacement would otherwise be refused after the workload it
+		 * replaces had stopped, and that one not restored either). */
+		if (r == 0)
+			r = workload_targets_free(p->fresh[j], err, sizeof(err));
 		if (r == 0) {
 			p->fresh[j]->slot = p->slot[j];
 			p->fresh[j]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
