@@ -70,10 +70,12 @@ stop_soakd 20
 cmp_runs() { timeout 60 "$SOAKCTL" cmp "$@"; }
 
 # Slices show the noise within a run; two alike runs on this shared
-# 2-core machine differ by more than that in p50 (by up to ~30% measured,
-# even side by side), which is what --min-change is for.
+# 2-core machine differ by more than that in p50 (by 10-30% as a rule,
+# even side by side, and once by 53% in a full suite under ASan: p50 here
+# is ~100 us, the scheduler's scale), which is what --min-change is for.
+# The throttled run below changes by three orders of magnitude.
 rc=0
-cmp_runs --min-change 50 "$WORK/state/a1" "$WORK/state/a2" >"$WORK/alike.txt" 2>&1 || rc=$?
+cmp_runs --min-change 100 "$WORK/state/a1" "$WORK/state/a2" >"$WORK/alike.txt" 2>&1 || rc=$?
 cat "$WORK/alike.txt"
 ((rc == 0)) || fail "cmp of two alike runs: exit $rc"
 ! grep -q CHANGED "$WORK/alike.txt" || fail "cmp of two alike runs marked a change"
