@@ -153,6 +153,81 @@ static void test_new_then_resumed_keeps_tag_and_state(void **state)
 	obj_ledger_close(l);
 }
 
+/*
+ * A write sent while an earlier one's outcome is unknown (a doubtful slot
+ * is rewritten, or cleaned up, under the same name): the server may hold
+ * what either did, whatever the later one's answer but an acknowledgement.
+ */
+static void test_write_over_an_uncertain_one_keeps_the_doubt(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(8, TAG, &info);
+
+	for (uint32_t s = 0; s < 6; s++) {
+		obj_ledger_intend_put(l, s, 10 + s, 1, 100);
+		obj_ledger_ack(l, s, 77, 0);
+	}
+	/* 0: a DELETE that timed out, then a PUT that timed out. */
+	obj_ledger_intend_delete(l, 0);
+	obj_ledger_uncertain(l, 0);
+	obj_ledger_intend_put(l, 0, 10, 2, 100);
+	obj_ledger_uncertain(l, 0);
+	/* 1: a DELETE that timed out, then a PUT refused. */
+	obj_ledger_intend_delete(l, 1);
+	obj_ledger_uncertain(l, 1);
+	obj_ledger_intend_put(l, 1, 11, 2, 100);
+	obj_ledger_abort(l, 1);
+	/* 2: an overwrite that timed out, then one refused. */
+	obj_ledger_intend_put(l, 2, 12, 2, 100);
+	obj_ledger_uncertain(l, 2);
+	obj_ledger_intend_put(l, 2, 12, 3, 100);
+	obj_ledger_abort(l, 2);
+	/* 3: an overwrite that timed out, then a cleanup DELETE refused. */
+	obj_ledger_intend_put(l, 3, 13, 2, 100);
+	obj_ledger_uncertain(l, 3);
+	obj_ledger_intend_delete(l, 3);
+	obj_ledger_abort(l, 3);
+	/* 4: a DELETE in flight when soakd died (below), then, after the
+	 * restart, a PUT refused. */
+	obj_ledger_intend_delete(l, 4);
+	/* 5: a DELETE that timed out, then a PUT acknowledged: certain. */
+	obj_ledger_intend_delete(l, 5);
+	obj_ledger_uncertain(l, 5);
+	obj_ledger_intend_put(l, 5, 15, 2, 200);
+	obj_ledger_ack(l, 5, 78, 0);
+	obj_ledger_close(l);
+
+	l = open_ok(8, TAG, &info);
+	obj_ledger_intend_put(l, 4, 14, 2, 100);
+	obj_ledger_abort(l, 4);
+	obj_ledger_close(l);
+
+	l = open_ok(8, TAG, &info);
+	/* After a DELETE that may have happened, nothing under the name is
+	 * no loss: unknown, so the audit does not judge it lost. */
+	for (uint32_t s = 0; s < 5; s += 1) {
+		const struct obj_ledger_entry *e = obj_ledger_get(l, s);
+		assert_true(e->uncertain);
+		assert_int_not_equal(e->pending, OBJ_PENDING_NONE);
+		assert_int_equal(e->state, OBJ_LEDGER_PRESENT);
+		/* 2 and 3 never sent a DELETE that may have landed: a gone
+		 * object there is still a loss. */
+		assert_int_equal(e->unknown, s != 2 && s != 3);
+	}
+	/* The refused overwrite leaves the timed-out one's doubt: version 2
+	 * may be what the server holds, so version 1 is not certain. */
+	assert_int_equal(obj_ledger_get(l, 2)->pending, OBJ_PENDING_PUT);
+	const struct obj_ledger_entry *e = obj_ledger_get(l, 5);
+	assert_int_equal(e->pending, OBJ_PENDING_NONE);
+	assert_false(e->uncertain);
+	assert_false(e->unknown);
+	assert_int_equal(e->version, 2);
+	assert_int_equal(info.uncertain, 5);
+	assert_int_equal(info.present, 1);
+	obj_ledger_close(l);
+}
+
 static void test_torn_last_record_is_dropped(void **state)
 {
 	(void)state;
@@ -637,6 +712,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_new_then_resumed_keeps_tag_and_state, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_write_over_an_uncertain_one_keeps_the_doubt,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_record_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_first_put_is_not_known, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damage_leaves_slots_unknown, setup, teardown),

@@ -73,15 +73,27 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 		e->unknown = 0; /* a fold's R_UNCERTAIN follows if it still is */
 		return 0;
 	case R_INTEND_PUT:
-		e->pending = OBJ_PENDING_PUT;
-		e->try_id = r->id;
-		e->try_version = r->version;
-		e->try_size = r->size;
-		e->uncertain = 0;
-		return 0;
 	case R_INTEND_DELETE:
-		e->pending = OBJ_PENDING_DELETE;
-		e->uncertain = 0;
+		/*
+		 * A write sent while an earlier one's outcome is still not
+		 * known (it ended uncertain, or soakd died with it in
+		 * flight; a doubtful slot is rewritten or cleaned up): the
+		 * server may hold what either did.  The slot stays
+		 * uncertain whatever this one's answer, but for an
+		 * acknowledgement; a refusal leaves the earlier doubt.  And
+		 * after a DELETE that may have happened, finding nothing is
+		 * no loss: the slot is unknown until a write or a read
+		 * fixes it, so the audit never judges it lost or stale.
+		 */
+		if (e->pending == OBJ_PENDING_DELETE)
+			e->unknown = 1;
+		e->uncertain = e->pending != OBJ_PENDING_NONE;
+		e->pending = r->type == R_INTEND_PUT ? OBJ_PENDING_PUT : OBJ_PENDING_DELETE;
+		if (r->type == R_INTEND_PUT) {
+			e->try_id = r->id;
+			e->try_version = r->version;
+			e->try_size = r->size;
+		}
 		return 0;
 	case R_ACK:
 		/* A write announced and acknowledged since the ledger was
@@ -102,8 +114,10 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 		e->uncertain = 0;
 		return 0;
 	case R_ABORT:
-		e->pending = OBJ_PENDING_NONE;
-		e->uncertain = 0;
+		/* Refused; one sent over an earlier uncertain write leaves
+		 * that doubt (see above): the slot stays pending, uncertain. */
+		if (!e->uncertain)
+			e->pending = OBJ_PENDING_NONE;
 		return 0;
 	case R_UNCERTAIN:
 		if (r->state == UNCERTAIN_LOST)
