@@ -44,16 +44,23 @@ static inline size_t bucket_of(uint64_t value_ns)
 	return (size_t)shift * HIST_SUB_COUNT + (size_t)(value_ns >> shift);
 }
 
-/* An empty chunk of counts 1 << width bytes wide. */
-static uintptr_t chunk_alloc(unsigned width)
+/* A histogram's buckets are not optional: without them its counts would
+ * be wrong, so running out of memory for them ends soakd. */
+static void *must_calloc(size_t n, size_t size)
 {
-	void *p = calloc(HIST_SUB_COUNT, (size_t)1 << width);
+	void *p = calloc(n, size);
 
 	if (!p) {
 		fputs("soakd: out of memory for a histogram's buckets\n", stderr);
 		abort();
 	}
-	return (uintptr_t)p | width;
+	return p;
+}
+
+/* An empty chunk of counts 1 << width bytes wide. */
+static uintptr_t chunk_alloc(unsigned width)
+{
+	return (uintptr_t)must_calloc(HIST_SUB_COUNT, (size_t)1 << width) | width;
 }
 
 static void chunk_free(uintptr_t c)
@@ -63,13 +70,20 @@ static void chunk_free(uintptr_t c)
 
 static uintptr_t *table_alloc(void)
 {
-	uintptr_t *t = calloc(HIST_CHUNKS, sizeof(*t));
+	return must_calloc(HIST_CHUNKS, sizeof(uintptr_t));
+}
 
-	if (!t) {
-		fputs("soakd: out of memory for a histogram's buckets\n", stderr);
-		abort();
+/* Sets count i of a chunk to n, which its width holds. */
+static inline void chunk_set(uintptr_t chunk, size_t i, uint64_t n)
+{
+	void *p = (void *)(chunk & ~HIST_CHUNK_WIDTH);
+
+	switch (chunk & HIST_CHUNK_WIDTH) {
+	case 0: ((uint8_t *)p)[i] = (uint8_t)n; break;
+	case 1: ((uint16_t *)p)[i] = (uint16_t)n; break;
+	case 2: ((uint32_t *)p)[i] = (uint32_t)n; break;
+	default: ((uint64_t *)p)[i] = n; break;
 	}
-	return t;
 }
 
 /* Chunk c of a histogram, 0 when it has none. */
@@ -88,17 +102,9 @@ static inline unsigned width_of(uint64_t count)
 static void widen(struct hist *h, size_t c, unsigned width)
 {
 	uintptr_t old = h->chunks[c], chunk = chunk_alloc(width);
-	void *p = (void *)(chunk & ~HIST_CHUNK_WIDTH);
 
-	for (size_t i = 0; i < HIST_SUB_COUNT; i++) {
-		uint64_t n = hist_bucket(h, c * HIST_SUB_COUNT + i);
-
-		switch (width) {
-		case 1: ((uint16_t *)p)[i] = (uint16_t)n; break;
-		case 2: ((uint32_t *)p)[i] = (uint32_t)n; break;
-		default: ((uint64_t *)p)[i] = n; break;
-		}
-	}
+	for (size_t i = 0; i < HIST_SUB_COUNT; i++)
+		chunk_set(chunk, i, hist_bucket(h, c * HIST_SUB_COUNT + i));
 	chunk_free(old);
 	h->chunks[c] = chunk;
 }
@@ -147,12 +153,7 @@ static inline void bucket_add(struct hist *h, size_t b, uint64_t n)
 	 * bits: a histogram's count does) decides the next. */
 	have = hist_bucket(h, b);
 	widen(h, c, width_of(have + n));
-	p = (void *)(h->chunks[c] & ~HIST_CHUNK_WIDTH);
-	switch (h->chunks[c] & HIST_CHUNK_WIDTH) {
-	case 1: ((uint16_t *)p)[i] = (uint16_t)(have + n); break;
-	case 2: ((uint32_t *)p)[i] = (uint32_t)(have + n); break;
-	default: ((uint64_t *)p)[i] = have + n; break;
-	}
+	chunk_set(h->chunks[c], i, have + n);
 }
 
 void hist_init(struct hist *h)
