@@ -8,6 +8,7 @@
  * and the lingering thread still writes its verify state.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "dev_engine_int.h"
 #include "dev_linger.h"
 #include "dev_path.h"
+#include "dev_sys.h"
 #include "workload/workload.h"
 
 /*
@@ -31,23 +33,80 @@
  * device answers.  An entry goes before its stream is freed; readers take
  * held_lock, then the stream's linger_lock, so the stream stays valid.
  */
-struct held_target {
-	struct held_target *next;
-	struct dev_stream *stream;
+/*
+ * Where a target's blocks are: a file by inode; a block device as the
+ * whole disks under it, and for a disk or a partition straight on one, the
+ * bytes of that disk it spans.  A device stacked on others (dm, md) is
+ * taken to span all of each: which of their blocks it maps is the
+ * kernel's to know.
+ */
+struct target_span {
 	bool is_blockdev;
 	dev_t dev;                  /* block device: its st_rdev; file: st_dev */
 	ino_t ino;                  /* file: its inode */
+	struct devsys_set disks;    /* block device: the whole disks under it */
+	uint64_t start, end;        /* bytes of disks.devs[0] when not stacked */
+	bool stacked;
+};
+
+struct held_target {
+	struct held_target *next;
+	struct dev_stream *stream;
+	struct target_span span;
 	char *label, *workload;
 };
 static struct held_target *held_targets;
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The object behind st: a block device by number, a file by inode. */
-static bool same_target(const struct held_target *h, const struct stat *st)
+/* What sysfs says of st's device; what it cannot say is taken as the
+ * device on its own, all of it (the same device number still matches). */
+static void span_of(const struct stat *st, struct target_span *ret)
 {
-	if (S_ISBLK(st->st_mode))
-		return h->is_blockdev && h->dev == st->st_rdev;
-	return !h->is_blockdev && h->dev == st->st_dev && h->ino == st->st_ino;
+	*ret = (struct target_span){ .is_blockdev = S_ISBLK(st->st_mode), .end = UINT64_MAX };
+	if (!ret->is_blockdev) {
+		ret->dev = st->st_dev;
+		ret->ino = st->st_ino;
+		return;
+	}
+	ret->dev = st->st_rdev;
+	dev_t whole;
+	char dir[PATH_MAX];
+	uint64_t start, sectors;
+	if (devsys_lower_disks(DEVSYS_SYSFS, st->st_rdev, &ret->disks) < 0 ||
+	    ret->disks.n == 0 || devsys_whole_disk(DEVSYS_SYSFS, st->st_rdev, &whole) < 0) {
+		ret->disks = (struct devsys_set){ .devs = { st->st_rdev }, .n = 1 };
+		return;
+	}
+	ret->stacked = ret->disks.n != 1 || ret->disks.devs[0] != whole;
+	/* A partition: its bytes of the disk, in 512-byte sectors. */
+	if (!ret->stacked && whole != st->st_rdev &&
+	    devsys_block_dir(DEVSYS_SYSFS, st->st_rdev, dir, sizeof(dir)) == 0 &&
+	    devsys_read_u64(dir, "start", &start) == 0 &&
+	    devsys_read_u64(dir, "size", &sectors) == 0 && start <= UINT64_MAX / 512 - sectors) {
+		ret->start = start * 512;
+		ret->end = (start + sectors) * 512;
+	}
+}
+
+/* Whether a and b may share blocks: the same file; or a whole disk under
+ * both, where their bytes of it meet (all of it for a stacked device). */
+static bool spans_meet(const struct target_span *a, const struct target_span *b)
+{
+	if (a->is_blockdev != b->is_blockdev)
+		return false;
+	if (!a->is_blockdev)
+		return a->dev == b->dev && a->ino == b->ino;
+	if (a->dev == b->dev)
+		return true;
+	for (size_t i = 0; i < a->disks.n; i++) {
+		if (!devsys_set_has(&b->disks, a->disks.devs[i]))
+			continue;
+		if (a->stacked || b->stacked)
+			return true;
+		if (a->start < b->end && b->start < a->end)
+			return true;
+	}
+	return false;
 }
 
 void dev_linger_hold(struct dev_stream *d, const char *label, const char *workload_name)
@@ -68,9 +127,7 @@ void dev_linger_hold(struct dev_stream *d, const char *label, const char *worklo
 		return;
 	}
 	h->stream = d;
-	h->is_blockdev = S_ISBLK(st.st_mode);
-	h->dev = h->is_blockdev ? st.st_rdev : st.st_dev;
-	h->ino = st.st_ino;
+	span_of(&st, &h->span);
 	pthread_mutex_lock(&held_lock);
 	h->next = held_targets;
 	held_targets = h;
@@ -99,11 +156,14 @@ static void linger_unhold(struct dev_stream *d)
 static int check_held(const struct stat *st, const struct dev_stream *except, const char *name,
 		      char *err, size_t errlen)
 {
+	struct target_span want = { .end = 0 };
 	int r = 0;
 
 	pthread_mutex_lock(&held_lock);
+	if (held_targets)
+		span_of(st, &want);
 	for (struct held_target *h = held_targets; h && r == 0; h = h->next) {
-		if (h->stream == except || !same_target(h, st))
+		if (h->stream == except || !spans_meet(&h->span, &want))
 			continue;
 		pthread_mutex_lock(&h->stream->linger_lock);
 		bool lingering = h->stream->lingering;
@@ -112,9 +172,11 @@ static int check_held(const struct stat *st, const struct dev_stream *except, co
 		if (!lingering)
 			continue;
 		snprintf(err, errlen, "%s still has %u op%s of workload \"%s\"'s last run in flight "
-			 "(given up when it did not answer): \"%s\" cannot use it until the device "
+			 "(given up when it did not answer): \"%s\" cannot use %s until the device "
 			 "completes %s (they would land over its writes)", h->label, left,
-			 left == 1 ? "" : "s", h->workload, name, left == 1 ? "it" : "them");
+			 left == 1 ? "" : "s", h->workload, name,
+			 h->span.dev == want.dev ? "it" : "a device that shares its blocks",
+			 left == 1 ? "it" : "them");
 		r = -EBUSY;
 	}
 	pthread_mutex_unlock(&held_lock);

@@ -19,7 +19,9 @@
 # counted exactly once.  Run twice: on faultdev's image as a regular file
 # (where nothing kept the replacement out: the late writes could land over
 # its blocks), and on a loop device over it (where the exclusive open did,
-# with a misleading "in use" that left the workload failed).
+# with a misleading "in use" that left the workload failed), and on the
+# first partition of that loop device, where the workload step 2 adds is on
+# the whole disk.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 source "$(dirname "$0")/faultlib.sh"
@@ -83,9 +85,11 @@ print(f"# first v in the log: count {count} missed {missed} of {done}")
 PY
 }
 
-# scenario PHASE TARGET_PATH TARGET_JSON
+# scenario PHASE TARGET_PATH TARGET_JSON [OTHER_JSON OTHER_SAYS]: OTHER_JSON is
+# the target of the workload step 2 adds (TARGET_JSON by default), and
+# OTHER_SAYS what it cannot use ("it": the same device).
 scenario() {
-	PHASE=$1 TARGET_PATH=$2 TARGET=$3
+	PHASE=$1 TARGET_PATH=$2 TARGET=$3 OTHER=${4:-$3} OTHER_SAYS=${5:-it}
 	PATH_RE=$(sed 's/[.[\*^$]/\\&/g' <<<"$TARGET_PATH")
 	CFG="$WORK/reload-linger-$PHASE.json"
 	note "--- $PHASE: $TARGET_PATH"
@@ -127,15 +131,16 @@ scenario() {
 	((c == c1 && e == e1 && m == m1)) ||
 		fail "v ran after a refused reload: count $c errors $e missed $m"
 
-	# 2. Another workload on the same device: refused the same way.
+	# 2. Another workload on the same device (or one sharing its blocks):
+	# refused the same way.
 	config 200 false "{\"name\": \"other\", \"type\": \"device\", \"model\": \"pattern\",
-	  \"targets\": [$TARGET], \"read_pct\": 0,
+	  \"targets\": [$OTHER], \"read_pct\": 0,
 	  \"block_size\": \"4KiB\", \"access\": \"random\", \"queue_depth\": 1, \"rate\": 10,
 	  \"prep\": true}"
 	out=$(ctl reload 2>&1) &&
 		fail "a workload was added on $TARGET_PATH with $held ops still in flight: $out"
 	note "refused: $out"
-	grep -q "$PATH_RE still has $held ops of workload \"v\"'s .*\"other\" cannot use it" <<<"$out" ||
+	grep -q "$PATH_RE still has $held ops of workload \"v\"'s .*\"other\" cannot use $OTHER_SAYS until" <<<"$out" ||
 		fail "adding \"other\" is not refused naming $TARGET_PATH and its $held ops: $out"
 	[[ $(workload_state other) == absent ]] || fail "\"other\" exists after a refused reload"
 
@@ -181,4 +186,16 @@ on_exit faultdev_cmd unstall
 scenario file "$FAULTDEV_MNT/disk.img" "\"$FAULTDEV_MNT/disk.img\""
 faultdev_loop
 scenario device "$FAULTDEV_LOOP" "{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}"
+# A partition of a loop device over it: the ops the first partition holds
+# are in blocks of its whole disk too, which the kernel's exclusive open
+# alone would refuse with a misleading "in use", failing the workload.
+losetup -d "$FAULTDEV_LOOP" || fail "cannot detach $FAULTDEV_LOOP"
+FAULTDEV_LOOP=
+printf 'label: dos\n,8MiB\n,\n' | sfdisk -q "$FAULTDEV_MNT/disk.img" >"$WORK/sfdisk.out" 2>&1 ||
+	fail "sfdisk: $(cat "$WORK/sfdisk.out")"
+FAULTDEV_LOOP=$(losetup --direct-io=on --partscan -f --show "$FAULTDEV_MNT/disk.img") ||
+	fail "cannot attach $FAULTDEV_MNT/disk.img with its partitions"
+wait_until 10 "the kernel to list ${FAULTDEV_LOOP}p1" rescan_partitions "$FAULTDEV_LOOP"
+scenario partition "${FAULTDEV_LOOP}p1" "{\"path\": \"${FAULTDEV_LOOP}p1\", \"destroy_data\": true}" \
+	"{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}" "a device that shares its blocks"
 note "ok"
