@@ -286,6 +286,14 @@ static enum stream_outcome run_phase(struct obj_stream *st, enum phase phase, ch
 		close_intervals(st, now);
 		if (phase != PHASE_CLEANUP && stop_requested(st))
 			return STREAM_STOPPED;
+		/* The cleanup gives way as the sweeps after it do: to soakd
+		 * stopping, and to a stop of the workload requested after
+		 * its run ended (obj_sweep.c), which reason then says. */
+		const char *why;
+		if (phase == PHASE_CLEANUP && st->ledger && obj_sweep_cut_short(st, &why)) {
+			snprintf(reason, reason_len, "%s", why);
+			return STREAM_STOPPED;
+		}
 		if (now >= deadline)
 			return STREAM_STOPPED;
 		if (holding && now >= end_ns) {
@@ -570,15 +578,15 @@ end:
 	 * ledger knows them, and the resumed run cleans them up. */
 	bool suspended = outcome == STREAM_STOPPED && atomic_load(&w->suspend) && st->ledger;
 	if (cl->cfg->cleanup && !suspended && st->pool.n_present + st->pool.n_doubtful > 0) {
-		char ignored[WORKLOAD_REASON_MAX];
-		run_phase(st, PHASE_CLEANUP, ignored, sizeof(ignored));
+		char why[WORKLOAD_REASON_MAX] = "";
+		run_phase(st, PHASE_CLEANUP, why, sizeof(why));
 		drain(st);
 		if (st->pool.n_present + st->pool.n_doubtful > 0)
-			log_warning("%s: cleanup left %u objects under %s%s%s (the endpoint did not "
-				    "delete them)", cl->wcfg->name,
+			log_warning("%s: cleanup left %u objects under %s%s%s (%s)", cl->wcfg->name,
 				    st->pool.n_present + st->pool.n_doubtful,
 				    cl->cfg->protocol == OBJ_PROTO_S3 ? cl->cfg->bucket : "",
-				    cl->cfg->protocol == OBJ_PROTO_S3 ? "/" : "", cl->name_root);
+				    cl->cfg->protocol == OBJ_PROTO_S3 ? "/" : "", cl->name_root,
+				    why[0] ? why : "the endpoint did not delete them");
 	}
 	/* What the ledger may have lost in a crash: the run's names still
 	 * listed once its own objects are gone. */

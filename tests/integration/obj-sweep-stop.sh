@@ -14,7 +14,11 @@
 #   3. the names' sweep and SIGTERM: soakd exits within a few seconds;
 #   4. a workload stopped during its run still sweeps (the stop that ended
 #      the run does not cut its cleanup short): the version listing with
-#      stuck markers is asked for, twice, before the workload is stopped.
+#      stuck markers is asked for, twice, before the workload is stopped;
+#   5. the cleanup before the sweeps, its DELETEs held by the server: a
+#      stop after the run ended ends the workload within a few seconds,
+#      the log saying what the cleanup left and why;
+#   6. the same cleanup and SIGTERM: soakd exits within a few seconds.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -35,6 +39,7 @@ JSON
 }
 version_listings() { cat "$COUNT" 2>/dev/null || echo 0; }
 name_listings() { cat "$COUNT.list" 2>/dev/null || echo 0; }
+deletes() { cat "$COUNT.delete" 2>/dev/null || echo 0; }
 over() { (($("$1") > $2)); }
 stopped_or_finished() { workload_is w stopped || workload_is w finished; }
 
@@ -119,3 +124,33 @@ grep -q "sweep.*stops before its end" "$SOAKD_LOG" &&
 note "stopped during its run: the version sweep still ran"
 stop_soakd 10
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+################ 5. soakctl stop during the cleanup, its DELETEs held
+echo hold-delete >"$MODE"
+config clean 2s
+start_soakd --config "$WORK/clean.json" --socket "$SOCK" --state-dir "$WORK/state5" --no-table
+wait_until 20 "the control socket" ctl_answers
+start=$(deletes)
+wait_until 30 "the cleanup's first DELETE" over deletes "$start"
+t0=$(now_ns)
+ctl stop w >/dev/null || fail "soakctl stop failed"
+wait_until 5 "the workload to end after the stop" stopped_or_finished
+note "the cleanup ended $((($(now_ns) - t0) / 1000000)) ms after soakctl stop"
+line=$(grep "w: cleanup left [0-9]* objects under .* (the workload is stopped)" "$SOAKD_LOG") ||
+	fail "the cleanup did not say what it left and why: $(tail -5 "$SOAKD_LOG")"
+note "said: ${line#*: }"
+stop_soakd 10
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+################ 6. SIGTERM during the cleanup
+config cleanterm 2s
+start_soakd --config "$WORK/cleanterm.json" --socket "$SOCK" --state-dir "$WORK/state6" \
+	--no-table
+wait_until 20 "the control socket" ctl_answers
+start=$(deletes)
+wait_until 30 "the cleanup's first DELETE" over deletes "$start"
+stop_soakd 5
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+grep -q "w: cleanup left [0-9]* objects under .* (soakd is stopping)" "$SOAKD_LOG" ||
+	fail "the cleanup did not say it gave way to SIGTERM: $(tail -5 "$SOAKD_LOG")"
+note "SIGTERM during the cleanup: soakd exited"

@@ -16,14 +16,18 @@ file's word:
                   (not the probe's) is huge: 8 pages
                   of 131072 keys of thread 0 under the prefix asked for
                   (sequential names: PREFIX + "t0-" + 12 digits), 10 MiB
-                  a page; later ones list nothing.
+                  a page; later ones list nothing;
+  "hold-delete":  as "endless", and every DELETE is held 30 s before its
+                  answer (a cleanup that cannot end).
 Each version listing adds one to the count in COUNT_FILE, each
-ListObjectsV2 page one to the count in COUNT_FILE.list.  Prints its port.
+ListObjectsV2 page one to the count in COUNT_FILE.list, each DELETE one to
+the count in COUNT_FILE.delete.  Prints its port.
 Usage: s3_versions_loop.py MODE_FILE COUNT_FILE"""
 
 import os
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -32,6 +36,7 @@ objects = {}
 lock = threading.Lock()
 listings = 0
 list_pages = 0
+deletes = 0
 huge_served = False
 HUGE_PAGES, HUGE_KEYS = 8, 131072
 
@@ -153,6 +158,12 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(200, headers=[("ETag", '"e"'), ("x-amz-version-id", "v1")])
 
     def do_DELETE(self):
+        global deletes
+        with lock:
+            deletes += 1
+            count(count_file + ".delete", deletes)
+        if mode() == "hold-delete":
+            time.sleep(30)
         with lock:
             objects.pop(self.path.partition("?")[0], None)
         self.answer(204)
