@@ -69,7 +69,9 @@ struct obj_ledger_entry {
 	/* enum obj_ledger_pending.  A pending write whose transfer is over
 	 * without a clear answer (timeout, connection lost, soakd killed) is
 	 * "uncertain": either outcome may be what the server holds, until a
-	 * read says which. */
+	 * read says which.  A write sent while one is uncertain (a doubtful
+	 * slot rewritten or cleaned up) leaves the slot uncertain unless it
+	 * is acknowledged; after an uncertain DELETE the slot is unknown. */
 	uint8_t pending;
 	uint8_t uncertain;
 	/* Records about this slot may have been lost to damage (see above):
