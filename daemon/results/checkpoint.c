@@ -22,12 +22,7 @@ static int write_checkpoint(struct rundir *rundir, json_t *ck)
 	int r = rundir_sync(rundir);
 	if (r < 0)
 		return r;
-	char *text = json_dumps(ck, JSON_COMPACT);
-	if (!text)
-		return -ENOMEM;
-	r = rundir_write_file(rundir, CHECKPOINT_FILE, text);
-	free(text);
-	return r;
+	return rundir_write_json(rundir, CHECKPOINT_FILE, ck);
 }
 
 static void *checkpoint_main(void *arg)

@@ -365,7 +365,10 @@ void *rundir_writer_thread(void *arg)
 	return NULL;
 }
 
-int rundir_write_file(struct rundir *d, const char *name, const char *text)
+/* Writes a whole file in the run directory atomically: put writes its
+ * contents to f (0 or -errno); then it is synced and renamed in place. */
+static int write_file_with(struct rundir *d, const char *name, int (*put)(FILE *f, const void *arg),
+			   const void *arg)
 {
 	char *path = NULL, *tmp = NULL;
 	int r = 0;
@@ -376,7 +379,9 @@ int rundir_write_file(struct rundir *d, const char *name, const char *text)
 		return -ENOMEM;
 	}
 	FILE *f = fopen(tmp, "we");
-	if (!f || fputs(text, f) < 0 || fflush(f) != 0 || fdatasync(fileno(f)) < 0)
+	if (!f)
+		r = -errno;
+	else if ((r = put(f, arg)) == 0 && (fflush(f) != 0 || fdatasync(fileno(f)) < 0))
 		r = -errno;
 	if (f && fclose(f) != 0 && r == 0)
 		r = -errno;
@@ -396,6 +401,29 @@ int rundir_write_file(struct rundir *d, const char *name, const char *text)
 	free(tmp);
 	free(path);
 	return r;
+}
+
+static int put_text(FILE *f, const void *text)
+{
+	return fputs(text, f) < 0 ? -errno : 0;
+}
+
+int rundir_write_file(struct rundir *d, const char *name, const char *text)
+{
+	return write_file_with(d, name, put_text, text);
+}
+
+static int put_json(FILE *f, const void *json)
+{
+	errno = 0;
+	if (json_dumpf(json, f, JSON_COMPACT) == 0)
+		return 0;
+	return errno ? -errno : -ENOMEM;
+}
+
+int rundir_write_json(struct rundir *d, const char *name, const json_t *json)
+{
+	return write_file_with(d, name, put_json, json);
 }
 
 int rundir_set_plan(struct rundir *d, const char *plan)

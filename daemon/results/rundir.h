@@ -54,6 +54,9 @@ void rundir_append(struct rundir *d, const json_t *record);
 int rundir_sync(struct rundir *d);
 /* Writes a whole file in the run directory atomically (tmp + rename). */
 int rundir_write_file(struct rundir *d, const char *name, const char *text);
+/* The same for a JSON document, written out as it is dumped: no copy of
+ * its text is made in memory (a checkpoint's is megabytes). */
+int rundir_write_json(struct rundir *d, const char *name, const json_t *json);
 /* The run goes on under a new plan (a reload): plan.json says so, and a
  * restart with the same configuration resumes it.  On failure (returned)
  * the writer writes it again before the records that follow. */
