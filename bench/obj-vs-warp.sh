@@ -77,7 +77,7 @@ fi
 work=$(mktemp -d /var/tmp/soakd-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-exec python3 - "$build/daemon/soakd" "$build/ctl/soakctl" "$minio" "$warp" "$work" \
+python3 - "$build/daemon/soakd" "$build/ctl/soakctl" "$minio" "$warp" "$work" \
 	"$duration" "$rounds" "$concurrency" "$threads" "$sizes" "$ops" "$verify" <<'PY'
 import json, os, re, signal, socket, statistics, subprocess, sys, time
 
