@@ -27,13 +27,6 @@
 #include "workload/workload.h"
 
 /*
- * The targets of streams whose threads linger, process-wide: a stream
- * released meanwhile (a reload replaced or removed its workload) is no
- * longer reachable from any workload, yet holds its target until the
- * device answers.  An entry goes before its stream is freed; readers take
- * held_lock, then the stream's linger_lock, so the stream stays valid.
- */
-/*
  * Where a target's blocks are: a file by inode; a block device as the
  * whole disks under it, and for a disk or a partition straight on one, the
  * bytes of that disk it spans.  A device stacked on others (dm, md) is
@@ -49,6 +42,13 @@ struct target_span {
 	bool stacked;
 };
 
+/*
+ * The targets of streams whose threads linger, process-wide: a stream
+ * released meanwhile (a reload replaced or removed its workload) is no
+ * longer reachable from any workload, yet holds its target until the
+ * device answers.  An entry goes before its stream is freed; readers take
+ * held_lock, then the stream's linger_lock, so the stream stays valid.
+ */
 struct held_target {
 	struct held_target *next;
 	struct dev_stream *stream;
@@ -82,7 +82,8 @@ static void span_of(const struct stat *st, struct target_span *ret)
 	if (!ret->stacked && whole != st->st_rdev &&
 	    devsys_block_dir(DEVSYS_SYSFS, st->st_rdev, dir, sizeof(dir)) == 0 &&
 	    devsys_read_u64(dir, "start", &start) == 0 &&
-	    devsys_read_u64(dir, "size", &sectors) == 0 && start <= UINT64_MAX / 512 - sectors) {
+	    devsys_read_u64(dir, "size", &sectors) == 0 && sectors <= UINT64_MAX / 512 &&
+	    start <= UINT64_MAX / 512 - sectors) {
 		ret->start = start * 512;
 		ret->end = (start + sectors) * 512;
 	}
