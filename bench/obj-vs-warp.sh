@@ -79,7 +79,7 @@ trap 'rm -rf "$work"' EXIT
 
 python3 - "$build/daemon/soakd" "$build/ctl/soakctl" "$minio" "$warp" "$work" \
 	"$duration" "$rounds" "$concurrency" "$threads" "$sizes" "$ops" "$verify" <<'PY'
-import json, os, re, signal, socket, statistics, subprocess, sys, time
+import atexit, json, os, re, signal, socket, statistics, subprocess, sys, time
 
 soakd, soakctl, minio, warp, work, duration, rounds, conc, threads, sizes, ops, verify = sys.argv[1:]
 rounds, conc, threads = int(rounds), int(conc), int(threads)
@@ -114,8 +114,11 @@ server = subprocess.Popen([minio, "server", "--quiet", "--address", f"127.0.0.1:
                            "--console-address", f"127.0.0.1:{free_port()}", f"{work}/minio"],
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 def stop_server():
-    server.terminate()
-    server.wait(30)
+    if server.poll() is None:
+        server.terminate()
+        server.wait(30)
+# Also when the script fails (sys.exit): MinIO must not outlive it.
+atexit.register(stop_server)
 for _ in range(300):
     if subprocess.run(["curl", "-sf", "-o", "/dev/null", f"http://127.0.0.1:{port}/minio/health/live"]).returncode == 0:
         break
