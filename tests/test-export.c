@@ -352,21 +352,30 @@ static void test_statsd_lines(void **state)
 		"soakd.host1.rand4k.read.throughput:2867200|g\n"
 		"soakd.host1.rand4k.read.rate:700.000|g\n"
 		"soakd.host1.rand4k.read.rate_target:700.000|g\n"
-		"soakd.host1.rand4k.read.issue_delay.p99:0.018|g\n"
-		"soakd.host1.rand4k.read.issue_delay.max:0.250|g\n"
-		"soakd.host1.rand4k.read.latency:0.300|ms|@0.001430615\n"
-		"soakd.host1.rand4k.read.minlatency:0.100|ms|@0.001430615\n"
-		"soakd.host1.rand4k.read.maxlatency:3.000|ms|@0.001430615\n"
-		"soakd.host1.rand4k.read.latency.p50:0.250|ms|@0.001430615\n"
-		"soakd.host1.rand4k.read.latency.p90:0.400|ms|@0.001430615\n"
-		"soakd.host1.rand4k.read.latency.p99:1.200|ms|@0.001430615\n"
-		"soakd.host1.rand4k.read.latency.p999:2.500|ms|@0.001430615\n");
+		"soakd.host1.rand4k.read.issue_delay.p99:0.018000|g\n"
+		"soakd.host1.rand4k.read.issue_delay.max:0.250000|g\n"
+		"soakd.host1.rand4k.read.latency:0.300000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.minlatency:0.100000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.maxlatency:3.000000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p50:0.250000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p90:0.400000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p99:1.200000|ms|@0.001430615\n"
+		"soakd.host1.rand4k.read.latency.p999:2.500000|ms|@0.001430615\n");
 
 	/* One success: no sample rate (1 is the default). */
 	d = (struct export_delta){ .ops = 1, .latency_sum_ns = 500000, .latency_count = 1 };
 	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
-	assert_non_null(strstr(buf, "\ns.rand4k.read.latency:0.500|ms\n"));
+	assert_non_null(strstr(buf, "\ns.rand4k.read.latency:0.500000|ms\n"));
 	assert_null(strstr(buf, "|@"));
+
+	/* Latencies to the ns: a 42.457 us minimum is not sent as 0.042 ms,
+	 * under the minimum the run measured. */
+	struct export_op fast = ops[0];
+	fast.min_ns = 42457;
+	fast.issue_p99_ns = 12345;
+	export_statsd_format_op(buf, sizeof(buf), "s", &fast, &d);
+	assert_non_null(strstr(buf, "\ns.rand4k.read.minlatency:0.042457|ms\n"));
+	assert_non_null(strstr(buf, "\ns.rand4k.read.issue_delay.p99:0.012345|g\n"));
 
 	/* Only failures since the last send: no timers. */
 	d = (struct export_delta){ .ops = 3, .errors = 3 };

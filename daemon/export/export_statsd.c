@@ -8,7 +8,8 @@
  *   error:N|c          ops failed since the last send (get.error)
  *   throughput:B|g     bytes per second in the last interval (get.throughput)
  *   latency:MS|ms|@S   mean latency of the ops that succeeded since the last send
- *                      (get.latency)
+ *                      (get.latency); MS, here and below, in ms to the ns
+ *                      (six decimals: a 12.345 us read is not sent as 0.012)
  *   minlatency:MS|ms|@S, maxlatency:MS|ms|@S  the interval's minimum and
  *                      maximum (get.minlatency, get.maxlatency)
  *   latency.p50:MS|ms|@S  and p90, p99, p999: the interval's exact quantiles
@@ -137,28 +138,28 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	append(buf, len, &off, "%s.%s.%s.rate:%.3f|g\n", prefix, w, o, op->rate);
 	append(buf, len, &off, "%s.%s.%s.rate_target:%.3f|g\n", prefix, w, o, op->rate_target);
 	if (op->issue_count) {
-		append(buf, len, &off, "%s.%s.%s.issue_delay.p99:%.3f|g\n", prefix, w, o,
+		append(buf, len, &off, "%s.%s.%s.issue_delay.p99:%.6f|g\n", prefix, w, o,
 		       op->issue_p99_ns / 1e6);
-		append(buf, len, &off, "%s.%s.%s.issue_delay.max:%.3f|g\n", prefix, w, o,
+		append(buf, len, &off, "%s.%s.%s.issue_delay.max:%.6f|g\n", prefix, w, o,
 		       op->issue_max_ns / 1e6);
 	}
 	/* Failed ops have no latency: no timers without a success. */
 	if (delta->latency_count == 0 || op->count == 0)
 		return off;
 	sample_rate(at, sizeof(at), delta->latency_count);
-	append(buf, len, &off, "%s.%s.%s.latency:%.3f|ms%s\n", prefix, w, o,
+	append(buf, len, &off, "%s.%s.%s.latency:%.6f|ms%s\n", prefix, w, o,
 	       delta->latency_sum_ns / 1e6 / (double)delta->latency_count, at);
-	append(buf, len, &off, "%s.%s.%s.minlatency:%.3f|ms%s\n", prefix, w, o, op->min_ns / 1e6,
+	append(buf, len, &off, "%s.%s.%s.minlatency:%.6f|ms%s\n", prefix, w, o, op->min_ns / 1e6,
 	       at);
-	append(buf, len, &off, "%s.%s.%s.maxlatency:%.3f|ms%s\n", prefix, w, o, op->max_ns / 1e6,
+	append(buf, len, &off, "%s.%s.%s.maxlatency:%.6f|ms%s\n", prefix, w, o, op->max_ns / 1e6,
 	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p50:%.3f|ms%s\n", prefix, w, o, op->p50_ns / 1e6,
+	append(buf, len, &off, "%s.%s.%s.latency.p50:%.6f|ms%s\n", prefix, w, o, op->p50_ns / 1e6,
 	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p90:%.3f|ms%s\n", prefix, w, o, op->p90_ns / 1e6,
+	append(buf, len, &off, "%s.%s.%s.latency.p90:%.6f|ms%s\n", prefix, w, o, op->p90_ns / 1e6,
 	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p99:%.3f|ms%s\n", prefix, w, o, op->p99_ns / 1e6,
+	append(buf, len, &off, "%s.%s.%s.latency.p99:%.6f|ms%s\n", prefix, w, o, op->p99_ns / 1e6,
 	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p999:%.3f|ms%s\n", prefix, w, o,
+	append(buf, len, &off, "%s.%s.%s.latency.p999:%.6f|ms%s\n", prefix, w, o,
 	       op->p999_ns / 1e6, at);
 	return off;
 }
