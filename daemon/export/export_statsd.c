@@ -147,20 +147,19 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 	if (delta->latency_count == 0 || op->count == 0)
 		return off;
 	sample_rate(at, sizeof(at), delta->latency_count);
-	append(buf, len, &off, "%s.%s.%s.latency:%.6f|ms%s\n", prefix, w, o,
-	       delta->latency_sum_ns / 1e6 / (double)delta->latency_count, at);
-	append(buf, len, &off, "%s.%s.%s.minlatency:%.6f|ms%s\n", prefix, w, o, op->min_ns / 1e6,
-	       at);
-	append(buf, len, &off, "%s.%s.%s.maxlatency:%.6f|ms%s\n", prefix, w, o, op->max_ns / 1e6,
-	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p50:%.6f|ms%s\n", prefix, w, o, op->p50_ns / 1e6,
-	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p90:%.6f|ms%s\n", prefix, w, o, op->p90_ns / 1e6,
-	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p99:%.6f|ms%s\n", prefix, w, o, op->p99_ns / 1e6,
-	       at);
-	append(buf, len, &off, "%s.%s.%s.latency.p999:%.6f|ms%s\n", prefix, w, o,
-	       op->p999_ns / 1e6, at);
+	/* Timers in ms, to the ns the histograms hold. */
+	const struct { const char *name; double ms; } timers[] = {
+		{ "latency", delta->latency_sum_ns / 1e6 / (double)delta->latency_count },
+		{ "minlatency", op->min_ns / 1e6 },
+		{ "maxlatency", op->max_ns / 1e6 },
+		{ "latency.p50", op->p50_ns / 1e6 },
+		{ "latency.p90", op->p90_ns / 1e6 },
+		{ "latency.p99", op->p99_ns / 1e6 },
+		{ "latency.p999", op->p999_ns / 1e6 },
+	};
+	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++)
+		append(buf, len, &off, "%s.%s.%s.%s:%.6f|ms%s\n", prefix, w, o, timers[i].name,
+		       timers[i].ms, at);
 	return off;
 }
 
