@@ -116,6 +116,32 @@ static void test_target_ops(void **state)
 	workload_free(w);
 }
 
+/* A stream that cut its schedule (stopped, failed) counts no op after the
+ * cut, and the scheduled time ends with the last stream's cut. */
+static void test_cut(void **state)
+{
+	const uint64_t start = RUN_START + 2 * NS_PER_S;
+	struct workload *w = make(start);
+
+	(void)state;
+	assert_int_equal(workload_scheduled_ns(w, start, start + 6 * NS_PER_S), 6 * NS_PER_S);
+	stream_cut(&w->streams[0], start + 4 * NS_PER_S);
+	/* The first cut counts. */
+	stream_cut(&w->streams[0], start + 3 * NS_PER_S);
+	assert_near(workload_target_ops(w, start, start + 6 * NS_PER_S), 6000 - 1000, 1e-6);
+	assert_near(workload_target_ops(w, start + 4 * NS_PER_S, start + 6 * NS_PER_S), 1000,
+		    1e-6);
+	assert_near(workload_target_ops(w, start, start + 4 * NS_PER_S), 4000, 1e-6);
+	/* One stream still runs: the schedule does too. */
+	assert_int_equal(workload_scheduled_ns(w, start, start + 6 * NS_PER_S), 6 * NS_PER_S);
+	stream_cut(&w->streams[1], start + 5 * NS_PER_S);
+	assert_near(workload_target_ops(w, start, start + 6 * NS_PER_S), 4500, 1e-6);
+	assert_near(workload_target_ops(w, start + 5 * NS_PER_S, start + 9 * NS_PER_S), 0, 0);
+	assert_int_equal(workload_scheduled_ns(w, start, start + 6 * NS_PER_S), 5 * NS_PER_S);
+	assert_int_equal(workload_scheduled_ns(w, start + 5 * NS_PER_S, start + 6 * NS_PER_S), 0);
+	workload_free(w);
+}
+
 static void test_lag_and_names(void **state)
 {
 	struct workload *w = make(RUN_START);
@@ -270,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_boundaries_before_boot),
 		cmocka_unit_test(test_boundaries),
 		cmocka_unit_test(test_target_ops),
+		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_lag_and_names),
 		cmocka_unit_test(test_reap_states),
 	};

@@ -401,6 +401,7 @@ static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t
 	for (size_t i = 0; i < d->model.n_gens; i++)
 		missed += dev_gen_miss_rest(&d->model.gens[i], w->started_ns, now, &d->rng, d->align,
 					    d->size, stream_current(&s->stats)->ops);
+	stream_cut(s, now);
 	if (missed)
 		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
 			    "device could not keep up", s->label, missed);

@@ -83,7 +83,8 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 			if (op >= 0 && (w->op_share[op] > 0 || st->xfers[i].kind == OBJ_KIND_PREFILL))
 				cur->ops[op].pending++;
 		}
-		if (w->cfg->rate > 0) {
+		/* Once the schedule is cut (miss_rest), nothing of it waits. */
+		if (w->cfg->rate > 0 && !atomic_load(&st->ws->cut_ns)) {
 			uint64_t waiting = sched_ahead_waiting(&st->ahead, &st->ws->sched, st->have_due,
 							       mono_since(w->started_ns,
 									  st->next_boundary));
@@ -489,11 +490,13 @@ static void end_hold(struct obj_stream *st, const char *during)
 }
 
 /* The stream ends: what its schedule made due and it never issued is
- * missed (see miss_due). */
+ * missed (see miss_due), and nothing due after now is its own. */
 static void miss_rest(struct obj_stream *st)
 {
-	uint64_t missed = miss_due(st, mono_ns());
+	uint64_t now = mono_ns();
+	uint64_t missed = miss_due(st, now);
 
+	stream_cut(st->ws, now);
 	if (missed)
 		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
 			    "endpoint could not keep up", st->cl->wcfg->name, missed);

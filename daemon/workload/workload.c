@@ -187,6 +187,7 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 		s->stats.slots[s->stats.seq % STATS_SLOTS]->start_ns = now_ns;
 		s->reason[0] = '\0';
 		atomic_store(&s->lag_ns, 0);
+		atomic_store(&s->cut_ns, 0);
 		atomic_store(&s->outcome, STREAM_RUNNING);
 		s->left_io = false;
 	}
@@ -314,6 +315,13 @@ uint64_t workload_lag_ns(const struct workload *w)
 	return lag;
 }
 
+void stream_cut(struct workload_stream *s, uint64_t now_ns)
+{
+	uint64_t none = 0;
+
+	atomic_compare_exchange_strong(&s->cut_ns, &none, now_ns);
+}
+
 double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t to_ns)
 {
 	double ops = 0;
@@ -322,8 +330,12 @@ double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t 
 
 	if (w->cfg->rate <= 0 || to == 0 || to_ns <= from_ns)
 		return 0;
-	for (size_t i = 0; i < w->n_streams; i++)
-		ops += sched_ops_between(&w->streams[i].sched, from, to);
+	for (size_t i = 0; i < w->n_streams; i++) {
+		uint64_t cut = atomic_load(&w->streams[i].cut_ns);
+		uint64_t end = cut && mono_since(w->started_ns, cut) < to ?
+				       mono_since(w->started_ns, cut) : to;
+		ops += sched_ops_between(&w->streams[i].sched, from, end);
+	}
 	return ops;
 }
 
@@ -333,6 +345,19 @@ uint64_t workload_scheduled_ns(const struct workload *w, uint64_t from_ns, uint6
 		return 0;
 	uint64_t begin = mono_at(w->started_ns, 0);
 	uint64_t end = mono_at(w->started_ns, sched_duration(&w->streams[0].sched));
+	/* Once every stream has cut its schedule, it ends with the last. */
+	uint64_t last_cut = 0;
+	for (size_t i = 0; i < w->n_streams; i++) {
+		uint64_t cut = atomic_load(&w->streams[i].cut_ns);
+		if (!cut) {
+			last_cut = 0;
+			break;
+		}
+		if (cut > last_cut)
+			last_cut = cut;
+	}
+	if (last_cut && last_cut < end)
+		end = last_cut;
 	uint64_t lo = from_ns > begin ? from_ns : begin, hi = to_ns < end ? to_ns : end;
 	return hi > lo ? hi - lo : 0;
 }

@@ -51,6 +51,9 @@ struct workload_stream {
 	void *engine;               /* engine's per-stream state */
 	struct dev_facts *facts;    /* its device, read at prepare; NULL if none */
 	_Atomic uint64_t lag_ns;    /* how late the next due op is, now */
+	/* When the thread stopped taking ops from its schedule (stream_cut),
+	 * 0 while it takes them. */
+	_Atomic uint64_t cut_ns;
 	/* An audit reading every object of the run's ledger (object
 	 * workloads): objects read so far, of how many; total 0: none. */
 	_Atomic uint64_t audit_done, audit_total;
@@ -181,10 +184,17 @@ const char *workload_state_name(enum workload_state s);
 bool workload_audit(const struct workload *w, uint64_t *ret_done, uint64_t *ret_total);
 /* Largest current lag over the streams. */
 uint64_t workload_lag_ns(const struct workload *w);
-/* Target ops over [from, to) (absolute CLOCK_MONOTONIC), summed over streams. */
+/* The thread takes no more ops from its schedule (stopped, failed or at its
+ * end) and has counted those due by now_ns: what the schedule would make
+ * due after now_ns is no op of the run, and no interval's target counts it
+ * while the thread drains, cleans up or sweeps.  The first call counts. */
+void stream_cut(struct workload_stream *s, uint64_t now_ns);
+/* Target ops over [from, to) (absolute CLOCK_MONOTONIC), summed over streams,
+ * each up to its cut. */
 double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t to_ns);
 /* How much of [from, to) lies inside the workload's schedule: the time its
- * target ops are spread over (rate_target), never a drain after its end. */
+ * target ops are spread over (rate_target), never a drain after its end or
+ * after the last of its streams' cuts. */
 uint64_t workload_scheduled_ns(const struct workload *w, uint64_t from_ns, uint64_t to_ns);
 
 /*
