@@ -6,6 +6,7 @@ Serves PUT/GET/HEAD/DELETE from memory; the file named by argv[2] holds
 the current mode: "ok", "503" (every request answered 503 Slow Down),
 "slow" (every request answered after 3 s), "reset" (the connection
 reset with no answer), "putsleep:SECONDS" (PUTs answered after SECONDS),
+"deletesleep:SECONDS" (DELETEs answered after SECONDS),
 "put:STATUS" (PUTs answered STATUS, e.g. 507 Insufficient Storage, with
 an S3 error; the rest served), "forge" (every request answered 403 with
 an S3 error whose <Message> holds a newline, a forged soakd log line,
@@ -50,6 +51,8 @@ class Handler(BaseHTTPRequestHandler):
         if m == "slow":
             time.sleep(3)
         if m.startswith("putsleep:") and self.command == "PUT":
+            time.sleep(float(m.split(":", 1)[1]))
+        if m.startswith("deletesleep:") and self.command == "DELETE":
             time.sleep(float(m.split(":", 1)[1]))
         if m == "forge":
             message = ("Access Denied\n soakd: control socket: stop from uid 0 (pid 1)\r\n"

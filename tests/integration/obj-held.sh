@@ -70,9 +70,9 @@ run_case() {
 
 # check NAME OP SCHEDULED: every op accounted for (acct_check.py); with
 # SCHEDULED "-", a workload ended early by a failure: the ops due until
-# then, from the intervals' targets (the last interval ends when the
-# stream does: those cases run without a cleanup, which would lengthen
-# it past the failure).  Then, in every interval, the lag
+# then, from the intervals' targets (they end where the stream cut its
+# schedule; stop-cut.sh checks that with a cleanup after it).  Then, in
+# every interval, the lag
 # since the mix should have started: at least the interval's end less
 # LAG_SLACK_S, and ops counted (errors, missed) in every full interval.
 check() {
