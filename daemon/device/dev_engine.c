@@ -34,6 +34,8 @@
 /* How long ops in flight when the schedule ends may take to complete
  * before they are counted as missed: at most an interval, and this. */
 #define DEV_DRAIN_MAX_NS (UINT64_C(5) * 1000000000u)
+/* The longest the thread sleeps (next_wake). */
+#define DEV_WAKE_MAX_NS (UINT64_C(250) * 1000000u)
 #define DEV_REAP_BATCH 64u
 #define DEV_PREFETCH_MAX 16384u
 
@@ -356,11 +358,15 @@ static void stamp_submits(struct dev_stream *d, struct interval_slot *cur, const
  * be issued at all (every slot busy, or the verify ring waiting for a
  * flush), a due op is no reason to wake: what unblocks it is a completion,
  * which ends the wait anyway, and an op due meanwhile is issued late then
- * (or missed at the end) like any op that waited for a slot.
+ * (or missed at the end) like any op that waited for a slot.  But it
+ * wakes every DEV_WAKE_MAX_NS at least, so that a stop (soakctl stop,
+ * SIGTERM) is seen and the lag in status grows while a stalled device holds
+ * every slot and the next boundary is far away (an interval may be an hour).
  */
-static uint64_t next_wake(const struct dev_stream *d, uint64_t next_boundary, uint64_t end_ns)
+static uint64_t next_wake(const struct dev_stream *d, uint64_t now, uint64_t next_boundary,
+			  uint64_t end_ns)
 {
-	uint64_t wake = next_boundary;
+	uint64_t wake = next_boundary < now + DEV_WAKE_MAX_NS ? next_boundary : now + DEV_WAKE_MAX_NS;
 	bool can_issue = d->n_free > 0 && !(d->verify && dev_verify_blocked(d));
 
 	for (size_t i = 0; i < d->model.n_gens; i++) {
@@ -530,7 +536,7 @@ static void *dev_thread(void *arg)
 		/* The fidelity_sample above stands for the CPU time at the wait:
 		 * the few ns from there to the submit are not worth a system
 		 * call of their own. */
-		uint64_t wake = next_wake(d, next_boundary, end_ns);
+		uint64_t wake = next_wake(d, now, next_boundary, end_ns);
 		uint64_t submit_ns = mono_ns();
 		stamp_submits(d, cur, prepped, n_prepped, submit_ns);
 		struct __kernel_timespec ts = { 0 };

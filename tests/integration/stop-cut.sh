@@ -9,10 +9,14 @@
 # the scheduled time stays the configured rate.
 #  1. an object workload whose cleanup is slow (DELETEs answered after
 #     0.5 s by fault_server.py): the stop comes seconds before the end;
-#  2. a device workload writing to a frozen file system: the stop waits an
-#     interval for the writes in flight, then gives them up.
+#  2. a device workload writing to a frozen file system, with intervals of
+#     10 s: the stop is seen at once, though every slot is held and the next
+#     boundary is seconds away, and the writes in flight get the drain's
+#     5 s before they are given up.
 # Before each stream recorded where its schedule was cut, those intervals
-# kept the schedule's rate as their target: ops due that nobody counted.
+# kept the schedule's rate as their target: ops due that nobody counted;
+# and a device thread whose slots were all held saw the stop only at the
+# next interval boundary.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 need_cmd python3 fsfreeze
@@ -105,12 +109,9 @@ MNT="$WORK/mnt"
 mount_on "$NEW_LOOP" "$MNT"
 frozen=false
 thaw() { if $frozen; then fsfreeze -u "$MNT" || true; frozen=false; fi; }
-# Thawed before soakd is killed (cleanups run last first): a process cannot
-# exit while its writes wait on a frozen file system.
-on_exit thaw
 SOAKD_LOG="$WORK/soakd-dev.log"
 cat >"$WORK/dev.cfg" <<EOF
-{"run": {"name": "dev-stop", "interval": "1s", "duration": "60s", "on_finish": "idle"},
+{"run": {"name": "dev-stop", "interval": "10s", "duration": "60s", "on_finish": "idle"},
  "workloads": [{"name": "w", "type": "device", "model": "pattern",
                 "targets": ["$MNT/w.dat"], "file_size": "16MiB", "read_pct": 0,
                 "block_size": "4KiB", "access": "random", "queue_depth": 8,
@@ -119,24 +120,28 @@ EOF
 start_soakd --config "$WORK/dev.cfg" --socket "$SOCK" --state-dir "$WORK/state-dev" --no-table
 wait_until 20 "the control socket" ctl_answers
 wait_until 10 "workload w to run" workload_is w running
-writes_done() {
+# Counts reach status as intervals close: here the run's clock tells.
+elapsed_past() {
 	ctl status --json | python3 -c '
 import json, sys
-w = json.load(sys.stdin)["workloads"][0]
-sys.exit(0 if w["ops"]["write"]["count_total"] >= int(sys.argv[1]) else 1)' "$1"
+sys.exit(0 if json.load(sys.stdin)["elapsed_s"] >= float(sys.argv[1]) else 1)' "$1"
 }
-wait_until 10 "1500 writes" writes_done 1500
+wait_until 10 "2 s of writes" elapsed_past 2
+# Thawed before soakd is killed (cleanups run last first, and this one is
+# after start_soakd's): a process cannot exit while its writes wait on a
+# frozen file system.
+on_exit thaw
 fsfreeze -f "$MNT" || fail "fsfreeze -f $MNT failed"
 frozen=true
 sleep 0.5 # no sleep-to-wait: ops must pile up behind the freeze
-stop_now dev 10
-((TOOK_MS >= 500)) || fail "dev: the stop took ${TOOK_MS} ms: no drain of the frozen writes"
+stop_now dev 15
+((TOOK_MS >= 4500)) || fail "dev: the stop took ${TOOK_MS} ms: no drain of the frozen writes"
+((TOOK_MS <= 7500)) ||
+	fail "dev: the stop took ${TOOK_MS} ms, the drain 5 s: the thread did not see it at once"
 thaw
 ctl dump --format json >"$WORK/dev.json" || fail "soakctl dump --format json failed"
 ctl dump --format csv >"$WORK/dev.csv" || fail "soakctl dump --format csv failed"
-# Every slot held by the freeze, the thread wakes at interval boundaries:
-# it sees the stop at the next one.
-check dev write 1000 1.5
+check dev write 1000 0.5
 grep -q "ops still in flight .* were given up" "$SOAKD_LOG" ||
 	fail "dev: no warning that ops in flight were given up"
 stop_soakd 20
