@@ -15,12 +15,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 need_cmd fsfreeze mkfs.ext4
 
-new_loop 128M
-mkfs.ext4 -q -F "$NEW_LOOP" || fail "mkfs.ext4 $NEW_LOOP failed"
-MNT="$WORK/mnt"
-mount_on "$NEW_LOOP" "$MNT"
-frozen=false
-thaw() { if $frozen; then fsfreeze -u "$MNT" || true; frozen=false; fi; }
+freezable_fs 128M
 
 DURATION=3
 TARGET="$MNT/restart.dat"
@@ -61,8 +56,7 @@ ops_done() { local c; read -r c _ < <(totals); ((c >= $1)); }
 wait_until 10 "1200 writes" ops_done 1200
 # Thawed before soakd is killed (cleanups run last first).
 on_exit thaw
-fsfreeze -f "$MNT" || fail "fsfreeze -f $MNT failed"
-frozen=true
+freeze
 wait_until $((DURATION + 5)) "workload restart to finish while the device is frozen" \
 	workload_is restart finished
 grep -q "8 ops still in flight .* were given up" "$SOAKD_LOG" ||

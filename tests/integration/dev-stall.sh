@@ -13,12 +13,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 need_cmd fsfreeze
 
-new_loop 128M
-mkfs.ext4 -q -F "$NEW_LOOP" || fail "mkfs.ext4 $NEW_LOOP failed"
-MNT="$WORK/mnt"
-mount_on "$NEW_LOOP" "$MNT"
-frozen=false
-thaw() { if $frozen; then fsfreeze -u "$MNT" || true; frozen=false; fi; }
+freezable_fs 128M
 
 DURATION=5
 CFG="$WORK/stall.json"
@@ -58,8 +53,7 @@ wait_until 10 "1500 writes" ops_done 1500
 # Thawed before soakd is killed (cleanups run last first): a process
 # cannot exit while its writes wait on a frozen file system.
 on_exit thaw
-fsfreeze -f "$MNT" || fail "fsfreeze -f $MNT failed"
-frozen=true
+freeze
 note "froze $MNT after $(( ($(now_ns) - started) / 1000000 )) ms"
 
 # The device stays frozen: the workload must end by itself, at its duration

@@ -42,6 +42,24 @@ mount_on() {
 	on_exit umount_retry "$2"
 }
 
+# freezable_fs SIZE: an ext4 on a new loop device of SIZE, mounted on MNT
+# ($WORK/mnt); freeze freezes it (fsfreeze), thaw thaws it if frozen.  A
+# test registers "on_exit thaw" after start_soakd (cleanups run last
+# first): a process cannot exit while its writes wait on a frozen file
+# system.
+freezable_fs() {
+	new_loop "$1"
+	mkfs.ext4 -q -F "$NEW_LOOP" || fail "mkfs.ext4 $NEW_LOOP failed"
+	MNT="$WORK/mnt"
+	mount_on "$NEW_LOOP" "$MNT"
+	frozen=false
+}
+freeze() {
+	fsfreeze -f "$MNT" || fail "fsfreeze -f $MNT failed"
+	frozen=true
+}
+thaw() { if $frozen; then fsfreeze -u "$MNT" || true; frozen=false; fi; }
+
 # umount_retry DIR: a process that just exited may still hold files there
 # for a moment (the kernel tears an io_uring down after the process is
 # gone): EBUSY is tried again for up to 5 s.

@@ -46,12 +46,7 @@ stop_soakd 10
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 
 # 2. A server slower than the schedule.
-MODE="$WORK/mode"
-echo putsleep:0.5 >"$MODE"
-spawn "$WORK/server.log" python3 "$(dirname "$0")/fault_server.py" 0 "$MODE"
-port_known() { [[ -s $WORK/server.log ]]; }
-wait_until 10 "the fault server" port_known
-PORT=$(head -1 "$WORK/server.log")
+start_fault_server putsleep:0.5
 slow_config() {
 	cat >"$WORK/$1.json" <<EOF
 {"run": {"name": "$1", "interval": "1s", "duration": "60s", "on_finish": "exit",

@@ -9,12 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
-MODE="$WORK/mode"
-echo forget >"$MODE"
-spawn "$WORK/server.log" python3 "$(dirname "$0")/fault_server.py" 0 "$MODE"
-port_known() { [[ -s $WORK/server.log ]]; }
-wait_until 10 "the fault server" port_known
-PORT=$(head -1 "$WORK/server.log")
+start_fault_server forget
 
 cat >"$WORK/lost.json" <<JSON
 {"run": {"name": "lost", "duration": "6s", "interval": "1s", "on_finish": "idle"},

@@ -13,12 +13,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 need_cmd python3
 
-MODE="$WORK/mode"
-echo putsleep:0.5 >"$MODE"
-spawn "$WORK/server.log" python3 "$(dirname "$0")/fault_server.py" 0 "$MODE"
-port_known() { [[ -s $WORK/server.log ]]; }
-wait_until 10 "the fault server" port_known
-PORT=$(head -1 "$WORK/server.log")
+start_fault_server putsleep:0.5
 
 DURATION=3
 RATE=20

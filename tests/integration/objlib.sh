@@ -75,6 +75,19 @@ refused_at_start() {
 		fail "$what: soakd exited $rc: $(cat "$WORK/$name.log")"
 }
 
+# start_fault_server [MODE]: fault_server.py on a free port of 127.0.0.1,
+# in MODE (default "ok"); MODE is then its mode file (write another mode
+# into it), PORT its port.
+start_fault_server() {
+	local mode=${1:-ok}
+	MODE="$WORK/mode"
+	echo "$mode" >"$MODE"
+	spawn "$WORK/server.log" python3 "$(dirname "${BASH_SOURCE[0]}")/fault_server.py" 0 "$MODE"
+	wait_until 10 "the fault server" _fault_server_port_known
+	PORT=$(head -1 "$WORK/server.log")
+}
+_fault_server_port_known() { [[ -s $WORK/server.log ]]; }
+
 # free_port: a TCP port on 127.0.0.1 nobody listens on now.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -19,6 +19,7 @@
 # next interval boundary.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
+source "$(dirname "$0")/objlib.sh"
 need_cmd python3 fsfreeze
 
 # check NAME OP RATE SLACK: the dumps in $WORK/NAME.json and .csv account
@@ -69,12 +70,7 @@ print(json.load(sys.stdin)["elapsed_s"])') || fail "$name: soakctl status failed
 }
 
 # 1. Objects, a cleanup of 20 objects at 2 at a time, 0.5 s each.
-MODE="$WORK/mode"
-echo ok >"$MODE"
-spawn "$WORK/server.log" python3 "$(dirname "$0")/fault_server.py" 0 "$MODE"
-port_known() { [[ -s $WORK/server.log ]]; }
-wait_until 10 "the fault server" port_known
-PORT=$(head -1 "$WORK/server.log")
+start_fault_server
 SOAKD_LOG="$WORK/soakd-obj.log"
 cat >"$WORK/obj.cfg" <<EOF
 {"run": {"name": "obj-stop", "interval": "1s", "duration": "60s", "on_finish": "idle"},
@@ -103,12 +99,7 @@ stop_soakd 20
 ((SOAKD_RC == 0)) || fail "obj: soakd exited $SOAKD_RC after SIGTERM"
 
 # 2. A device, its writes held by a frozen file system when it is stopped.
-new_loop 128M
-mkfs.ext4 -q -F "$NEW_LOOP" || fail "mkfs.ext4 $NEW_LOOP failed"
-MNT="$WORK/mnt"
-mount_on "$NEW_LOOP" "$MNT"
-frozen=false
-thaw() { if $frozen; then fsfreeze -u "$MNT" || true; frozen=false; fi; }
+freezable_fs 128M
 SOAKD_LOG="$WORK/soakd-dev.log"
 cat >"$WORK/dev.cfg" <<EOF
 {"run": {"name": "dev-stop", "interval": "10s", "duration": "60s", "on_finish": "idle"},
@@ -131,8 +122,7 @@ wait_until 10 "2 s of writes" elapsed_past 2
 # after start_soakd's): a process cannot exit while its writes wait on a
 # frozen file system.
 on_exit thaw
-fsfreeze -f "$MNT" || fail "fsfreeze -f $MNT failed"
-frozen=true
+freeze
 sleep 0.5 # no sleep-to-wait: ops must pile up behind the freeze
 stop_now dev 15
 ((TOOK_MS >= 4500)) || fail "dev: the stop took ${TOOK_MS} ms: no drain of the frozen writes"
