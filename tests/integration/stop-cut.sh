@@ -56,7 +56,8 @@ PY
 }
 
 # stop_now NAME LIMIT: soakctl stop w, which must end within LIMIT
-# seconds; STOP_S is where the run was then, TOOK_MS how long it took.
+# seconds; STOP_S is where the run was then, TOOK_MS how long it took; the
+# dumps go to $WORK/NAME.json and .csv.
 stop_now() {
 	local name=$1 limit=$2 t0
 	STOP_S=$(ctl status --json | python3 -c '
@@ -67,11 +68,21 @@ print(json.load(sys.stdin)["elapsed_s"])') || fail "$name: soakctl status failed
 	wait_until "$limit" "workload w to stop" workload_is w stopped
 	TOOK_MS=$((($(now_ns) - t0) / 1000000))
 	note "$name: stopped at ${STOP_S} s into the run, ended ${TOOK_MS} ms later"
+	ctl dump --format json >"$WORK/$name.json" || fail "soakctl dump --format json failed"
+	ctl dump --format csv >"$WORK/$name.csv" || fail "soakctl dump --format csv failed"
+}
+
+# run_w NAME: soakd on $WORK/NAME.cfg (its log soakd-NAME.log), until its
+# workload w runs.
+run_w() {
+	SOAKD_LOG="$WORK/soakd-$1.log"
+	start_soakd --config "$WORK/$1.cfg" --socket "$SOCK" --state-dir "$WORK/state-$1" --no-table
+	wait_until 20 "the control socket" ctl_answers
+	wait_until 10 "workload w to run" workload_is w running
 }
 
 # 1. Objects, a cleanup of 20 objects at 2 at a time, 0.5 s each.
 start_fault_server
-SOAKD_LOG="$WORK/soakd-obj.log"
 cat >"$WORK/obj.cfg" <<EOF
 {"run": {"name": "obj-stop", "interval": "1s", "duration": "60s", "on_finish": "idle"},
  "workloads": [{"name": "w", "type": "object", "protocol": "http",
@@ -79,9 +90,7 @@ cat >"$WORK/obj.cfg" <<EOF
                 "objects": 20, "rate": 20, "mix": {"put": 100}, "size": "1KiB",
                 "timeout": "5s"}]}
 EOF
-start_soakd --config "$WORK/obj.cfg" --socket "$SOCK" --state-dir "$WORK/state-obj" --no-table
-wait_until 20 "the control socket" ctl_answers
-wait_until 10 "workload w to run" workload_is w running
+run_w obj
 puts_done() {
 	ctl status --json | python3 -c '
 import json, sys
@@ -92,15 +101,12 @@ wait_until 15 "60 PUTs" puts_done 60
 echo deletesleep:0.5 >"$MODE"
 stop_now obj 20
 ((TOOK_MS >= 3000)) || fail "obj: the cleanup took ${TOOK_MS} ms, not the seconds this test needs"
-ctl dump --format json >"$WORK/obj.json" || fail "soakctl dump --format json failed"
-ctl dump --format csv >"$WORK/obj.csv" || fail "soakctl dump --format csv failed"
 check obj put 20 0.5
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "obj: soakd exited $SOAKD_RC after SIGTERM"
 
 # 2. A device, its writes held by a frozen file system when it is stopped.
 freezable_fs 128M
-SOAKD_LOG="$WORK/soakd-dev.log"
 cat >"$WORK/dev.cfg" <<EOF
 {"run": {"name": "dev-stop", "interval": "10s", "duration": "60s", "on_finish": "idle"},
  "workloads": [{"name": "w", "type": "device", "model": "pattern",
@@ -108,9 +114,7 @@ cat >"$WORK/dev.cfg" <<EOF
                 "block_size": "4KiB", "access": "random", "queue_depth": 8,
                 "rate": 1000}]}
 EOF
-start_soakd --config "$WORK/dev.cfg" --socket "$SOCK" --state-dir "$WORK/state-dev" --no-table
-wait_until 20 "the control socket" ctl_answers
-wait_until 10 "workload w to run" workload_is w running
+run_w dev
 # Counts reach status as intervals close: here the run's clock tells.
 elapsed_past() {
 	ctl status --json | python3 -c '
@@ -129,8 +133,6 @@ stop_now dev 15
 ((TOOK_MS <= 7500)) ||
 	fail "dev: the stop took ${TOOK_MS} ms, the drain 5 s: the thread did not see it at once"
 thaw
-ctl dump --format json >"$WORK/dev.json" || fail "soakctl dump --format json failed"
-ctl dump --format csv >"$WORK/dev.csv" || fail "soakctl dump --format csv failed"
 check dev write 1000 0.5
 grep -q "ops still in flight .* were given up" "$SOAKD_LOG" ||
 	fail "dev: no warning that ops in flight were given up"
