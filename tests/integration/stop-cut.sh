@@ -130,7 +130,10 @@ freeze
 sleep 0.5 # no sleep-to-wait: ops must pile up behind the freeze
 stop_now dev 15
 ((TOOK_MS >= 4500)) || fail "dev: the stop took ${TOOK_MS} ms: no drain of the frozen writes"
-((TOOK_MS <= 7500)) ||
+# Seen at once, the stop ends after the 5 s drain and the polls around it
+# (7.7 s under a parallel suite); seen at the boundary, 10 s into the run,
+# it took 12 s and more.
+((TOOK_MS <= 10000)) ||
 	fail "dev: the stop took ${TOOK_MS} ms, the drain 5 s: the thread did not see it at once"
 thaw
 check dev write 1000 0.5
