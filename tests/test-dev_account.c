@@ -104,7 +104,7 @@ static void test_miss_rest(void **state)
 	op_stats_init(&ops[1]);
 	issue(g, 100);
 	/* Ops 101..301 are due at 100..300 ms. */
-	uint64_t missed = dev_gen_miss_rest(g, 0, 300 * MS, &rng, 4096, 1 << 20, ops);
+	uint64_t missed = dev_gen_miss_rest(g, 0, 300 * MS, 300 * MS, &rng, 4096, 1 << 20, ops);
 	assert_int_equal(missed, 201);
 	assert_int_equal(ops[0].missed + ops[1].missed, 201);
 	/* Two whole blocks of 100 hold exactly 70 reads each. */
@@ -117,7 +117,32 @@ static void test_miss_rest(void **state)
 	assert_true(g->finished);
 	assert_false(g->have_due);
 	/* Nothing more: a second call misses none. */
-	assert_int_equal(dev_gen_miss_rest(g, 0, 2000 * MS, &rng, 4096, 1 << 20, ops), 0);
+	assert_int_equal(dev_gen_miss_rest(g, 0, 2000 * MS, 2000 * MS, &rng, 4096, 1 << 20, ops), 0);
+	op_stats_array_free(ops, 2);
+	free(g);
+}
+
+/* A stop requested at 200 ms and seen at 300 ms: the ops due after the
+ * request were nobody's, only those due by it are missed, and their wait
+ * runs to when the thread saw the stop. */
+static void test_miss_rest_cut(void **state)
+{
+	struct dev_gen *g = new_gen(true);
+	struct op_stats *ops = calloc(2, sizeof(*ops));
+	uint64_t rng = 42;
+
+	(void)state;
+	op_stats_init(&ops[0]);
+	op_stats_init(&ops[1]);
+	issue(g, 100);
+	/* Ops 101..201 are due at 100..200 ms. */
+	assert_int_equal(dev_gen_miss_rest(g, 0, 200 * MS, 300 * MS, &rng, 4096, 1 << 20, ops),
+			 101);
+	assert_int_equal(ops[0].missed + ops[1].missed, 101);
+	uint64_t longest = hist_max(&ops[0].latency) > hist_max(&ops[1].latency)
+				   ? hist_max(&ops[0].latency) : hist_max(&ops[1].latency);
+	assert_in_range(longest, 199 * MS, 201 * MS);
+	assert_true(g->finished);
 	op_stats_array_free(ops, 2);
 	free(g);
 }
@@ -128,6 +153,7 @@ int main(void)
 		cmocka_unit_test(test_waiting),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_miss_rest),
+		cmocka_unit_test(test_miss_rest_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

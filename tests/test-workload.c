@@ -142,6 +142,30 @@ static void test_cut(void **state)
 	workload_free(w);
 }
 
+/* A stop cuts the schedule where it was asked for, not where a thread
+ * saw it; before any stop, the cut is where the thread ends. */
+static void test_cut_at(void **state)
+{
+	struct workload *w = make(RUN_START);
+
+	(void)state;
+	w->state = WORKLOAD_RUNNING;
+	assert_int_equal(workload_cut_at(w, 12345), 12345);
+	uint64_t before = mono_ns();
+	workload_request_stop(w, "asked");
+	uint64_t after = mono_ns();
+	uint64_t stop = workload_cut_at(w, after + 10 * NS_PER_S);
+	assert_in_range(stop, before, after);
+	/* A thread ending before the request (failed, finished) cuts there. */
+	assert_int_equal(workload_cut_at(w, before - 1), before - 1);
+	/* The first request counts. */
+	w->state = WORKLOAD_RUNNING;
+	workload_request_stop(w, "again");
+	assert_int_equal(workload_cut_at(w, after + 10 * NS_PER_S), stop);
+	w->state = WORKLOAD_STOPPED;
+	workload_free(w);
+}
+
 static void test_lag_and_names(void **state)
 {
 	struct workload *w = make(RUN_START);
@@ -297,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_boundaries),
 		cmocka_unit_test(test_target_ops),
 		cmocka_unit_test(test_cut),
+		cmocka_unit_test(test_cut_at),
 		cmocka_unit_test(test_lag_and_names),
 		cmocka_unit_test(test_reap_states),
 	};

@@ -40,8 +40,8 @@ static void miss_one(struct dev_gen *g, uint64_t due_ns, uint64_t now_ns, uint64
 	op_stats_record_missed(&ops[op.op], now_ns > due_ns ? now_ns - due_ns : 0);
 }
 
-uint64_t dev_gen_miss_rest(struct dev_gen *g, int64_t origin_ns, uint64_t now_ns, uint64_t *rng,
-			   uint32_t align, uint64_t size, struct op_stats *ops)
+uint64_t dev_gen_miss_rest(struct dev_gen *g, int64_t origin_ns, uint64_t upto_ns, uint64_t now_ns,
+			   uint64_t *rng, uint32_t align, uint64_t size, struct op_stats *ops)
 {
 	uint64_t missed = 0;
 
@@ -58,7 +58,7 @@ uint64_t dev_gen_miss_rest(struct dev_gen *g, int64_t origin_ns, uint64_t now_ns
 			g->have_due = true;
 		}
 		/* Not yet due: it belongs to no part of the run that happened. */
-		if (g->due_ns > now_ns)
+		if (g->due_ns > upto_ns)
 			break;
 		miss_one(g, g->due_ns, now_ns, rng, align, size, ops);
 		g->have_due = false;

@@ -35,12 +35,13 @@ uint64_t dev_backlog_waiting(struct dev_backlog *b, const struct dev_gen *g, int
 void dev_gen_split(const struct dev_gen *g, uint64_t n, uint64_t *per_op, size_t n_ops);
 
 /*
- * The generator's ops due at or before now and never issued, missed: each
- * is given its op as if issued (so a mixed generator keeps its read share)
- * and counted in ops[] with its wait, now - due, as latency.  The
- * generator is finished afterwards.  Returns how many.
+ * The generator's ops due at or before upto (the schedule's cut, at most
+ * now) and never issued, missed: each is given its op as if issued (so a
+ * mixed generator keeps its read share) and counted in ops[] with its
+ * wait, now - due, as latency.  The generator is finished afterwards.
+ * Returns how many.
  */
-uint64_t dev_gen_miss_rest(struct dev_gen *g, int64_t origin_ns, uint64_t now_ns, uint64_t *rng,
-			   uint32_t align, uint64_t size, struct op_stats *ops);
+uint64_t dev_gen_miss_rest(struct dev_gen *g, int64_t origin_ns, uint64_t upto_ns, uint64_t now_ns,
+			   uint64_t *rng, uint32_t align, uint64_t size, struct op_stats *ops);
 
 #endif

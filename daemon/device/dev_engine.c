@@ -402,12 +402,12 @@ static bool all_finished(const struct dev_stream *d)
 static void finish_ops(struct workload_stream *s, struct dev_stream *d, uint64_t *next_boundary)
 {
 	struct workload *w = s->workload;
-	uint64_t now = mono_ns(), missed = 0;
+	uint64_t now = mono_ns(), cut = workload_cut_at(w, now), missed = 0;
 
 	for (size_t i = 0; i < d->model.n_gens; i++)
-		missed += dev_gen_miss_rest(&d->model.gens[i], w->started_ns, now, &d->rng, d->align,
-					    d->size, stream_current(&s->stats)->ops);
-	stream_cut(s, now);
+		missed += dev_gen_miss_rest(&d->model.gens[i], w->started_ns, cut, now, &d->rng,
+					    d->align, d->size, stream_current(&s->stats)->ops);
+	stream_cut(s, cut);
 	if (missed)
 		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
 			    "device could not keep up", s->label, missed);

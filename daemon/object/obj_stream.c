@@ -38,14 +38,17 @@ static bool peek_due(struct obj_stream *st)
 }
 
 /* While the mix is held back (the endpoint awaited, the pool prefilled or
- * audited), every op its schedule makes due before t is missed, in the
- * interval it was due in, with its wait until now as latency (a lower
- * bound): not lumped into the interval the hold ends in. */
+ * audited), every op its schedule makes due before t (and by a stop
+ * request) is missed, in the interval it was due in, with its wait until
+ * now as latency (a lower bound): not lumped into the interval the hold
+ * ends in. */
 static void miss_held(struct obj_stream *st, uint64_t t, uint64_t now)
 {
+	uint64_t last = workload_cut_at(st->ws->workload, t - 1);
+
 	if (st->ws->workload->cfg->rate <= 0)
 		return;
-	while (peek_due(st) && st->due_ns < t) {
+	while (peek_due(st) && st->due_ns <= last) {
 		if (!st->held_since_ns)
 			st->held_since_ns = st->due_ns;
 		st->have_due = false;
@@ -383,16 +386,16 @@ static void drain(struct obj_stream *st)
 			    "as missed)", st->cl->wcfg->name, abandoned, limit / 1e9);
 }
 
-/* Every op of the schedule due by now and not issued is missed (the
+/* Every op of the schedule due by upto and not issued is missed (the
  * schedule or the workload ended, or a prefill held the mix back), with its
- * wait as latency.  Returns how many. */
-static uint64_t miss_due(struct obj_stream *st, uint64_t now)
+ * wait until now as latency.  Returns how many. */
+static uint64_t miss_due(struct obj_stream *st, uint64_t upto, uint64_t now)
 {
 	uint64_t missed = 0;
 
 	if (st->ws->workload->cfg->rate <= 0)
 		return 0;
-	while (peek_due(st) && st->due_ns <= now) {
+	while (peek_due(st) && st->due_ns <= upto) {
 		st->have_due = false;
 		obj_op_missed(st, obj_op_draw(st), st->due_ns, now);
 		missed++;
@@ -490,13 +493,14 @@ static void end_hold(struct obj_stream *st, const char *during)
 }
 
 /* The stream ends: what its schedule made due and it never issued is
- * missed (see miss_due), and nothing due after now is its own. */
+ * missed (see miss_due), and nothing due after now (or after the stop
+ * request, when one came first) is its own. */
 static void miss_rest(struct obj_stream *st)
 {
-	uint64_t now = mono_ns();
-	uint64_t missed = miss_due(st, now);
+	uint64_t now = mono_ns(), cut = workload_cut_at(st->ws->workload, now);
+	uint64_t missed = miss_due(st, cut, now);
 
-	stream_cut(st->ws, now);
+	stream_cut(st->ws, cut);
 	if (missed)
 		log_warning("%s: %" PRIu64 " ops due were never issued (counted as missed): the "
 			    "endpoint could not keep up", st->cl->wcfg->name, missed);

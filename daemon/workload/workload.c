@@ -167,6 +167,7 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 			return r;
 	}
 	atomic_store(&w->stop_requested, false);
+	atomic_store(&w->stop_ns, 0);
 	atomic_store(&w->suspend, false);
 	/* After a reboot the position can exceed the clock: the origin
 	 * is then before this boot, negative. */
@@ -230,6 +231,8 @@ void workload_request_stop(struct workload *w, const char *reason)
 	/* Counted before the flag: a thread that sees the flag set sees
 	 * the count that goes with it. */
 	atomic_fetch_add(&w->stop_requests, 1);
+	uint64_t none = 0;
+	atomic_compare_exchange_strong(&w->stop_ns, &none, mono_ns());
 	atomic_store(&w->stop_requested, true);
 	w->state = WORKLOAD_STOPPING;
 }
@@ -320,6 +323,13 @@ void stream_cut(struct workload_stream *s, uint64_t now_ns)
 	uint64_t none = 0;
 
 	atomic_compare_exchange_strong(&s->cut_ns, &none, now_ns);
+}
+
+uint64_t workload_cut_at(const struct workload *w, uint64_t now_ns)
+{
+	uint64_t stop = atomic_load(&w->stop_ns);
+
+	return stop && stop < now_ns ? stop : now_ns;
 }
 
 double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t to_ns)

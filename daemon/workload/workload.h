@@ -109,6 +109,9 @@ struct workload {
 	 * an engine's end-of-run work, begun after one stop, gives way to
 	 * the next. */
 	_Atomic unsigned stop_requests;
+	/* When the first stop was requested (CLOCK_MONOTONIC), 0: none.  The
+	 * schedule ends there, not when a thread notices (workload_cut_at). */
+	_Atomic uint64_t stop_ns;
 	/* Set before a stop request when the run goes on later (soakd
 	 * stopping, a reload replacing the workload): engines keep what the
 	 * run holds (object workloads leave their objects for the resume). */
@@ -189,6 +192,11 @@ uint64_t workload_lag_ns(const struct workload *w);
  * due after now_ns is no op of the run, and no interval's target counts it
  * while the thread drains, cleans up or sweeps.  The first call counts. */
 void stream_cut(struct workload_stream *s, uint64_t now_ns);
+/* Where a thread ending at now_ns cuts its schedule: at the first stop
+ * request when one came before now_ns (the ops due after it, up to when
+ * the thread saw it, were not the run's: nobody asked for them), else
+ * now_ns. */
+uint64_t workload_cut_at(const struct workload *w, uint64_t now_ns);
 /* Target ops over [from, to) (absolute CLOCK_MONOTONIC), summed over streams,
  * each up to its cut. */
 double workload_target_ops(const struct workload *w, uint64_t from_ns, uint64_t to_ns);
