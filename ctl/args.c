@@ -86,7 +86,7 @@ static const char help_text[] =
 	"Options:\n"
 	"  --socket PATH      soakd's socket (default: $SOAKD_SOCKET, else\n"
 	"                     $RUNTIME_DIRECTORY/soakd.sock, else " DEFAULT_SOCKET ")\n"
-	"  --timeout SECONDS  how long to wait for soakd (default: 10)\n"
+	"  --timeout SECONDS  how long to wait for each part of soakd's reply (default: 10)\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit status: 0 done, 1 soakd refused the request, 2 no valid reply from\n"

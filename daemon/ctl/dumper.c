@@ -28,6 +28,11 @@
 #define UNTIL_SLACK_NS (UINT64_C(3600) * 1000000000)
 /* How long a cancelled dump may take to say it was cut short. */
 #define CANCEL_GRACE_NS (UINT64_C(1000) * 1000000)
+/* A JSON dump says nothing until the whole log is read (a month's takes
+ * a minute): a space this often before the reply (JSON allows it) tells a
+ * client with a read timeout, soakctl's --timeout among them, that soakd
+ * is at work. */
+#define KEEPALIVE_NS (UINT64_C(1000) * 1000000)
 
 struct slot {
 	pthread_t thread;
@@ -89,12 +94,14 @@ bool dumper_has_room(struct dumper *p)
 struct writer {
 	struct ctl_stream *stream;
 	int error;                 /* the first write error: the rest is dropped */
+	uint64_t sent_ns;          /* when the last bytes went out (or the job began) */
 };
 
 static int put(struct writer *w, const char *buf, size_t len)
 {
 	if (w->error == 0)
 		w->error = ctl_stream_write(w->stream, buf, len);
+	w->sent_ns = mono_ns();
 	return w->error;
 }
 
@@ -212,9 +219,13 @@ static int read_log(struct slot *s, struct rundump *d, struct runlog_reader *rd,
 			add_reason(why, len, "cut short: soakd is stopping or starting a new run");
 			return 0;
 		}
-		if (text_format(s->job->format) && rundump_text_pending(d) >= DRAIN_BYTES &&
-		    rundump_drain_text(d, put_escaped, w) < 0)
-			return w->error ? w->error : -ENOMEM;
+		if (text_format(s->job->format)) {
+			if (rundump_text_pending(d) >= DRAIN_BYTES &&
+			    rundump_drain_text(d, put_escaped, w) < 0)
+				return w->error ? w->error : -ENOMEM;
+		} else if (mono_ns() - w->sent_ns >= KEEPALIVE_NS && put(w, " ", 1) < 0) {
+			return w->error;
+		}
 	}
 	if (r < 0)
 		add_reason(why, len, "reading %s failed after %" PRIu64 " records: %s",
@@ -226,7 +237,7 @@ static void *job_main(void *arg)
 {
 	struct slot *s = arg;
 	struct dump_job *job = s->job;
-	struct writer w = { .stream = s->stream };
+	struct writer w = { .stream = s->stream, .sent_ns = mono_ns() };
 	struct runlog_reader *rd = NULL;
 	struct rundump *d = NULL;
 	char why[1024] = "";

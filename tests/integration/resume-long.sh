@@ -72,8 +72,11 @@ if ready[0] - start > watchdog_s / 2 and not before:
 sys.exit(0 if max(gaps) < watchdog_s * 0.75 else 1)
 PY
 
+# The JSON dump answers only once the whole log is read (seconds here):
+# the spaces soakd sends meanwhile keep a 3 s read timeout from expiring.
 t0=$(now_ns)
-ctl dump --format json --op read >/dev/null || fail "dump --op read failed"
+timeout 120 "$SOAKCTL" --socket "$SOCK" --timeout 3 dump --format json --op read >/dev/null ||
+	fail "dump --op read failed"
 full_ms=$((($(now_ns) - t0) / 1000000))
 since=$((HOURS * 3600 - 10))
 t0=$(now_ns)
