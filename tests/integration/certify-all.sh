@@ -140,6 +140,7 @@ PY
 # After three spoiled runs, what does not depend on the verdicts is still
 # checked (the sections, STATUS=, the journal), against the log's verdicts.
 SPOILED=0
+keep_cpus_awake
 for attempt in 1 2 3; do
 	timeout 150 unshare --mount --propagation private bash "$WORK/inner.sh" ||
 		fail "the runs with a private journald failed (exit $?): $(tail -5 "$WORK/soakd.log")"
