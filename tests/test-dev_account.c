@@ -91,18 +91,36 @@ static void test_split(void **state)
 	free(reads);
 }
 
+/* A generator that issued its first 100 ops (due at 0..99 ms), and the
+ * stats of its two ops for what it misses. */
+static struct dev_gen *issued_100(struct op_stats **ret_ops)
+{
+	struct dev_gen *g = new_gen(true);
+	struct op_stats *ops = calloc(2, sizeof(*ops));
+
+	op_stats_init(&ops[0]);
+	op_stats_init(&ops[1]);
+	issue(g, 100);
+	*ret_ops = ops;
+	return g;
+}
+
+static uint64_t longest_wait(const struct op_stats *ops)
+{
+	uint64_t a = hist_max(&ops[0].latency), b = hist_max(&ops[1].latency);
+
+	return a > b ? a : b;
+}
+
 /* Every op due by the end and never issued is missed, in its op, with its
  * wait as latency; none due later is. */
 static void test_miss_rest(void **state)
 {
-	struct dev_gen *g = new_gen(true);
-	struct op_stats *ops = calloc(2, sizeof(*ops));
+	struct op_stats *ops;
+	struct dev_gen *g = issued_100(&ops);
 	uint64_t rng = 42;
 
 	(void)state;
-	op_stats_init(&ops[0]);
-	op_stats_init(&ops[1]);
-	issue(g, 100);
 	/* Ops 101..301 are due at 100..300 ms. */
 	uint64_t missed = dev_gen_miss_rest(g, 0, 300 * MS, 300 * MS, &rng, 4096, 1 << 20, ops);
 	assert_int_equal(missed, 201);
@@ -111,9 +129,7 @@ static void test_miss_rest(void **state)
 	assert_in_range(ops[0].missed, 140, 141);
 	assert_int_equal(ops[0].count + ops[1].count, 0);
 	assert_int_equal(ops[0].latency.count + ops[1].latency.count, 201);
-	uint64_t longest = hist_max(&ops[0].latency) > hist_max(&ops[1].latency)
-				   ? hist_max(&ops[0].latency) : hist_max(&ops[1].latency);
-	assert_in_range(longest, 199 * MS, 201 * MS);
+	assert_in_range(longest_wait(ops), 199 * MS, 201 * MS);
 	assert_true(g->finished);
 	assert_false(g->have_due);
 	/* Nothing more: a second call misses none. */
@@ -127,21 +143,16 @@ static void test_miss_rest(void **state)
  * runs to when the thread saw the stop. */
 static void test_miss_rest_cut(void **state)
 {
-	struct dev_gen *g = new_gen(true);
-	struct op_stats *ops = calloc(2, sizeof(*ops));
+	struct op_stats *ops;
+	struct dev_gen *g = issued_100(&ops);
 	uint64_t rng = 42;
 
 	(void)state;
-	op_stats_init(&ops[0]);
-	op_stats_init(&ops[1]);
-	issue(g, 100);
 	/* Ops 101..201 are due at 100..200 ms. */
 	assert_int_equal(dev_gen_miss_rest(g, 0, 200 * MS, 300 * MS, &rng, 4096, 1 << 20, ops),
 			 101);
 	assert_int_equal(ops[0].missed + ops[1].missed, 101);
-	uint64_t longest = hist_max(&ops[0].latency) > hist_max(&ops[1].latency)
-				   ? hist_max(&ops[0].latency) : hist_max(&ops[1].latency);
-	assert_in_range(longest, 199 * MS, 201 * MS);
+	assert_in_range(longest_wait(ops), 199 * MS, 201 * MS);
 	assert_true(g->finished);
 	op_stats_array_free(ops, 2);
 	free(g);
