@@ -9,6 +9,8 @@ source "$(dirname "$0")/lib.sh"
 
 need_root "loop devices"
 need_cmd losetup python3
+# A halted CPU waiting for a busy hypervisor would make soakd late (lib.sh).
+keep_cpus_awake
 [[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 
 loops=()

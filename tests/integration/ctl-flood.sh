@@ -24,6 +24,8 @@
 source "$(dirname "$0")/lib.sh"
 
 need_cmd python3
+# A halted CPU waiting for a busy hypervisor would make soakd late (lib.sh).
+keep_cpus_awake
 FLOOD="$SRCDIR/tests/integration/ctl_flood.py"
 RATE=2000
 # Intervals of 5 s: an op late by a few ms on a busy machine, whatever

@@ -25,6 +25,8 @@ source "$(dirname "$0")/devlib.sh"
 
 need_root "loop devices, cgroups and a private journald"
 need_cmd losetup python3 unshare journalctl
+# A halted CPU waiting for a busy hypervisor would make soakd late (lib.sh).
+keep_cpus_awake
 [[ -e /dev/loop-control ]] || skip_unless_strict "no /dev/loop-control (loop driver not available)"
 JOURNALD=/lib/systemd/systemd-journald
 [[ -x $JOURNALD ]] || skip_unless_strict "$JOURNALD is not installed"

@@ -8,6 +8,8 @@
 # and exported as an HdrHistogram log without soakd.
 source "$(dirname "$0")/lib.sh"
 need_cmd python3
+# A halted CPU waiting for a busy hypervisor would make soakd late (lib.sh).
+keep_cpus_awake
 
 CFG="$WORK/resume.json"
 STATE="$WORK/state"
