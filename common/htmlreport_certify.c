@@ -184,8 +184,10 @@ void html_report_search(FILE *out, const struct runmodel *m)
 	if (answer) {
 		json_t *a = json_object_get(answer, "answer_rate");
 		fputs("<p id=\"search-answer\" data-answer-rate=\"", out);
+		/* The attribute, for tools, holds the log's figure exactly;
+		 * the text rounds it. */
 		if (json_is_number(a))
-			fprintf(out, "%.1f\">Answer: <b>%.1f ops/s</b>", json_number_value(a),
+			fprintf(out, "%.17g\">Answer: <b>%.1f ops/s</b>", json_number_value(a),
 				json_number_value(a));
 		else
 			fputs("none\">Answer: <b>none</b>", out);

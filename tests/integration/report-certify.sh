@@ -156,7 +156,7 @@ if order != sorted(rows):
 want = ans[0]["answer_rate"]
 got = d.ids.get("search-answer", {}).get("data-answer-rate")
 if got is None or (want is None and got != "none") or \
-        (want is not None and abs(float(got) - want) > 0.05):
+        (want is not None and abs(float(got) - want) > 1e-9 * max(1.0, want)):
     sys.exit(f"the search's answer: the page shows {got}, the log {want}")
 print(f"# search: {len(probes)} probes, answer {want} ops/s")
 PY
