@@ -200,6 +200,19 @@ static void test_interval_rates(void **state)
 	assert_near(fx.r->w[0].last.ops[0].rate_achieved, 350, 1e-6);
 	assert_near(fx.r->w[0].last.ops[1].rate_target, 300, 1e-6);
 
+	/* [4 s, 4.5 s): stopped at 4.4 s, the thread drained until 4.5 s.
+	 * The interval's target rate is over the 0.4 s scheduled, as the
+	 * status and the exports show it, not diluted to 560/s. */
+	stream_cut(&fx.w->streams[0], RUN_START + 44 * NS_PER_S / 10);
+	complete(&fx, 0, 280, 120, 100 * USEC);
+	stream_publish(st, RUN_START + 45 * NS_PER_S / 10);
+	results_tick(fx.r, RUN_START + 45 * NS_PER_S / 10);
+	assert_near(fx.r->w[0].last.ops[0].rate_target, 700, 1e-6);
+	assert_near(fx.r->w[0].last.ops[1].rate_target, 300, 1e-6);
+	assert_near(fx.r->w[0].last.ops[0].rate_achieved, 560, 1e-6);
+	read = dump_op(&fx, &dump, "read");
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+
 	json_decref(dump);
 	teardown_workload(&fx);
 }

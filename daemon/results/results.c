@@ -440,7 +440,8 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	for (size_t i = 0; wr->target_interval && i < wr->n_streams * wr->n_ops; i++)
 		op_stats_reset(&wr->target_interval[i]);
 	for (size_t op = 0; op < wr->n_ops; op++) {
-		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
+		summarize(&wr->interval[op], target * w->op_share[op], span, scheduled,
+			  &row.ops[op]);
 		op_stats_merge(&wr->totals[op], &wr->interval[op]);
 		wr->totals[op].pending = wr->interval[op].pending;
 		/* The next interval starts from the pending ops this one left. */

@@ -30,8 +30,10 @@ void fold_into_slice(struct results *r, struct workload_results *wr,
 
 /* results_report.c */
 
+/* rate_target is over sched_ns, the part of span_ns the schedule ran:
+ * an interval cut short by a stop is not diluted by the drain after it. */
 void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
-	       struct op_summary *ret);
+	       uint64_t sched_ns, struct op_summary *ret);
 
 void journal_row(const struct results *r, const struct workload_results *wr,
 		 const struct interval_row *row);

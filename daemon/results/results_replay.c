@@ -69,17 +69,19 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 	}
 	double target = json_number_value(json_object_get(rec, "target_ops"));
 	uint64_t span = row.end_ns - row.start_ns;
+	/* A record of an older soakd lacks it: then all of an interval with
+	 * ops scheduled. */
+	json_t *jsched = json_object_get(rec, "scheduled_ns");
+	uint64_t scheduled = jsched ? (uint64_t)json_integer_value(jsched) : target > 0 ? span : 0;
 	fold_into_slice(r, wr, &row);
 	for (size_t op = 0; op < wr->n_ops; op++) {
-		summarize(&wr->interval[op], target * w->op_share[op], span, &row.ops[op]);
+		summarize(&wr->interval[op], target * w->op_share[op], span, scheduled,
+			  &row.ops[op]);
 		op_stats_merge(&wr->totals[op], &wr->interval[op]);
 		op_stats_reset(&wr->interval[op]);
 	}
 	wr->active_ns += span;
-	/* A record of an older soakd lacks it: then all of an interval with
-	 * ops scheduled. */
-	json_t *scheduled = json_object_get(rec, "scheduled_ns");
-	wr->sched_ns += scheduled ? (uint64_t)json_integer_value(scheduled) : target > 0 ? span : 0;
+	wr->sched_ns += scheduled;
 	wr->target_ops_total += target;
 	if (row.lag_max_ns > wr->lag_max_ns)
 		wr->lag_max_ns = row.lag_max_ns;

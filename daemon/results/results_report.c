@@ -34,13 +34,13 @@ static double rate_target(const struct workload_results *wr, double target_ops)
 }
 
 void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
-	       struct op_summary *ret)
+	       uint64_t sched_ns, struct op_summary *ret)
 {
-	double secs = span_ns / 1e9;
+	double secs = span_ns / 1e9, sched_secs = sched_ns / 1e9;
 	*ret = (struct op_summary){
 		.count = o->count, .errors = o->errors, .bytes = o->bytes,
 		.missed = o->missed, .pending = o->pending,
-		.rate_target = secs > 0 ? target_ops / secs : 0,
+		.rate_target = sched_secs > 0 ? target_ops / sched_secs : 0,
 		.rate_achieved = secs > 0 ? o->count / secs : 0,
 		.p50 = hist_percentile(&o->latency, 50), .p90 = hist_percentile(&o->latency, 90),
 		.p99 = hist_percentile(&o->latency, 99), .p999 = hist_percentile(&o->latency, 99.9),
@@ -217,8 +217,7 @@ void results_journal_summary(const struct results *r, const char *why)
 			struct journal_fields f = { .n = 0 };
 			struct op_summary s;
 			summarize(&wr->totals[op], wr->target_ops_total * w->op_share[op], wr->active_ns,
-				  &s);
-			s.rate_target = rate_target(wr, wr->target_ops_total * w->op_share[op]);
+				  wr->sched_ns ? wr->sched_ns : wr->active_ns, &s);
 			journal_add(&f, "MESSAGE=%s %s over the run: %" PRIu64 " ops, %.1f/s (target "
 				    "%.1f/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us, %"
 				    PRIu64 " errors (%s)", w->cfg->name, w->op_names[op], s.count,
