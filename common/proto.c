@@ -41,7 +41,8 @@ static const char *const cmd_keys[N_CMDS][9] = {
 	[PROTO_STATUS] = { NULL },
 	[PROTO_START] = { "workloads", "new_run", NULL },
 	[PROTO_STOP] = { "workloads", NULL },
-	[PROTO_DUMP] = { "format", "since", "until", "slice", "workload", "op", "service", NULL },
+	[PROTO_DUMP] = { "format", "since", "until", "slice", "workload", "op", "service",
+			 "chunks", NULL },
 	[PROTO_TRACE] = { "state", "probes", NULL },
 	[PROTO_REPORT] = { NULL },
 	[PROTO_RELOAD] = { NULL },
@@ -363,7 +364,8 @@ static int parse_dump(json_t *obj, struct proto_request *req, char *err, size_t 
 	    (r = parse_duration_key(obj, "slice", &req->slice_ns, err, errlen)) < 0 ||
 	    (r = parse_name_key(obj, "workload", &req->workload, err, errlen)) < 0 ||
 	    (r = parse_name_key(obj, "op", &req->op, err, errlen)) < 0 ||
-	    (r = parse_bool(obj, "service", &req->service, err, errlen)) < 0)
+	    (r = parse_bool(obj, "service", &req->service, err, errlen)) < 0 ||
+	    (r = parse_bool(obj, "chunks", &req->chunks, err, errlen)) < 0)
 		return r;
 	if (json_object_get(obj, "slice") && req->slice_ns == 0)
 		return fail(err, errlen, "\"slice\" must be longer than 0");

@@ -19,7 +19,8 @@
  *   {"cmd":"start","workloads":[...],"new_run":true}  (new run: results start afresh)
  *   {"cmd":"dump","format":"json"|"csv"|"hdr"}  (csv, hdr: the response carries "csv"/"hdr": TEXT)
  *     with optional "since", "until" (run time, durations), "slice" (duration),
- *     "workload", "op" (names) and "service": true (hdr of service times)
+ *     "workload", "op" (names), "service": true (hdr of service times) and
+ *     "chunks": true (csv, hdr: the text as an array, see below)
  *
  * Dumps read from the run's log (every dump but the JSON totals without
  * options) are streamed: still one JSON line, of any length, but a CSV or
@@ -27,7 +28,15 @@
  *     {"ok":true,"format":"csv","csv":"      (or hdr)
  * and its text follows as it is produced; the other members ("run",
  * "workloads", "notes", ...) come after the text.  A client may decode the
- * string as it reads (soakctl does) or read the whole line.  Any dump may
+ * string as it reads or read the whole line.  A CSV or HDR dump asked for
+ * with "chunks": true carries its text as an array of strings instead,
+ * beginning exactly with
+ *     {"ok":true,"format":"csv","csv_chunks":["     (or hdr, hdr_chunks)
+ * (whitespace may come before the first '"') whose concatenation is the
+ * text.  Between two strings soakd sends a space every second while it
+ * reads a stretch of the log that produces no text (a long slice), so a
+ * client's read timeout tells a soakd at work from a stuck one (soakctl
+ * asks for chunks).  Any dump may
  * carry "incomplete": true and "incomplete_reason": TEXT when the log it
  * was read from may lack records (the state disk full, records dropped, a
  * read error, soakd stopping).  Replies that are not streamed are bounded
@@ -75,6 +84,7 @@ struct proto_request {
 	uint64_t since_ns, until_ns, slice_ns;
 	char *workload, *op;
 	bool service;
+	bool chunks;                   /* dump: csv/hdr text as "<format>_chunks" */
 	bool new_run;                  /* start */
 	uint64_t stall_ns;             /* debug */
 };

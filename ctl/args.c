@@ -308,6 +308,10 @@ int build_request(const struct options *o, json_t **ret)
 		if (req && cmd[0] == 'd') {
 			char buf[64];
 			json_object_set_new(req, "format", json_string(o->format ? o->format : "json"));
+			/* The text in chunks, with soakd's keep-alives between
+			 * them (transact.c). */
+			if (o->format && strcmp(o->format, "json") != 0)
+				json_object_set_new(req, "chunks", json_true());
 			if (o->since_ns) {
 				format_duration(o->since_ns, buf, sizeof(buf));
 				json_object_set_new(req, "since", json_string(buf));

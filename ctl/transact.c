@@ -84,9 +84,11 @@ static int connect_soakd(const char *path, double timeout_s)
 
 /*
  * The reply as it arrives.  A CSV or HDR dump's text comes first in its
- * line ({"ok":true,"format":"csv","csv":"...), so it is decoded and
- * written out as it is read, whatever its size; the members after it, and
- * every other reply, are read whole (at most MAX_REPLY bytes).
+ * line, as an array of strings ({"ok":true,"format":"csv","csv_chunks":[
+ * "...","..."]...: soakctl asks for chunks, proto.h), so it is decoded and
+ * written out as it is read, whatever its size; the spaces soakd sends
+ * between two strings while it reads are skipped.  The members after it,
+ * and every other reply, are read whole (at most MAX_REPLY bytes).
  */
 enum reply_mode { REPLY_UNDECIDED, REPLY_WHOLE, REPLY_TEXT, REPLY_TAIL, REPLY_DONE };
 
@@ -103,6 +105,7 @@ struct reply_reader {
 	unsigned high_surrogate;
 	bool bad;                  /* malformed text */
 	bool streamed;             /* the text came (and went out) as it was read */
+	bool in_string;            /* inside one of the text's strings */
 };
 
 static bool reply_append(struct reply_reader *rr, const char *p, size_t n)
@@ -226,15 +229,27 @@ static bool reply_feed(struct reply_reader *rr, const char *p, size_t n)
 	size_t plen = rr->prefix ? strlen(rr->prefix) : 0;
 
 	while (n > 0 && rr->mode != REPLY_DONE) {
-		if (rr->mode == REPLY_TEXT) {
+		if (rr->mode == REPLY_TEXT && rr->in_string) {
 			bool closed;
 			size_t took = reply_text(rr, p, n, &closed);
 			p += took;
 			n -= took;
-			if (closed) {
+			if (closed)
+				rr->in_string = false;
+			continue;
+		}
+		if (rr->mode == REPLY_TEXT) {
+			/* Between the array's strings: a comma, soakd's
+			 * keep-alive spaces, the next string or the end. */
+			char c = *p++;
+			n--;
+			if (c == '"')
+				rr->in_string = true;
+			else if (c == ']') {
 				rr->mode = REPLY_TAIL;
 				rr->used = 0;
-			}
+			} else if (c != ',' && c != ' ' && c != '\t' && c != '\r')
+				rr->bad = true;
 			continue;
 		}
 		const char *nl = memchr(p, '\n', n);
@@ -299,8 +314,8 @@ int ctl_transact_stream(const char *path, double timeout_s, const char *line,
 	json_t *reply;
 
 	if (text_key) {
-		snprintf(prefix, sizeof(prefix), "{\"ok\":true,\"format\":\"%s\",\"%s\":\"", text_key,
-			 text_key);
+		snprintf(prefix, sizeof(prefix), "{\"ok\":true,\"format\":\"%s\",\"%s_chunks\":[",
+			 text_key, text_key);
 		rr.prefix = prefix;
 	}
 	fd = connect_soakd(path, timeout_s);
@@ -363,7 +378,7 @@ int ctl_transact_stream(const char *path, double timeout_s, const char *line,
 		}
 	}
 	if (rr.bad) {
-		fprintf(stderr, "soakctl: soakd sent a malformed escape in the %s text\n", text_key);
+		fprintf(stderr, "soakctl: soakd sent malformed %s text (a bad escape or a stray byte between its chunks)\n", text_key);
 		goto out;
 	}
 

@@ -90,6 +90,12 @@ static void test_commands(void **state __attribute__((unused)))
 	assert_int_equal(req.format, PROTO_FORMAT_JSON);
 	assert_int_equal(parse("{\"cmd\":\"dump\",\"format\":\"csv\"}", &req), 0);
 	assert_int_equal(req.format, PROTO_FORMAT_CSV);
+	assert_false(req.chunks);
+	assert_int_equal(parse("{\"cmd\":\"dump\",\"format\":\"hdr\",\"chunks\":true}", &req), 0);
+	assert_int_equal(req.format, PROTO_FORMAT_HDR);
+	assert_true(req.chunks);
+	assert_rejected("{\"cmd\":\"dump\",\"format\":\"csv\",\"chunks\":1}",
+			"\"chunks\" must be true or false, not a number");
 	assert_int_equal(parse("{\"cmd\":\"dump\",\"format\":\"json\"}", &req), 0);
 	assert_int_equal(req.format, PROTO_FORMAT_JSON);
 
@@ -161,7 +167,7 @@ static void test_reject_keys(void **state __attribute__((unused)))
 	assert_rejected("{\"cmd\":\"start\",\"workload\":[\"a\"]}",
 			"unknown key \"workload\" for command 'start' (expected workloads, new_run)");
 	assert_rejected("{\"cmd\":\"dump\",\"workloads\":[]}",
-			"unknown key \"workloads\" for command 'dump' (expected format, since, until, slice, workload, op, service)");
+			"unknown key \"workloads\" for command 'dump' (expected format, since, until, slice, workload, op, service, chunks)");
 	assert_rejected("{\"cmd\":\"trace\",\"probe\":[\"blk\"]}",
 			"unknown key \"probe\" for command 'trace' (expected state, probes)");
 }

@@ -29,9 +29,11 @@
 /* How long a cancelled dump may take to say it was cut short. */
 #define CANCEL_GRACE_NS (UINT64_C(1000) * 1000000)
 /* A JSON dump says nothing until the whole log is read (a month's takes
- * a minute): a space this often before the reply (JSON allows it) tells a
+ * a minute), a CSV or HDR one nothing between two slices' rows (a day's
+ * slice of 64 workloads takes minutes): a space this often before the
+ * reply, or between the chunks of the text (JSON allows both), tells a
  * client with a read timeout, soakctl's --timeout among them, that soakd
- * is at work. */
+ * is at work.  Text already produced goes out at the same pace. */
 #define KEEPALIVE_NS (UINT64_C(1000) * 1000000)
 
 struct slot {
@@ -95,6 +97,8 @@ struct writer {
 	struct ctl_stream *stream;
 	int error;                 /* the first write error: the rest is dropped */
 	uint64_t sent_ns;          /* when the last bytes went out (or the job began) */
+	bool chunks;               /* the text is an array of strings */
+	bool chunk_sent;           /* one is: the next comes after a comma */
 };
 
 static int put(struct writer *w, const char *buf, size_t len)
@@ -133,6 +137,21 @@ static int put_escaped(void *userdata, const char *text, size_t len)
 	if (n)
 		put(w, buf, n);
 	return w->error;
+}
+
+/* Text of the dump: inside its one string, or as the array's next one. */
+static int put_text(void *userdata, const char *text, size_t len)
+{
+	struct writer *w = userdata;
+
+	if (!w->chunks)
+		return put_escaped(w, text, len);
+	if (len == 0)
+		return w->error;
+	put(w, w->chunk_sent ? ",\"" : "\"", w->chunk_sent ? 2 : 1);
+	w->chunk_sent = true;
+	put_escaped(w, text, len);
+	return put(w, "\"", 1);
 }
 
 /* --- the job ---------------------------------------------------------- */
@@ -219,11 +238,17 @@ static int read_log(struct slot *s, struct rundump *d, struct runlog_reader *rd,
 			add_reason(why, len, "cut short: soakd is stopping or starting a new run");
 			return 0;
 		}
+		bool quiet = mono_ns() - w->sent_ns >= KEEPALIVE_NS;
 		if (text_format(s->job->format)) {
-			if (rundump_text_pending(d) >= DRAIN_BYTES &&
-			    rundump_drain_text(d, put_escaped, w) < 0)
+			size_t pending = rundump_text_pending(d);
+			if ((pending >= DRAIN_BYTES || (quiet && pending)) &&
+			    rundump_drain_text(d, put_text, w) < 0)
 				return w->error ? w->error : -ENOMEM;
-		} else if (mono_ns() - w->sent_ns >= KEEPALIVE_NS && put(w, " ", 1) < 0) {
+			/* Inside the one string of an old-style reply nothing
+			 * can be sent that is not text. */
+			if (quiet && !pending && w->chunks && put(w, " ", 1) < 0)
+				return w->error;
+		} else if (quiet && put(w, " ", 1) < 0) {
 			return w->error;
 		}
 	}
@@ -237,7 +262,7 @@ static void *job_main(void *arg)
 {
 	struct slot *s = arg;
 	struct dump_job *job = s->job;
-	struct writer w = { .stream = s->stream, .sent_ns = mono_ns() };
+	struct writer w = { .stream = s->stream, .sent_ns = mono_ns(), .chunks = job->chunks };
 	struct runlog_reader *rd = NULL;
 	struct rundump *d = NULL;
 	char why[1024] = "";
@@ -270,13 +295,14 @@ static void *job_main(void *arg)
 	if (text) {
 		const char *name = job->format == RUNDUMP_CSV ? "csv" : "hdr";
 		char head[64];
-		snprintf(head, sizeof(head), "{\"ok\":true,\"format\":\"%s\",\"%s\":\"", name, name);
+		snprintf(head, sizeof(head), "{\"ok\":true,\"format\":\"%s\",\"%s%s\":%s", name,
+			 name, job->chunks ? "_chunks" : "", job->chunks ? "[" : "\"");
 		put(&w, head, strlen(head));
 	}
 	r = read_log(s, d, rd, &w, why, sizeof(why));
 	if (r < 0 || w.error)
 		goto out;
-	if (text && rundump_drain_text(d, put_escaped, &w) < 0)
+	if (text && rundump_drain_text(d, put_text, &w) < 0)
 		goto out;
 	if (runlog_corrupt(rd) || runlog_torn(rd))
 		if (asprintf(&notes, "%s: %" PRIu64 " damaged record(s) skipped%s", job->log_path,
@@ -313,19 +339,23 @@ static void *job_main(void *arg)
 		const char *rest = json_string_value(
 			json_object_get(v, job->format == RUNDUMP_CSV ? "csv" : "hdr"));
 		if (rest && *rest)
-			put_escaped(&w, rest, strlen(rest));  /* an error stays in w.error */
+			put_text(&w, rest, strlen(rest));  /* an error stays in w.error */
 		json_object_del(v, "ok");
 		json_object_del(v, "csv");
 		json_object_del(v, "hdr");
 		char *tail = json_dumps(v, JSON_COMPACT);
 		/* tail is "{...}": its members follow the text's. */
+		const char *close = job->chunks ? "]" : "\"";
 		if (!tail)
 			w.error = -ENOMEM;
-		else if (strcmp(tail, "{}") == 0)
-			put(&w, "\"}\n", 3);
 		else {
-			put(&w, "\",", 2);
-			put(&w, tail + 1, strlen(tail + 1));
+			put(&w, close, 1);
+			if (strcmp(tail, "{}") != 0) {
+				put(&w, ",", 1);
+				put(&w, tail + 1, strlen(tail + 1));
+			} else {
+				put(&w, "}", 1);
+			}
 			put(&w, "\n", 1);
 		}
 		free(tail);

@@ -20,8 +20,11 @@
  * The reply is one JSON line, as every reply is, but CSV and HDR text comes
  * first and is written as it is produced:
  *   {"ok":true,"format":"csv","csv":"...text...","run":...,"workloads":[...]}
- * so a client may print the text while it reads (soakctl does) and one that
- * reads the whole line first still can.  A dump that may lack records says
+ * so a client may print the text while it reads and one that reads the
+ * whole line first still can.  Asked with "chunks" (soakctl does), the text
+ * is an array of strings, "csv_chunks":["...","..."], with a space between
+ * two every KEEPALIVE_NS that the log gives no text (proto.h).  A dump that
+ * may lack records says
  * "incomplete": true and why in "incomplete_reason" (records still in
  * memory because the state disk is full, records dropped, a read error, a
  * dump cut short because soakd stops).
@@ -31,6 +34,7 @@
 
 struct dump_job {
 	enum rundump_format format;
+	bool chunks;                   /* CSV, HDR: the text as an array of strings */
 	struct rundump_filter filter;  /* workload and op strings owned by the job */
 	char *log_path;
 	struct rundir *rundir;         /* synced first; valid until dumper_cancel_all */

@@ -166,6 +166,7 @@ static char *handle_dump_from_log(struct daemon *d, const struct proto_request *
 		return proto_error_line("out of memory");
 	job->format = req->format == PROTO_FORMAT_CSV ? RUNDUMP_CSV
 		      : req->format == PROTO_FORMAT_HDR ? RUNDUMP_HDR : RUNDUMP_JSON;
+	job->chunks = req->chunks;
 	job->filter = (struct rundump_filter){
 		.since_ns = req->since_ns, .until_ns = req->until_ns, .slice_ns = req->slice_ns,
 		.workload = req->workload ? strdup(req->workload) : NULL,

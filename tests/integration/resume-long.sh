@@ -75,9 +75,55 @@ PY
 # The JSON dump answers only once the whole log is read (seconds here):
 # the spaces soakd sends meanwhile keep a 3 s read timeout from expiring.
 t0=$(now_ns)
-timeout 120 "$SOAKCTL" --socket "$SOCK" --timeout 3 dump --format json --op read >/dev/null ||
-	fail "dump --op read failed"
+timeout 120 "$SOAKCTL" --socket "$SOCK" --timeout 3 dump --format json --op read \
+	>"$WORK/read.json" || fail "dump --op read failed"
 full_ms=$((($(now_ns) - t0) / 1000000))
+# A CSV of one slice over the whole log has its row only at the end: the
+# spaces between its text's chunks keep the 3 s timeout from expiring.
+t0=$(now_ns)
+timeout 120 "$SOAKCTL" --socket "$SOCK" --timeout 3 dump --format csv --op read \
+	--slice "$((HOURS + 1))h" >"$WORK/slice.csv" || fail "dump --format csv --slice failed"
+slice_ms=$((($(now_ns) - t0) / 1000000))
+python3 - "$WORK/slice.csv" "$WORK/read.json" "$slice_ms" <<'PY' || fail "the one-slice CSV"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+read = json.load(open(sys.argv[2]))["workloads"][0]["ops"]["read"]
+# The run went on between the two dumps: a few seconds' more reads.
+if len(rows) != 1 or not read["count"] <= int(rows[0]["count"]) <= read["count"] + 1000:
+    sys.exit(f"{len(rows)} rows, {rows[:1]}; the JSON dump before it counts {read['count']}")
+print(f"# one slice in {sys.argv[3]} ms: {rows[0]['count']} reads "
+      f"({read['count']} in the JSON dump before it)")
+PY
+# On the wire: the text as one string, or in chunks when asked; either
+# reply is one line of JSON, and the text is the same.
+python3 - "$SOCK" "$((HOURS * 3600 - 3600))s" <<'PY' || fail "the CSV reply on the wire"
+import json, socket, sys
+def dump(chunks):
+    req = {"cmd": "dump", "format": "csv", "op": "read", "since": sys.argv[2],
+           "until": "%ds" % (int(sys.argv[2][:-1]) + 1800), "slice": "10m"}
+    if chunks:
+        req["chunks"] = True
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(json.dumps(req).encode() + b"\n")
+    data = b""
+    while not data.endswith(b"\n"):
+        part = s.recv(65536)
+        if not part:
+            sys.exit("the connection closed before the reply's end")
+        data += part
+    return data
+one, chunked = dump(False), dump(True)
+if not one.startswith(b'{"ok":true,"format":"csv","csv":"'):
+    sys.exit(f"the reply begins {one[:60]!r}")
+if not chunked.startswith(b'{"ok":true,"format":"csv","csv_chunks":['):
+    sys.exit(f"the chunked reply begins {chunked[:60]!r}")
+text = json.loads(one)["csv"]
+parts = json.loads(chunked)["csv_chunks"]
+if "".join(parts) != text or len(text.splitlines()) != 4:
+    sys.exit(f"the text differs: {text!r} against {parts!r}")
+print(f"# on the wire: {len(text)} bytes of CSV as one string and in {len(parts)} chunk(s)")
+PY
 since=$((HOURS * 3600 - 10))
 t0=$(now_ns)
 ctl dump --format csv --op read --since "${since}s" >"$WORK/since.csv" || fail "dump --since failed"
