@@ -193,6 +193,31 @@ static void add_duration(json_t *req, const char *key, uint64_t ns)
 	json_object_set_new(req, key, json_string(buf));
 }
 
+/* The strings of a chunked text joined; NULL if it is not an array of
+ * strings (or on ENOMEM). */
+static char *join_chunks(json_t *chunks)
+{
+	size_t len = 0, i;
+	json_t *c;
+
+	if (!json_is_array(chunks))
+		return NULL;
+	json_array_foreach(chunks, i, c) {
+		if (!json_is_string(c))
+			return NULL;
+		len += json_string_length(c);
+	}
+	char *text = malloc(len + 1), *p = text;
+	if (!text)
+		return NULL;
+	json_array_foreach(chunks, i, c) {
+		memcpy(p, json_string_value(c), json_string_length(c));
+		p += json_string_length(c);
+	}
+	*p = '\0';
+	return text;
+}
+
 /* The dump CSV from soakd, and the run's name for the title. */
 static int csv_from_soakd(const struct view_client *c, const struct view_plot_options *o,
 			  char **ret_csv, char *run, size_t runlen)
@@ -213,6 +238,9 @@ static int csv_from_soakd(const struct view_client *c, const struct view_plot_op
 	if (!req)
 		return EXIT_FAILURE;
 	json_object_set_new(req, "format", json_string("csv"));
+	/* In chunks: soakd's keep-alives between them hold the read timeout
+	 * off while a long slice is read. */
+	json_object_set_new(req, "chunks", json_true());
 	add_duration(req, "since", o->since_ns);
 	add_duration(req, "until", o->until_ns);
 	add_duration(req, "slice", o->slice_ns);
@@ -224,8 +252,7 @@ static int csv_from_soakd(const struct view_client *c, const struct view_plot_op
 	json_decref(req);
 	if (r)
 		return r;
-	const char *csv = json_string_value(json_object_get(reply, "csv"));
-	*ret_csv = csv ? strdup(csv) : NULL;
+	*ret_csv = join_chunks(json_object_get(reply, "csv_chunks"));
 	json_decref(reply);
 	if (!*ret_csv) {
 		fprintf(stderr, "soakctl: soakd's dump has no CSV text\n");
