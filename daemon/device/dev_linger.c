@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/major.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "dev_engine_int.h"
 #include "dev_linger.h"
 #include "dev_path.h"
+#include "dev_safety.h"
 #include "dev_sys.h"
 #include "workload/workload.h"
 
@@ -40,6 +43,12 @@ struct target_span {
 	struct devsys_set disks;    /* block device: the whole disks under it */
 	uint64_t start, end;        /* bytes of disks.devs[0] when not stacked */
 	bool stacked;
+	/* A loop device (or a partition of one) over a file: that file, whose
+	 * blocks are its blocks (over a block device: that device is among
+	 * disks). */
+	bool over_file;
+	dev_t file_dev;
+	ino_t file_ino;
 };
 
 /*
@@ -58,9 +67,33 @@ struct held_target {
 static struct held_target *held_targets;
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* What sysfs says of st's device; what it cannot say is taken as the
- * device on its own, all of it (the same device number still matches). */
-static void span_of(const struct stat *st, struct target_span *ret)
+/* A loop device's backing, asked of the device (fd; whole, its disk): a file
+ * is remembered, a block device joins the disks under it. */
+static void loop_backing(int fd, dev_t whole, struct target_span *ret)
+{
+	bool is_blk;
+	dev_t rdev, dev;
+	ino_t ino;
+
+	if (fd < 0 || major(whole) != LOOP_MAJOR ||
+	    dev_safety_loop_backing_fd(fd, &is_blk, &rdev, &dev, &ino) < 0)
+		return;
+	if (!is_blk) {
+		ret->over_file = true;
+		ret->file_dev = dev;
+		ret->file_ino = ino;
+	} else if (!devsys_set_has(&ret->disks, rdev) && ret->disks.n < DEVSYS_MAX_DEVS) {
+		/* Its bytes of that device are the loop's offset on: taken as
+		 * all of it. */
+		ret->disks.devs[ret->disks.n++] = rdev;
+		ret->stacked = true;
+	}
+}
+
+/* What sysfs says of st's device (fd: a descriptor of it, or -1); what it
+ * cannot say is taken as the device on its own, all of it (the same device
+ * number still matches). */
+static void span_of(int fd, const struct stat *st, struct target_span *ret)
 {
 	*ret = (struct target_span){ .is_blockdev = S_ISBLK(st->st_mode), .end = UINT64_MAX };
 	if (!ret->is_blockdev) {
@@ -75,9 +108,11 @@ static void span_of(const struct stat *st, struct target_span *ret)
 	if (devsys_lower_disks(DEVSYS_SYSFS, st->st_rdev, &ret->disks) < 0 ||
 	    ret->disks.n == 0 || devsys_whole_disk(DEVSYS_SYSFS, st->st_rdev, &whole) < 0) {
 		ret->disks = (struct devsys_set){ .devs = { st->st_rdev }, .n = 1 };
+		loop_backing(fd, st->st_rdev, ret);
 		return;
 	}
 	ret->stacked = ret->disks.n != 1 || ret->disks.devs[0] != whole;
+	loop_backing(fd, whole, ret);
 	/* A partition: its bytes of the disk, in 512-byte sectors. */
 	if (!ret->stacked && whole != st->st_rdev &&
 	    devsys_block_dir(DEVSYS_SYSFS, st->st_rdev, dir, sizeof(dir)) == 0 &&
@@ -93,8 +128,14 @@ static void span_of(const struct stat *st, struct target_span *ret)
  * both, where their bytes of it meet (all of it for a stacked device). */
 static bool spans_meet(const struct target_span *a, const struct target_span *b)
 {
-	if (a->is_blockdev != b->is_blockdev)
-		return false;
+	/* A loop device's blocks are its backing file's. */
+	if (a->over_file && b->over_file && a->file_dev == b->file_dev &&
+	    a->file_ino == b->file_ino)
+		return true;
+	if (a->is_blockdev != b->is_blockdev) {
+		const struct target_span *loop = a->is_blockdev ? a : b, *file = a->is_blockdev ? b : a;
+		return loop->over_file && loop->file_dev == file->dev && loop->file_ino == file->ino;
+	}
 	if (!a->is_blockdev)
 		return a->dev == b->dev && a->ino == b->ino;
 	if (a->dev == b->dev)
@@ -128,7 +169,7 @@ void dev_linger_hold(struct dev_stream *d, const char *label, const char *worklo
 		return;
 	}
 	h->stream = d;
-	span_of(&st, &h->span);
+	span_of(d->fd, &st, &h->span);
 	pthread_mutex_lock(&held_lock);
 	h->next = held_targets;
 	held_targets = h;
@@ -154,15 +195,15 @@ static void linger_unhold(struct dev_stream *d)
 /* A lingering stream other than except holds what st is: -EBUSY, err
  * naming the target, its ops still in flight and the workload they were
  * given up by, and why "name" cannot have it yet. */
-static int check_held(const struct stat *st, const struct dev_stream *except, const char *name,
-		      char *err, size_t errlen)
+static int check_held(int fd, const struct stat *st, const struct dev_stream *except,
+		      const char *name, char *err, size_t errlen)
 {
 	struct target_span want = { .end = 0 };
 	int r = 0;
 
 	pthread_mutex_lock(&held_lock);
 	if (held_targets)
-		span_of(st, &want);
+		span_of(fd, st, &want);
 	for (struct held_target *h = held_targets; h && r == 0; h = h->next) {
 		if (h->stream == except || !spans_meet(&h->span, &want))
 			continue;
@@ -176,7 +217,9 @@ static int check_held(const struct stat *st, const struct dev_stream *except, co
 			 "(given up when it did not answer): \"%s\" cannot use %s until the device "
 			 "completes %s (they would land over its writes)", h->label, left,
 			 left == 1 ? "" : "s", h->workload, name,
-			 h->span.dev == want.dev ? "it" : "a device that shares its blocks",
+			 h->span.dev == want.dev && h->span.is_blockdev == want.is_blockdev ? "it"
+			 : want.is_blockdev ? "a device that shares its blocks"
+					    : "the file under it",
 			 left == 1 ? "it" : "them");
 		r = -EBUSY;
 	}
@@ -184,9 +227,10 @@ static int check_held(const struct stat *st, const struct dev_stream *except, co
 	return r;
 }
 
-int dev_linger_check_target(const struct stat *st, const char *name, char *err, size_t errlen)
+int dev_linger_check_target(int fd, const struct stat *st, const char *name, char *err,
+			    size_t errlen)
 {
-	return check_held(st, NULL, name, err, errlen);
+	return check_held(fd, st, NULL, name, err, errlen);
 }
 
 int dev_targets_free(const struct workload_config *cfg, char *err, size_t errlen)
@@ -199,7 +243,7 @@ int dev_targets_free(const struct workload_config *cfg, char *err, size_t errlen
 			dev_path_close(&path);
 			continue;
 		}
-		int r = path.fd >= 0 ? check_held(&path.st, NULL, cfg->name, err, errlen) : 0;
+		int r = path.fd >= 0 ? check_held(path.fd, &path.st, NULL, cfg->name, err, errlen) : 0;
 		dev_path_close(&path);
 		if (r < 0)
 			return r;
@@ -294,7 +338,7 @@ int dev_can_start(struct workload *w, char *err, size_t errlen)
 		}
 		/* Another workload's stream that lingers on the same target. */
 		struct stat st;
-		if (fstat(d->fd, &st) == 0 && check_held(&st, d, w->cfg->name, err, errlen) < 0)
+		if (fstat(d->fd, &st) == 0 && check_held(d->fd, &st, d, w->cfg->name, err, errlen) < 0)
 			return -EBUSY;
 	}
 	return 0;

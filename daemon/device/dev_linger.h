@@ -11,9 +11,11 @@
  * or their late writes would land over its blocks and its verify state.
  */
 
-/* -EBUSY when a lingering stream holds the target st describes (of a
- * descriptor just resolved), err naming it, its ops and why workload
- * "name" has to wait; else 0. */
-int dev_linger_check_target(const struct stat *st, const char *name, char *err, size_t errlen);
+/* -EBUSY when a lingering stream holds the target st describes (of fd, a
+ * descriptor just resolved; O_PATH will do) or blocks of it (a loop device
+ * over a held file, or the file under a held loop device), err naming it,
+ * its ops and why workload "name" has to wait; else 0. */
+int dev_linger_check_target(int fd, const struct stat *st, const char *name, char *err,
+			    size_t errlen);
 
 #endif

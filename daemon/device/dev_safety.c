@@ -185,6 +185,31 @@ static dev_t decode_dev(uint64_t v)
 	return makedev((unsigned)((v & 0xfff00) >> 8), (unsigned)((v & 0xff) | ((v >> 12) & 0xfff00)));
 }
 
+int dev_safety_loop_backing_fd(int fd, bool *ret_is_blk, dev_t *ret_rdev, dev_t *ret_dev,
+			       ino_t *ret_ino)
+{
+	struct loop_info64 info;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTTY;
+	/* An ioctl needs a descriptor that is open for I/O, not O_PATH. */
+	int io = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (io < 0)
+		return io;
+	int r = ioctl(io, LOOP_GET_STATUS64, &info) == 0 ? 0 : errno == ENXIO ? -ENOTTY : -errno;
+	close(io);
+	if (r < 0)
+		return r == -EINVAL ? -ENOTTY : r;
+	*ret_rdev = decode_dev(info.lo_rdevice);
+	*ret_is_blk = *ret_rdev != 0;  /* 0 for a regular file */
+	*ret_dev = decode_dev(info.lo_device);
+	*ret_ino = (ino_t)info.lo_inode;
+	return 0;
+}
+
 /*
  * Asks the loop device itself first (LOOP_GET_STATUS64 gives the backing
  * inode's numbers, whatever its name has become); the path sysfs prints is

@@ -70,6 +70,15 @@ int dev_safety_check_file(const char *path, int fd, char *err, size_t errlen);
 int dev_safety_check_file_env(const struct dev_safety_env *env, const char *path, int fd,
 			      char *err, size_t errlen);
 
+/*
+ * When fd (any descriptor, O_PATH will do) is of a loop device or a
+ * partition of one: what backs it, asked of the device (LOOP_GET_STATUS64).
+ * 0 with *ret_is_blk and either *ret_rdev (a block device) or *ret_dev and
+ * *ret_ino (a file); -ENOTTY when it is no loop device, -errno else.
+ */
+int dev_safety_loop_backing_fd(int fd, bool *ret_is_blk, dev_t *ret_rdev, dev_t *ret_dev,
+			       ino_t *ret_ino);
+
 /* The whole disks the running system lives on, each with the mount point
  * that makes it one (ret_why[i] for ret->devs[i]). */
 int dev_safety_root_disks(const struct dev_safety_env *env, struct devsys_set *ret,

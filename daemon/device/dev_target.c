@@ -113,7 +113,7 @@ int dev_target_open(const struct workload_config *cfg, const struct target_confi
 	/* Decided on the descriptor: ops another stream gave up in flight
 	 * may still land on this very target. */
 	if (d->path.fd >= 0) {
-		r = dev_linger_check_target(&d->path.st, cfg->name, err, errlen);
+		r = dev_linger_check_target(d->path.fd, &d->path.st, cfg->name, err, errlen);
 		if (r < 0)
 			return r;
 	}

@@ -85,11 +85,13 @@ print(f"# first v in the log: count {count} missed {missed} of {done}")
 PY
 }
 
-# scenario PHASE TARGET_PATH TARGET_JSON [OTHER_JSON OTHER_SAYS]: OTHER_JSON is
-# the target of the workload step 2 adds (TARGET_JSON by default), and
-# OTHER_SAYS what it cannot use ("it": the same device).
+# scenario PHASE TARGET_PATH TARGET_JSON [OTHER_JSON OTHER_SAYS [EXTRA_STEP]]:
+# OTHER_JSON is the target of the workload step 2 adds (TARGET_JSON by
+# default), OTHER_SAYS what it cannot use ("it": the same device), and
+# EXTRA_STEP a function run with "before-stall" as the workload runs, with
+# "held" after step 2, and with "released" once the ops are back.
 scenario() {
-	PHASE=$1 TARGET_PATH=$2 TARGET=$3 OTHER=${4:-$3} OTHER_SAYS=${5:-it}
+	PHASE=$1 TARGET_PATH=$2 TARGET=$3 OTHER=${4:-$3} OTHER_SAYS=${5:-it} EXTRA_STEP=${6:-}
 	PATH_RE=$(sed 's/[.[\*^$]/\\&/g' <<<"$TARGET_PATH")
 	CFG="$WORK/reload-linger-$PHASE.json"
 	note "--- $PHASE: $TARGET_PATH"
@@ -100,6 +102,7 @@ scenario() {
 	wait_until 30 "the control socket" ctl_answers
 	wait_until 30 "workload v to run" workload_is v running
 	wait_until 10 "100 ops" ops_done 100
+	[[ -z $EXTRA_STEP ]] || $EXTRA_STEP before-stall
 	sleep 1
 	faultdev_cmd stall
 	wait_until $((DURATION + 10)) "workload v to finish while $TARGET_PATH stalls" \
@@ -143,11 +146,13 @@ scenario() {
 	grep -q "$PATH_RE still has $held ops of workload \"v\"'s .*\"other\" cannot use $OTHER_SAYS until" <<<"$out" ||
 		fail "adding \"other\" is not refused naming $TARGET_PATH and its $held ops: $out"
 	[[ $(workload_state other) == absent ]] || fail "\"other\" exists after a refused reload"
+	[[ -z $EXTRA_STEP ]] || $EXTRA_STEP held
 
 	# 3. Released: the ops come back and the changed workload is reloaded.
 	faultdev_cmd unstall
 	wait_until 15 "the given-up ops to come back" \
 		grep -q "ops given up in flight have completed" "$SOAKD_LOG"
+	[[ -z $EXTRA_STEP ]] || $EXTRA_STEP released
 	config 300 true
 	out=$(ctl reload 2>&1) || fail "the reload after the device answered failed: $out"
 	note "reloaded: $out"
@@ -181,9 +186,37 @@ scenario() {
 		"$c1" "$m1" || fail "the run's log does not keep the first definition's results"
 }
 
+# 2b. (file) A loop device attached over the file after its workload
+# started (a stalled file cannot be attached) shares its blocks: adding a
+# workload on it is refused the same way.  (The other way round, soakd
+# refuses a loop device's backing file as a target whatever happens.)
+loop_over_held_file() {
+	case $1 in
+	before-stall)
+		OVER_LOOP=$(losetup -f --show "$FAULTDEV_MNT/disk.img" 2>"$WORK/losetup.err") ||
+			fail "cannot attach a loop device over the file: $(cat "$WORK/losetup.err")"
+		on_exit "losetup -d $OVER_LOOP 2>/dev/null"
+		return ;;
+	released)
+		losetup -d "$OVER_LOOP" || fail "cannot detach $OVER_LOOP"
+		return ;;
+	esac
+	local loop=$OVER_LOOP
+	config 200 false "{\"name\": \"other\", \"type\": \"device\", \"model\": \"pattern\",
+	  \"targets\": [{\"path\": \"$loop\", \"destroy_data\": true}], \"read_pct\": 0,
+	  \"block_size\": \"4KiB\", \"access\": \"random\", \"queue_depth\": 1, \"rate\": 10}"
+	out=$(ctl reload 2>&1) &&
+		fail "a workload was added on $loop over $TARGET_PATH with $held ops in flight: $out"
+	note "refused: $out"
+	grep -q "$PATH_RE still has $held ops of workload \"v\"'s .*\"other\" cannot use a device that shares its blocks until" <<<"$out" ||
+		fail "adding \"other\" on $loop is not refused naming $TARGET_PATH: $out"
+	[[ $(workload_state other) == absent ]] || fail "\"other\" exists after a refused reload"
+}
+
 on_exit faultdev_cmd unstall
 # The file first: soakd refuses the backing file of a loop device.
-scenario file "$FAULTDEV_MNT/disk.img" "\"$FAULTDEV_MNT/disk.img\""
+scenario file "$FAULTDEV_MNT/disk.img" "\"$FAULTDEV_MNT/disk.img\"" \
+	"\"$FAULTDEV_MNT/disk.img\"" it loop_over_held_file
 faultdev_loop
 scenario device "$FAULTDEV_LOOP" "{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}"
 # A partition of a loop device over it: the ops the first partition holds
