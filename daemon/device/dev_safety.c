@@ -8,7 +8,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/loop.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,8 @@
 #include "dev_path.h"
 
 #define SIGNATURES_MAX 8
+/* What they are called, joined with "and". */
+#define SIGNATURES_LEN 1024
 #define EXCL_SETTLE_NS (UINT64_C(1000) * 1000000)
 #define EXCL_POLL_NS 10000000
 
@@ -492,6 +498,100 @@ static int find_signatures(int fd, char *ret, size_t len)
 }
 
 /*
+ * The probe on a thread of its own, waited for PROBE_WAIT_NS: a stalled
+ * device (the very case soakd is for) would hold a buffered read, and with
+ * it the caller (soakd's main loop at a reload), for as long as it stalls.
+ * A probe given up on goes on alone and frees what it holds when the
+ * device answers.
+ */
+#define PROBE_WAIT_NS (UINT64_C(8) * 1000000000)
+
+struct probe_job {
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	int fd;                     /* the job's own: closed by the thread */
+	int result;
+	bool done, abandoned;
+	char signatures[SIGNATURES_LEN];
+};
+
+static void probe_job_free(struct probe_job *j)
+{
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->done_cond);
+	free(j);
+}
+
+static void *probe_main(void *arg)
+{
+	struct probe_job *j = arg;
+	int r = find_signatures(j->fd, j->signatures, sizeof(j->signatures));
+
+	close(j->fd);
+	pthread_mutex_lock(&j->lock);
+	j->result = r;
+	j->done = true;
+	bool abandoned = j->abandoned;
+	pthread_cond_signal(&j->done_cond);
+	pthread_mutex_unlock(&j->lock);
+	if (abandoned)
+		probe_job_free(j);
+	return NULL;
+}
+
+/* find_signatures(fd, ...) within wait_ns; takes fd.  -ETIMEDOUT when the
+ * device did not answer in time. */
+static int find_signatures_bounded(int fd, uint64_t wait_ns, char *ret, size_t len)
+{
+	struct probe_job *j = calloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t thread;
+	struct timespec until;
+	int r = 0;
+
+	if (!j) {
+		close(fd);
+		return -ENOMEM;
+	}
+	j->fd = fd;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&j->done_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = -pthread_create(&thread, &attr, probe_main, j);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		close(fd);
+		probe_job_free(j);
+		return r;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(wait_ns / 1000000000);
+	until.tv_nsec += (long)(wait_ns % 1000000000);
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&j->lock);
+	while (!j->done && r == 0)
+		r = -pthread_cond_timedwait(&j->done_cond, &j->lock, &until);
+	bool done = j->done;
+	if (!done)
+		j->abandoned = true;
+	pthread_mutex_unlock(&j->lock);
+	if (!done)
+		return -ETIMEDOUT;
+	snprintf(ret, len, "%s", j->signatures);
+	r = j->result;
+	probe_job_free(j);
+	return r;
+}
+
+/*
  * A claim can outlive the process that held it by some milliseconds: when a
  * process exits, io_uring releases the files registered with its rings from
  * a workqueue (seen on 6.18 when soakd is restarted at once).  So EBUSY is
@@ -516,7 +616,7 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 			bool destroy_data, enum dev_safety_via via, int flags, char *err,
 			size_t errlen)
 {
-	char signatures[1024];
+	char signatures[SIGNATURES_LEN];
 	struct stat st;
 	int fd, probe, r;
 
@@ -558,9 +658,15 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	/* libblkid reads with buffers of its own: a second view without
 	 * O_DIRECT, of the very device we hold. */
 	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
-	r = probe < 0 ? probe : find_signatures(probe, signatures, sizeof(signatures));
-	if (probe >= 0)
-		close(probe);
+	r = probe < 0 ? probe
+		      : find_signatures_bounded(probe, PROBE_WAIT_NS, signatures, sizeof(signatures));
+	if (r == -ETIMEDOUT) {
+		refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
+		       "data on it) within %" PRIu64 " s: it stalls, or was spinning up (then try "
+		       "again)", PROBE_WAIT_NS / 1000000000);
+		close(fd);
+		return r;
+	}
 	if (r < 0) {
 		refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
 		close(fd);

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# A reload that adds a device workload on a device that has stopped
+# answering.  Before writing to a device soakd reads its first blocks to
+# look for data on it; a read the device never answers held soakd's main
+# loop (status, the watchdog, the other workloads' intervals) for as long
+# as the device stalled.  The read is now given up after 8 s: the reload is
+# refused, naming the device and why, soakd answers again at once, and the
+# running workload loses no interval.  Once the device answers, the same
+# reload is taken.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/devlib.sh"
+source "$(dirname "$0")/faultlib.sh"
+
+fault_device 16M
+CFG="$WORK/probe-stall.json"
+
+# config [WITH_S]: workload f on a file; with WITH_S, s on the device too.
+config() {
+	local s=""
+	[[ -z ${1:-} ]] || s=",
+  {\"name\": \"s\", \"type\": \"device\", \"model\": \"pattern\",
+   \"targets\": [{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}], \"read_pct\": 0,
+   \"block_size\": \"4KiB\", \"access\": \"random\", \"queue_depth\": 1, \"rate\": 10}"
+	cat >"$CFG" <<JSON
+{"run": {"name": "probe-stall", "interval": "1s"},
+ "workloads": [
+  {"name": "f", "type": "device", "model": "pattern", "targets": ["$WORK/f.dat"],
+   "file_size": "4MiB", "read_pct": 50, "block_size": "4KiB", "access": "random",
+   "queue_depth": 1, "rate": 100}$s]}
+JSON
+}
+intervals_of_f() {
+	grep -c '"type":"interval","workload":"f"' "$WORK/state/probe-stall/intervals.log" 2>/dev/null || true
+}
+
+config
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket" ctl_answers
+wait_until 15 "workload f to run" workload_is f running
+
+on_exit faultdev_cmd unstall
+# Nothing of the device cached: the probe has to read it.
+blockdev --flushbufs "$FAULTDEV_LOOP" || fail "cannot drop $FAULTDEV_LOOP's buffers"
+faultdev_cmd stall
+config with-s
+before=$(intervals_of_f)
+t0=$(now_ns)
+out=$(timeout 60 "$SOAKCTL" --socket "$SOCK" --timeout 30 reload 2>&1) &&
+	fail "a workload was added on a device that does not answer: $out"
+took_ms=$((($(now_ns) - t0) / 1000000))
+note "refused after $took_ms ms: $out"
+grep -q "$FAULTDEV_LOOP.*did not answer a read of its first blocks .* within 8 s" <<<"$out" ||
+	fail "the refusal does not say $FAULTDEV_LOOP did not answer: $out"
+((took_ms < 20000)) || fail "the reload took $took_ms ms"
+[[ $(workload_state s) == absent ]] || fail "s exists after a refused reload"
+[[ $(workload_state f) == running ]] || fail "f is $(workload_state f) after the refused reload"
+# f's intervals of the seconds soakd waited are all there, once written.
+wait_until 5 "f's intervals of the wait" \
+	eval '(($(intervals_of_f) >= before + took_ms / 1000))'
+
+faultdev_cmd unstall
+out=$(ctl reload 2>&1) || fail "the reload once the device answers failed: $out"
+grep -qx 's: running (added)' <<<"$out" || fail "s was not added: $out"
+wait_until 15 "s to write" eval '(($(ctl status --json | python3 -c "
+import json, sys
+w = next(w for w in json.load(sys.stdin)[\"workloads\"] if w[\"name\"] == \"s\")
+print(sum(o[\"count_total\"] for o in w[\"ops\"].values()))") > 10))'
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
