@@ -46,6 +46,17 @@ static json_t *interval(const char *w, uint64_t start_s, uint64_t count, uint64_
 	return rec;
 }
 
+/* Appends rec, framed, to f; takes rec. */
+static void put_record(FILE *f, json_t *rec)
+{
+	char *line = runlog_frame(rec);
+
+	assert_non_null(line);
+	fputs(line, f);
+	free(line);
+	json_decref(rec);
+}
+
 /* Writes a log of n one-second intervals of `count` ops each. */
 static char *write_log(const char *name, unsigned n, uint64_t count, uint64_t wall_base_s,
 		       const char *tail)
@@ -60,13 +71,8 @@ static char *write_log(const char *name, unsigned n, uint64_t count, uint64_t wa
 	fputs(line, f);
 	free(line);
 	json_decref(start);
-	for (unsigned i = 0; i < n; i++) {
-		json_t *rec = interval("w", i, count, wall_base_s);
-		line = runlog_frame(rec);
-		fputs(line, f);
-		free(line);
-		json_decref(rec);
-	}
+	for (unsigned i = 0; i < n; i++)
+		put_record(f, interval("w", i, count, wall_base_s));
 	if (tail)
 		fputs(tail, f);
 	fclose(f);
@@ -299,10 +305,7 @@ static void test_csv_host_window(void **state)
 					"start_ns", (json_int_t)i * 1000000000,
 					"end_ns", (json_int_t)(i + 1) * 1000000000,
 					"cpu", "user", (double)i);
-		char *line = runlog_frame(rec);
-		fputs(line, t);
-		free(line);
-		json_decref(rec);
+		put_record(t, rec);
 	}
 	fclose(t);
 	char *path = write_log("h.log", 10, 1000, 1000, tail);
@@ -358,10 +361,7 @@ static void test_merge_one_host_workload(void **state)
 	assert_non_null(t);
 	for (unsigned i = 0; i < 10; i++) {
 		json_t *rec = interval("x", i, 200, 1000);
-		char *line = runlog_frame(rec);
-		fputs(line, t);
-		free(line);
-		json_decref(rec);
+		put_record(t, rec);
 	}
 	fclose(t);
 	char *a = write_log("a1.log", 10, 1000, 1000, NULL);

@@ -85,6 +85,22 @@ print(f"# first v in the log: count {count} missed {missed} of {done}")
 PY
 }
 
+# other_refused OTHER_JSON OTHER_SAYS [MORE_JSON]: a reload adding workload
+# "other" on OTHER_JSON (with MORE_JSON's members) while v's ops are held
+# is refused, naming TARGET_PATH, its ops, and OTHER_SAYS as what "other"
+# cannot use.
+other_refused() {
+	config 200 false "{\"name\": \"other\", \"type\": \"device\", \"model\": \"pattern\",
+	  \"targets\": [$1], \"read_pct\": 0,
+	  \"block_size\": \"4KiB\", \"access\": \"random\", \"queue_depth\": 1, \"rate\": 10${3:-}}"
+	out=$(ctl reload 2>&1) &&
+		fail "a workload was added on $1 with $held ops of $TARGET_PATH still in flight: $out"
+	note "refused: $out"
+	grep -q "$PATH_RE still has $held ops of workload \"v\"'s .*\"other\" cannot use $2 until" <<<"$out" ||
+		fail "adding \"other\" on $1 is not refused naming $TARGET_PATH and its $held ops: $out"
+	[[ $(workload_state other) == absent ]] || fail "\"other\" exists after a refused reload"
+}
+
 # scenario PHASE TARGET_PATH TARGET_JSON [OTHER_JSON OTHER_SAYS [EXTRA_STEP]]:
 # OTHER_JSON is the target of the workload step 2 adds (TARGET_JSON by
 # default), OTHER_SAYS what it cannot use ("it": the same device), and
@@ -136,16 +152,7 @@ scenario() {
 
 	# 2. Another workload on the same device (or one sharing its blocks):
 	# refused the same way.
-	config 200 false "{\"name\": \"other\", \"type\": \"device\", \"model\": \"pattern\",
-	  \"targets\": [$OTHER], \"read_pct\": 0,
-	  \"block_size\": \"4KiB\", \"access\": \"random\", \"queue_depth\": 1, \"rate\": 10,
-	  \"prep\": true}"
-	out=$(ctl reload 2>&1) &&
-		fail "a workload was added on $TARGET_PATH with $held ops still in flight: $out"
-	note "refused: $out"
-	grep -q "$PATH_RE still has $held ops of workload \"v\"'s .*\"other\" cannot use $OTHER_SAYS until" <<<"$out" ||
-		fail "adding \"other\" is not refused naming $TARGET_PATH and its $held ops: $out"
-	[[ $(workload_state other) == absent ]] || fail "\"other\" exists after a refused reload"
+	other_refused "$OTHER" "$OTHER_SAYS" ', "prep": true'
 	[[ -z $EXTRA_STEP ]] || $EXTRA_STEP held
 
 	# 3. Released: the ops come back and the changed workload is reloaded.
@@ -201,16 +208,8 @@ loop_over_held_file() {
 		losetup -d "$OVER_LOOP" || fail "cannot detach $OVER_LOOP"
 		return ;;
 	esac
-	local loop=$OVER_LOOP
-	config 200 false "{\"name\": \"other\", \"type\": \"device\", \"model\": \"pattern\",
-	  \"targets\": [{\"path\": \"$loop\", \"destroy_data\": true}], \"read_pct\": 0,
-	  \"block_size\": \"4KiB\", \"access\": \"random\", \"queue_depth\": 1, \"rate\": 10}"
-	out=$(ctl reload 2>&1) &&
-		fail "a workload was added on $loop over $TARGET_PATH with $held ops in flight: $out"
-	note "refused: $out"
-	grep -q "$PATH_RE still has $held ops of workload \"v\"'s .*\"other\" cannot use a device that shares its blocks until" <<<"$out" ||
-		fail "adding \"other\" on $loop is not refused naming $TARGET_PATH: $out"
-	[[ $(workload_state other) == absent ]] || fail "\"other\" exists after a refused reload"
+	other_refused "{\"path\": \"$OVER_LOOP\", \"destroy_data\": true}" \
+		"a device that shares its blocks"
 }
 
 on_exit faultdev_cmd unstall
