@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/loop.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -23,14 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <blkid.h>
-
 #include "base/log.h"
 #include "dev_path.h"
+#include "dev_signatures.h"
 
-#define SIGNATURES_MAX 8
-/* What they are called, joined with "and". */
-#define SIGNATURES_LEN 1024
+/* How long the look for data on a device may take (dev_signatures.h). */
+#define PROBE_WAIT_NS (UINT64_C(8) * 1000000000)
 #define EXCL_SETTLE_NS (UINT64_C(1000) * 1000000)
 #define EXCL_POLL_NS 10000000
 
@@ -408,189 +405,6 @@ static int check_in_use(const struct dev_safety_env *env, const char *path, dev_
 	return check_loop_over_block(env, path, devno, &self, via, err, errlen);
 }
 
-static const char *article(const char *word)
-{
-	return strchr("aeiouAEIOU", word[0]) && word[0] ? "an" : "a";
-}
-
-/* One signature libblkid has just found, in words. */
-static void describe_signature(blkid_probe pr, char *ret, size_t len)
-{
-	const char *type = NULL, *usage = NULL, *uuid = NULL, *label = NULL, *badcsum = NULL;
-	char ids[400] = "";
-	int n = 0;
-
-	ret[0] = '\0';
-	if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
-		blkid_probe_lookup_value(pr, "PTUUID", &uuid, NULL);
-		snprintf(ret, len, "%s %s partition table%s%s%s", article(type), type,
-			 uuid ? " (PTUUID " : "", uuid ? uuid : "", uuid ? ")" : "");
-		return;
-	}
-	if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0)
-		return;
-	blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
-	blkid_probe_lookup_value(pr, "UUID", &uuid, NULL);
-	blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
-	blkid_probe_lookup_value(pr, "SBBADCSUM", &badcsum, NULL);
-	if (uuid)
-		n += snprintf(ids + n, sizeof(ids) - (size_t)n, "UUID %s", uuid);
-	if (label && (size_t)n < sizeof(ids))
-		n += snprintf(ids + n, sizeof(ids) - (size_t)n, "%slabel \"%s\"", n ? ", " : "",
-			      label);
-	if (badcsum && (size_t)n < sizeof(ids))
-		n += snprintf(ids + n, sizeof(ids) - (size_t)n, "%sbad checksum", n ? ", " : "");
-
-	const char *what = "signature";
-	if (usage && strcmp(usage, "filesystem") == 0)
-		what = "filesystem";
-	else if (usage && strcmp(usage, "raid") == 0)
-		what = "signature (a RAID or LVM member)";
-	else if (usage && strcmp(usage, "crypto") == 0)
-		what = "signature (an encrypted volume)";
-	snprintf(ret, len, "%s %s %s%s%s%s", article(type), type, what, ids[0] ? " (" : "", ids,
-		 ids[0] ? ")" : "");
-}
-
-/* Everything libblkid finds on the device, joined with "and"; returns how
- * many signatures, or a negative errno when the device cannot be read. */
-static int find_signatures(int fd, char *ret, size_t len)
-{
-	blkid_probe pr = blkid_new_probe();
-	size_t off = 0;
-	int found = 0, r = 0;
-
-	ret[0] = '\0';
-	if (!pr)
-		return -ENOMEM;
-	if (blkid_probe_set_device(pr, fd, 0, 0) < 0) {
-		blkid_free_probe(pr);
-		return -EIO;
-	}
-	blkid_probe_enable_superblocks(pr, 1);
-	/* BADCSUM: a filesystem with a damaged superblock is still data. */
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE |
-					      BLKID_SUBLKS_UUID | BLKID_SUBLKS_LABEL |
-					      BLKID_SUBLKS_BADCSUM);
-	blkid_probe_enable_partitions(pr, 1);
-
-	/* Each call yields the next signature, over all chains. */
-	for (int i = 0; i < SIGNATURES_MAX; i++) {
-		char one[512];
-		errno = 0;
-		int p = blkid_do_probe(pr);
-		if (p == 1)
-			break;
-		if (p < 0) {
-			r = errno ? -errno : -EIO;
-			break;
-		}
-		describe_signature(pr, one, sizeof(one));
-		if (!one[0] || strstr(ret, one))
-			continue;
-		int n = snprintf(ret + off, len - off, "%s%s", found ? " and " : "", one);
-		if (n > 0 && off + (size_t)n < len)
-			off += (size_t)n;
-		found++;
-	}
-	blkid_free_probe(pr);
-	return r < 0 ? r : found;
-}
-
-/*
- * The probe on a thread of its own, waited for PROBE_WAIT_NS: a stalled
- * device (the very case soakd is for) would hold a buffered read, and with
- * it the caller (soakd's main loop at a reload), for as long as it stalls.
- * A probe given up on goes on alone and frees what it holds when the
- * device answers.
- */
-#define PROBE_WAIT_NS (UINT64_C(8) * 1000000000)
-
-struct probe_job {
-	pthread_mutex_t lock;
-	pthread_cond_t done_cond;
-	int fd;                     /* the job's own: closed by the thread */
-	int result;
-	bool done, abandoned;
-	char signatures[SIGNATURES_LEN];
-};
-
-static void probe_job_free(struct probe_job *j)
-{
-	pthread_mutex_destroy(&j->lock);
-	pthread_cond_destroy(&j->done_cond);
-	free(j);
-}
-
-static void *probe_main(void *arg)
-{
-	struct probe_job *j = arg;
-	int r = find_signatures(j->fd, j->signatures, sizeof(j->signatures));
-
-	close(j->fd);
-	pthread_mutex_lock(&j->lock);
-	j->result = r;
-	j->done = true;
-	bool abandoned = j->abandoned;
-	pthread_cond_signal(&j->done_cond);
-	pthread_mutex_unlock(&j->lock);
-	if (abandoned)
-		probe_job_free(j);
-	return NULL;
-}
-
-/* find_signatures(fd, ...) within wait_ns; takes fd.  -ETIMEDOUT when the
- * device did not answer in time. */
-static int find_signatures_bounded(int fd, uint64_t wait_ns, char *ret, size_t len)
-{
-	struct probe_job *j = calloc(1, sizeof(*j));
-	pthread_attr_t attr;
-	pthread_t thread;
-	struct timespec until;
-	int r = 0;
-
-	if (!j) {
-		close(fd);
-		return -ENOMEM;
-	}
-	j->fd = fd;
-	pthread_mutex_init(&j->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&j->done_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&thread, &attr, probe_main, j);
-	pthread_attr_destroy(&attr);
-	if (r < 0) {
-		close(fd);
-		probe_job_free(j);
-		return r;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)(wait_ns / 1000000000);
-	until.tv_nsec += (long)(wait_ns % 1000000000);
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
-	pthread_mutex_lock(&j->lock);
-	while (!j->done && r == 0)
-		r = -pthread_cond_timedwait(&j->done_cond, &j->lock, &until);
-	bool done = j->done;
-	if (!done)
-		j->abandoned = true;
-	pthread_mutex_unlock(&j->lock);
-	if (!done)
-		return -ETIMEDOUT;
-	snprintf(ret, len, "%s", j->signatures);
-	r = j->result;
-	probe_job_free(j);
-	return r;
-}
-
 /*
  * A claim can outlive the process that held it by some milliseconds: when a
  * process exits, io_uring releases the files registered with its rings from
@@ -616,7 +430,7 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 			bool destroy_data, enum dev_safety_via via, int flags, char *err,
 			size_t errlen)
 {
-	char signatures[SIGNATURES_LEN];
+	char signatures[DEV_SIGNATURES_LEN];
 	struct stat st;
 	int fd, probe, r;
 
@@ -659,7 +473,7 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	 * O_DIRECT, of the very device we hold. */
 	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
 	r = probe < 0 ? probe
-		      : find_signatures_bounded(probe, PROBE_WAIT_NS, signatures, sizeof(signatures));
+		      : dev_signatures_find(probe, PROBE_WAIT_NS, signatures, sizeof(signatures));
 	if (r == -ETIMEDOUT) {
 		refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
 		       "data on it) within %" PRIu64 " s: it stalls, or was spinning up (then try "
