@@ -69,23 +69,20 @@ static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A loop device's backing, asked of the device (fd; whole, its disk): a file
  * is remembered, a block device joins the disks under it. */
-static void loop_backing(int fd, dev_t whole, struct target_span *ret)
+static void add_loop_backing(int fd, dev_t whole, struct target_span *ret)
 {
-	bool is_blk;
-	dev_t rdev, dev;
-	ino_t ino;
+	struct dev_loop_backing b;
 
-	if (fd < 0 || major(whole) != LOOP_MAJOR ||
-	    dev_safety_loop_backing_fd(fd, &is_blk, &rdev, &dev, &ino) < 0)
+	if (fd < 0 || major(whole) != LOOP_MAJOR || dev_safety_loop_backing_fd(fd, &b) < 0)
 		return;
-	if (!is_blk) {
+	if (!b.is_blk) {
 		ret->over_file = true;
-		ret->file_dev = dev;
-		ret->file_ino = ino;
-	} else if (!devsys_set_has(&ret->disks, rdev) && ret->disks.n < DEVSYS_MAX_DEVS) {
+		ret->file_dev = b.dev;
+		ret->file_ino = b.ino;
+	} else if (!devsys_set_has(&ret->disks, b.rdev) && ret->disks.n < DEVSYS_MAX_DEVS) {
 		/* Its bytes of that device are the loop's offset on: taken as
 		 * all of it. */
-		ret->disks.devs[ret->disks.n++] = rdev;
+		ret->disks.devs[ret->disks.n++] = b.rdev;
 		ret->stacked = true;
 	}
 }
@@ -108,11 +105,11 @@ static void span_of(int fd, const struct stat *st, struct target_span *ret)
 	if (devsys_lower_disks(DEVSYS_SYSFS, st->st_rdev, &ret->disks) < 0 ||
 	    ret->disks.n == 0 || devsys_whole_disk(DEVSYS_SYSFS, st->st_rdev, &whole) < 0) {
 		ret->disks = (struct devsys_set){ .devs = { st->st_rdev }, .n = 1 };
-		loop_backing(fd, st->st_rdev, ret);
+		add_loop_backing(fd, st->st_rdev, ret);
 		return;
 	}
 	ret->stacked = ret->disks.n != 1 || ret->disks.devs[0] != whole;
-	loop_backing(fd, whole, ret);
+	add_loop_backing(fd, whole, ret);
 	/* A partition: its bytes of the disk, in 512-byte sectors. */
 	if (!ret->stacked && whole != st->st_rdev &&
 	    devsys_block_dir(DEVSYS_SYSFS, st->st_rdev, dir, sizeof(dir)) == 0 &&

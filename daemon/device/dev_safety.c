@@ -172,15 +172,6 @@ static void describe_holder(const struct dev_safety_env *env, dev_t holder, char
 		snprintf(ret, len, "%s", name);
 }
 
-/* What a loop device reads and writes: a block device (rdev) or a file
- * (dev and ino). */
-struct loop_backing {
-	bool is_blk;
-	dev_t rdev;
-	dev_t dev;
-	ino_t ino;
-};
-
 /* The kernel's 32-bit dev_t encoding (huge_encode_dev), as loop_info64
  * carries it. */
 static dev_t decode_dev(uint64_t v)
@@ -188,10 +179,22 @@ static dev_t decode_dev(uint64_t v)
 	return makedev((unsigned)((v & 0xfff00) >> 8), (unsigned)((v & 0xff) | ((v >> 12) & 0xfff00)));
 }
 
-int dev_safety_loop_backing_fd(int fd, bool *ret_is_blk, dev_t *ret_rdev, dev_t *ret_dev,
-			       ino_t *ret_ino)
+/* LOOP_GET_STATUS64 on io, a descriptor open for I/O: 0 or -errno. */
+static int loop_status(int io, struct dev_loop_backing *ret)
 {
 	struct loop_info64 info;
+
+	if (ioctl(io, LOOP_GET_STATUS64, &info) < 0)
+		return -errno;
+	ret->rdev = decode_dev(info.lo_rdevice);
+	ret->is_blk = ret->rdev != 0;  /* 0 for a regular file */
+	ret->dev = decode_dev(info.lo_device);
+	ret->ino = (ino_t)info.lo_inode;
+	return 0;
+}
+
+int dev_safety_loop_backing_fd(int fd, struct dev_loop_backing *ret)
+{
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
@@ -202,15 +205,9 @@ int dev_safety_loop_backing_fd(int fd, bool *ret_is_blk, dev_t *ret_rdev, dev_t 
 	int io = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (io < 0)
 		return io;
-	int r = ioctl(io, LOOP_GET_STATUS64, &info) == 0 ? 0 : errno == ENXIO ? -ENOTTY : -errno;
+	int r = loop_status(io, ret);
 	close(io);
-	if (r < 0)
-		return r == -EINVAL ? -ENOTTY : r;
-	*ret_rdev = decode_dev(info.lo_rdevice);
-	*ret_is_blk = *ret_rdev != 0;  /* 0 for a regular file */
-	*ret_dev = decode_dev(info.lo_device);
-	*ret_ino = (ino_t)info.lo_inode;
-	return 0;
+	return r;
 }
 
 /*
@@ -223,10 +220,9 @@ int dev_safety_loop_backing_fd(int fd, bool *ret_is_blk, dev_t *ret_rdev, dev_t 
  * looked up.  -ENOENT: the backing cannot be told.
  */
 static int loop_backing(const struct dev_safety_env *env, const struct devsys_loop *l,
-			struct loop_backing *ret)
+			struct dev_loop_backing *ret)
 {
 	char node[PATH_MAX];
-	struct loop_info64 info;
 	struct stat st;
 	int fd, n;
 
@@ -236,15 +232,10 @@ static int loop_backing(const struct dev_safety_env *env, const struct devsys_lo
 	if (fd >= 0) {
 		/* A stale node in a private /dev may be another device. */
 		bool ok = fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == l->devno &&
-			  ioctl(fd, LOOP_GET_STATUS64, &info) == 0;
+			  loop_status(fd, ret) == 0;
 		close(fd);
-		if (ok) {
-			ret->rdev = decode_dev(info.lo_rdevice);
-			ret->is_blk = ret->rdev != 0;  /* 0 for a regular file */
-			ret->dev = decode_dev(info.lo_device);
-			ret->ino = (ino_t)info.lo_inode;
+		if (ok)
 			return 0;
-		}
 	}
 	if (l->deleted || l->backing_file[0] != '/')
 		return -ENOENT;
@@ -267,7 +258,7 @@ struct loop_match {
 static int match_loop(const struct devsys_loop *l, void *arg)
 {
 	struct loop_match *m = arg;
-	struct loop_backing b;
+	struct dev_loop_backing b;
 
 	if (loop_backing(m->env, l, &b) < 0)
 		return 0;

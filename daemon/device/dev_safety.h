@@ -70,14 +70,22 @@ int dev_safety_check_file(const char *path, int fd, char *err, size_t errlen);
 int dev_safety_check_file_env(const struct dev_safety_env *env, const char *path, int fd,
 			      char *err, size_t errlen);
 
+/* What a loop device reads and writes: a block device (rdev) or a file
+ * (dev and ino). */
+struct dev_loop_backing {
+	bool is_blk;
+	dev_t rdev;
+	dev_t dev;
+	ino_t ino;
+};
+
 /*
  * When fd (any descriptor, O_PATH will do) is of a loop device or a
  * partition of one: what backs it, asked of the device (LOOP_GET_STATUS64).
- * 0 with *ret_is_blk and either *ret_rdev (a block device) or *ret_dev and
- * *ret_ino (a file); -ENOTTY when it is no loop device, -errno else.
+ * 0, or -errno (-ENOTTY for anything but a block device; a block device
+ * that is no bound loop device fails the ioctl).
  */
-int dev_safety_loop_backing_fd(int fd, bool *ret_is_blk, dev_t *ret_rdev, dev_t *ret_dev,
-			       ino_t *ret_ino);
+int dev_safety_loop_backing_fd(int fd, struct dev_loop_backing *ret);
 
 /* The whole disks the running system lives on, each with the mount point
  * that makes it one (ret_why[i] for ret->devs[i]). */
