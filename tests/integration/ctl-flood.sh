@@ -60,7 +60,8 @@ ram_file DATA steady.dat
 # must spend a bounded share of its main thread on it (its budget refuses
 # the excess cheaply), root's soakctl status must answer all along, and
 # the workload's achieved rate must stay within 1% of its target in every
-# interval of the storm: per interval, not in total.  The flooder runs at
+# interval of the storm: per interval, not in total (but for an interval
+# in which the hypervisor held a CPU, below).  The flooder runs at
 # nice 0, as any user's process would.
 STORM_RATE=15000
 STORM_SECONDS=30
@@ -179,19 +180,48 @@ def p99(ops):
 def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if xs else float("nan")
-problems, worst = [], 0.0
+# The hypervisor's steal in an interval (the host columns beside its rows):
+# a virtual CPU it holds for 50 ms moves 5% of an interval's ops into the
+# next one, which is the host's doing, not the storm's.  Such an interval
+# is excused when the host stole at least STEAL_PCT of all CPUs' time in
+# it or a neighbour (a freeze straddles the boundary); one on a quiet host
+# fails.  A shift loses no op: the storm's total must still be the target.
+STEAL_PCT = 2.0
+def steal(key):
+    try:
+        return max(float(o["host_cpu_steal_pct"] or 0) for o in by_interval.get(key, []))
+    except ValueError:
+        return 0.0
+problems, worst, excused, total, span = [], 0.0, [], 0, 0.0
 for (start, end), ops in sorted(storm.items()):
-    achieved = sum(int(o["count"]) for o in ops) / (end - start)
+    n = sum(int(o["count"]) for o in ops)
+    total += n
+    span += end - start
+    achieved = n / (end - start)
     dev = abs(achieved - rate) / rate
-    worst = max(worst, dev)
     if dev > 0.01:
-        problems.append(f"[{start:g}, {end:g}) s: {achieved:.0f} ops/s against {rate:.0f}")
+        stolen = max(steal((start - 1, start)), steal((start, end)), steal((end, end + 1)))
+        if stolen >= STEAL_PCT:
+            excused.append(f"[{start:g}, {end:g}) s: {achieved:.0f} ops/s, {stolen:.1f}% stolen")
+            continue
+        problems.append(f"[{start:g}, {end:g}) s: {achieved:.0f} ops/s against {rate:.0f} "
+                        f"(the host stole {stolen:.1f}% of the CPU about then)")
+    worst = max(worst, dev)
     for o in ops:
         if int(o["errors"]):
             problems.append(f"[{start:g}, {end:g}) s {o['op']}: {o['errors']} errors")
+if span and abs(total / span - rate) / rate > 0.002:
+    problems.append(f"the storm's intervals did {total} ops in {span:g} s, "
+                    f"{total / span:.1f} ops/s against {rate:.0f}")
 print("# ops/s per interval during the storm: " + " ".join(
     f"{sum(int(o['count']) for o in ops) / (e - s):.0f}" for (s, e), ops in sorted(storm.items())))
-print(f"# worst deviation from the target during the storm: {100 * worst:.2f}%")
+print("# the host's steal per interval (% of all CPUs): " + " ".join(
+    f"{steal(k):.1f}" for k in sorted(storm)))
+print(f"# worst deviation from the target during the storm, on a quiet host: {100 * worst:.2f}%")
+for e in excused:
+    print(f"# excused, the hypervisor held a CPU: {e}")
+if len(excused) > len(storm) // 3:
+    print(f"# {len(excused)} of {len(storm)} intervals excused: this host cannot time the storm now")
 print(f"# device p99 latency, median over the intervals: before the storm "
       f"{median([p99(o) for o in calm.values()]):.0f} us, during it "
       f"{median([p99(o) for o in storm.values()]):.0f} us (worst interval "
