@@ -472,6 +472,13 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 		close(fd);
 		return r;
 	}
+	if (r == -EINPROGRESS) {
+		refuse(err, errlen, path, "it has not yet answered an earlier read of its first "
+		       "blocks (looking for data on it, given up after %" PRIu64 " s): it stalls; "
+		       "try again once it answers", PROBE_WAIT_NS / 1000000000);
+		close(fd);
+		return -ETIMEDOUT;
+	}
 	if (r < 0) {
 		refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
 		close(fd);

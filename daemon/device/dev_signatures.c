@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,7 +113,9 @@ static int find_signatures(int fd, char *ret, size_t len)
  * allows: a stalled device (the very case soakd is for) would hold a
  * buffered read, and with it the caller (soakd's main loop at a reload),
  * for as long as it stalls.  A probe given up on goes on alone and frees
- * what it holds when the device answers.
+ * what it holds when the device answers; until then it is listed, and the
+ * same device is not probed again (each retry would leave one more thread
+ * waiting, and its caller waiting again).
  */
 struct probe_job {
 	pthread_mutex_t lock;
@@ -120,8 +123,36 @@ struct probe_job {
 	int fd;                     /* the job's own: closed by the thread */
 	int result;
 	bool done, abandoned;
+	/* What is probed: a block device by its number, a file by inode. */
+	bool is_blockdev;
+	dev_t dev;
+	ino_t ino;
+	struct probe_job *next_abandoned;
 	char signatures[DEV_SIGNATURES_LEN];
 };
+
+/* The probes given up on whose device has not answered yet.  Lock order:
+ * a job's lock, then this one. */
+static struct probe_job *abandoned_jobs;
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same_target(const struct probe_job *j, const struct stat *st)
+{
+	if (S_ISBLK(st->st_mode))
+		return j->is_blockdev && j->dev == st->st_rdev;
+	return !j->is_blockdev && j->dev == st->st_dev && j->ino == st->st_ino;
+}
+
+static bool still_probing(const struct stat *st)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&abandoned_lock);
+	for (struct probe_job *j = abandoned_jobs; j && !found; j = j->next_abandoned)
+		found = same_target(j, st);
+	pthread_mutex_unlock(&abandoned_lock);
+	return found;
+}
 
 static void probe_job_free(struct probe_job *j)
 {
@@ -140,6 +171,15 @@ static void *probe_main(void *arg)
 	j->result = r;
 	j->done = true;
 	bool abandoned = j->abandoned;
+	if (abandoned) {
+		pthread_mutex_lock(&abandoned_lock);
+		for (struct probe_job **p = &abandoned_jobs; *p; p = &(*p)->next_abandoned)
+			if (*p == j) {
+				*p = j->next_abandoned;
+				break;
+			}
+		pthread_mutex_unlock(&abandoned_lock);
+	}
 	pthread_cond_signal(&j->done_cond);
 	pthread_mutex_unlock(&j->lock);
 	if (abandoned)
@@ -153,13 +193,28 @@ int dev_signatures_find(int fd, uint64_t wait_ns, char *ret, size_t len)
 	pthread_attr_t attr;
 	pthread_t thread;
 	struct timespec until;
+	struct stat st;
 	int r = 0;
 
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		free(j);
+		return r;
+	}
+	if (still_probing(&st)) {
+		close(fd);
+		free(j);
+		return -EINPROGRESS;
+	}
 	if (!j) {
 		close(fd);
 		return -ENOMEM;
 	}
 	j->fd = fd;
+	j->is_blockdev = S_ISBLK(st.st_mode);
+	j->dev = j->is_blockdev ? st.st_rdev : st.st_dev;
+	j->ino = st.st_ino;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -186,8 +241,13 @@ int dev_signatures_find(int fd, uint64_t wait_ns, char *ret, size_t len)
 	while (!j->done && r == 0)
 		r = -pthread_cond_timedwait(&j->done_cond, &j->lock, &until);
 	bool done = j->done;
-	if (!done)
+	if (!done) {
 		j->abandoned = true;
+		pthread_mutex_lock(&abandoned_lock);
+		j->next_abandoned = abandoned_jobs;
+		abandoned_jobs = j;
+		pthread_mutex_unlock(&abandoned_lock);
+	}
 	pthread_mutex_unlock(&j->lock);
 	if (!done)
 		return -ETIMEDOUT;

@@ -13,7 +13,8 @@
  * without O_DIRECT), in words joined with "and" in ret; takes fd.  The
  * probe reads on a thread of its own, waited for at most wait_ns: a device
  * that does not answer by then gives -ETIMEDOUT, and the probe goes on
- * alone until it does.  Returns how many signatures, or -errno.
+ * alone until it does; meanwhile the same device gives -EINPROGRESS at
+ * once.  Returns how many signatures, or -errno.
  */
 int dev_signatures_find(int fd, uint64_t wait_ns, char *ret, size_t len);
 

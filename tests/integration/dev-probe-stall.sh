@@ -6,7 +6,8 @@
 # look for data on it; a read the device never answers held soakd's main
 # loop (status, the watchdog, the other workloads' intervals) for as long
 # as the device stalled.  The read is now given up after 8 s: the reload is
-# refused, naming the device and why, soakd answers again at once, and the
+# refused, naming the device and why, soakd answers again at once (a retry
+# while that read waits is refused at once), and the
 # running workload loses no interval.  Once the device answers, the same
 # reload is taken.
 source "$(dirname "$0")/lib.sh"
@@ -60,8 +61,23 @@ grep -q "$FAULTDEV_LOOP.*did not answer a read of its first blocks .* within 8 s
 wait_until 5 "f's intervals of the wait" \
 	eval '(($(intervals_of_f) >= before + took_ms / 1000))'
 
+# Tried again while the first read still waits: refused at once, without
+# another 8 s on soakd's loop and another thread waiting on the device.
+t0=$(now_ns)
+out=$(timeout 60 "$SOAKCTL" --socket "$SOCK" --timeout 30 reload 2>&1) &&
+	fail "the second reload added a workload on a device that does not answer: $out"
+took_ms=$((($(now_ns) - t0) / 1000000))
+note "the second reload refused after $took_ms ms: $out"
+grep -q "$FAULTDEV_LOOP.*has not yet answered an earlier read of its first blocks" <<<"$out" ||
+	fail "the second refusal does not say the earlier read is unanswered: $out"
+((took_ms < 4000)) || fail "the second reload took $took_ms ms"
+
 faultdev_cmd unstall
-out=$(ctl reload 2>&1) || fail "the reload once the device answers failed: $out"
+# The reads waiting on the device end as it answers; until the first one
+# has, soakd says to try again.
+reload_taken() { out=$(ctl reload 2>&1) || [[ $out != *"has not yet answered"* ]]; }
+wait_until 10 "the earlier read to be answered" reload_taken
+[[ $out == *"s: running (added)"* ]] || fail "the reload once the device answers failed: $out"
 grep -qx 's: running (added)' <<<"$out" || fail "s was not added: $out"
 wait_until 15 "s to write" eval '(($(ctl status --json | python3 -c "
 import json, sys
