@@ -21,6 +21,7 @@
 
 struct workload;
 struct dev_verify;          /* dev_verify_int.h */
+struct target_span;         /* dev_linger.c */
 
 struct dev_slot {
 	uint64_t due_ns;
@@ -66,6 +67,7 @@ struct dev_stream {
 	 * the slots, the free list, the ring and the verify state.
 	 */
 	pthread_mutex_t linger_lock;
+	struct target_span *span;   /* dev_linger.c: where its blocks are, at open */
 	bool lingering;
 	bool orphaned;              /* released while lingering: the thread frees it */
 	struct fidelity fid;        /* the thread's own lateness */
@@ -79,6 +81,10 @@ int dev_prepare(struct workload *w, char *err, size_t errlen);
  * the thread's wait for them after its stream ended (frees label). */
 int dev_can_start(struct workload *w, char *err, size_t errlen);
 void dev_take_back_late(struct dev_stream *d, char *label);
+/* Where the blocks of the target open on fd are (sysfs, a loop device's
+ * backing), for dev_linger_hold to record without asking the device when
+ * it no longer answers; NULL when it cannot be said (then asked then). */
+struct target_span *dev_linger_span_new(int fd);
 /* The stream lingers: its target is recorded as held (by workload_name)
  * until the thread has every op back, or frees the stream. */
 void dev_linger_hold(struct dev_stream *d, const char *label, const char *workload_name);

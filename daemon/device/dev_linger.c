@@ -68,7 +68,7 @@ static struct held_target *held_targets;
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A loop device's backing, asked of the device (fd; whole, its disk): a file
- * is remembered, a block device joins the disks under it. */
+ * is remembered, a block device's whole disks join the disks under it. */
 static void add_loop_backing(int fd, dev_t whole, struct target_span *ret)
 {
 	struct dev_loop_backing b;
@@ -79,12 +79,18 @@ static void add_loop_backing(int fd, dev_t whole, struct target_span *ret)
 		ret->over_file = true;
 		ret->file_dev = b.dev;
 		ret->file_ino = b.ino;
-	} else if (!devsys_set_has(&ret->disks, b.rdev) && ret->disks.n < DEVSYS_MAX_DEVS) {
-		/* Its bytes of that device are the loop's offset on: taken as
-		 * all of it. */
-		ret->disks.devs[ret->disks.n++] = b.rdev;
-		ret->stacked = true;
+		return;
 	}
+	/* Over a block device: the whole disks under it (a partition's disk,
+	 * a dm or md device's disks), or the device itself if sysfs cannot
+	 * say; its bytes of them are the loop's offset on, taken as all. */
+	struct devsys_set under = { .n = 0 };
+	if (devsys_lower_disks(DEVSYS_SYSFS, b.rdev, &under) < 0 || under.n == 0)
+		under = (struct devsys_set){ .devs = { b.rdev }, .n = 1 };
+	for (size_t i = 0; i < under.n; i++)
+		if (!devsys_set_has(&ret->disks, under.devs[i]) && ret->disks.n < DEVSYS_MAX_DEVS)
+			ret->disks.devs[ret->disks.n++] = under.devs[i];
+	ret->stacked = true;
 }
 
 /* What sysfs says of st's device (fd: a descriptor of it, or -1); what it
@@ -148,6 +154,19 @@ static bool spans_meet(const struct target_span *a, const struct target_span *b)
 	return false;
 }
 
+struct target_span *dev_linger_span_new(int fd)
+{
+	struct target_span *span = malloc(sizeof(*span));
+	struct stat st;
+
+	if (span && fstat(fd, &st) == 0) {
+		span_of(fd, &st, span);
+		return span;
+	}
+	free(span);
+	return NULL;
+}
+
 void dev_linger_hold(struct dev_stream *d, const char *label, const char *workload_name)
 {
 	struct held_target *h = calloc(1, sizeof(*h));
@@ -166,7 +185,13 @@ void dev_linger_hold(struct dev_stream *d, const char *label, const char *worklo
 		return;
 	}
 	h->stream = d;
-	span_of(d->fd, &st, &h->span);
+	/* Taken when the target was opened and answered: asked now, a loop
+	 * device's backing (LOOP_GET_STATUS64 looks up the backing file) could
+	 * hang with the device. */
+	if (d->span)
+		h->span = *d->span;
+	else
+		span_of(d->fd, &st, &h->span);
 	pthread_mutex_lock(&held_lock);
 	h->next = held_targets;
 	held_targets = h;
@@ -198,9 +223,17 @@ static int check_held(int fd, const struct stat *st, const struct dev_stream *ex
 	struct target_span want = { .end = 0 };
 	int r = 0;
 
+	/* Nothing held, nothing to ask of the device.  Else its span is worked
+	 * out before the lock: sysfs and a loop device's status may take as
+	 * long as the device does, and a stream's thread takes the lock to let
+	 * its target go. */
 	pthread_mutex_lock(&held_lock);
-	if (held_targets)
-		span_of(fd, st, &want);
+	bool any = held_targets != NULL;
+	pthread_mutex_unlock(&held_lock);
+	if (!any)
+		return 0;
+	span_of(fd, st, &want);
+	pthread_mutex_lock(&held_lock);
 	for (struct held_target *h = held_targets; h && r == 0; h = h->next) {
 		if (h->stream == except || !spans_meet(&h->span, &want))
 			continue;

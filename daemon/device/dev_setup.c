@@ -122,6 +122,7 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		pthread_mutex_init(&d->linger_lock, NULL);
 		d->fd = targets[i].fd;
 		targets[i].fd = -1;     /* the stream's now */
+		d->span = dev_linger_span_new(d->fd);
 		d->is_blockdev = targets[i].is_blockdev;
 		d->size = targets[i].size;
 		d->align = targets[i].align;
@@ -191,6 +192,7 @@ void dev_stream_free(struct dev_stream *d)
 	else
 		free(d->buffers);
 	pthread_mutex_destroy(&d->linger_lock);
+	free(d->span);
 	free(d);
 }
 

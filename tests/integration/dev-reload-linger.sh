@@ -21,7 +21,8 @@
 # its blocks), and on a loop device over it (where the exclusive open did,
 # with a misleading "in use" that left the workload failed), and on the
 # first partition of that loop device, where the workload step 2 adds is on
-# the whole disk.
+# the whole disk.  On the file and on the partition, a loop device attached
+# over the held target is refused too.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 source "$(dirname "$0")/faultlib.sh"
@@ -212,6 +213,23 @@ loop_over_held_file() {
 		"a device that shares its blocks"
 }
 
+# 2b. (partition) A loop device attached over the held partition: its
+# blocks are the partition's, on the same whole disk.
+loop_over_held_partition() {
+	case $1 in
+	before-stall)
+		OVER_LOOP=$(losetup -f --show "$TARGET_PATH" 2>"$WORK/losetup.err") ||
+			fail "cannot attach a loop device over $TARGET_PATH: $(cat "$WORK/losetup.err")"
+		on_exit "losetup -d $OVER_LOOP 2>/dev/null"
+		return ;;
+	released)
+		losetup -d "$OVER_LOOP" || fail "cannot detach $OVER_LOOP"
+		return ;;
+	esac
+	other_refused "{\"path\": \"$OVER_LOOP\", \"destroy_data\": true}" \
+		"a device that shares its blocks"
+}
+
 on_exit faultdev_cmd unstall
 # The file first: soakd refuses the backing file of a loop device.
 scenario file "$FAULTDEV_MNT/disk.img" "\"$FAULTDEV_MNT/disk.img\"" \
@@ -229,5 +247,6 @@ FAULTDEV_LOOP=$(losetup --direct-io=on --partscan -f --show "$FAULTDEV_MNT/disk.
 	fail "cannot attach $FAULTDEV_MNT/disk.img with its partitions"
 wait_until 10 "the kernel to list ${FAULTDEV_LOOP}p1" rescan_partitions "$FAULTDEV_LOOP"
 scenario partition "${FAULTDEV_LOOP}p1" "{\"path\": \"${FAULTDEV_LOOP}p1\", \"destroy_data\": true}" \
-	"{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}" "a device that shares its blocks"
+	"{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}" "a device that shares its blocks" \
+	loop_over_held_partition
 note "ok"
