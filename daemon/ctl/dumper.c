@@ -299,11 +299,17 @@ static void *job_main(void *arg)
 			 name, job->chunks ? "_chunks" : "", job->chunks ? "[" : "\"");
 		put(&w, head, strlen(head));
 	}
+	/* Out of memory mid-reply: the reply is broken off, not ended as whole. */
 	r = read_log(s, d, rd, &w, why, sizeof(why));
-	if (r < 0 || w.error)
+	if (r < 0 && !w.error)
+		w.error = r;
+	if (w.error)
 		goto out;
-	if (text && rundump_drain_text(d, put_text, &w) < 0)
+	if (text && rundump_drain_text(d, put_text, &w) < 0) {
+		if (!w.error)
+			w.error = -ENOMEM;
 		goto out;
+	}
 	if (runlog_corrupt(rd) || runlog_torn(rd))
 		if (asprintf(&notes, "%s: %" PRIu64 " damaged record(s) skipped%s", job->log_path,
 			     runlog_corrupt(rd),
