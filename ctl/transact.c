@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proto.h"
+
 #define MAX_REPLY (64u << 20)
 
 static long long now_ms(void)
@@ -299,10 +301,76 @@ static json_t *reply_json(struct reply_reader *rr, const char *text_key, json_er
 	return v;
 }
 
+/*
+ * A soakd from before "chunks" (0.1.0 until 456abc1: upgraded, not yet
+ * restarted) refuses the key: the same request without it, its text read
+ * whole, and "csv"/"hdr" also given as one chunk, so that both ways of
+ * reading a reply find it.  NULL: not that refusal (or out of memory).
+ */
+static char *without_chunks(const char *line, json_t *refusal)
+{
+	const char *msg = json_string_value(json_object_get(refusal, "error"));
+	json_t *req;
+	char *again = NULL;
+
+	if (!msg || strncmp(msg, "unknown key \"chunks\"", 20) != 0)
+		return NULL;
+	req = json_loads(line, 0, NULL);
+	if (json_is_true(json_object_get(req, "chunks")) && json_object_del(req, "chunks") == 0)
+		again = proto_encode_line(req);
+	json_decref(req);
+	return again;
+}
+
+static void text_as_chunks(json_t *reply)
+{
+	static const char *const keys[] = { "csv", "hdr" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *text = json_object_get(reply, keys[i]);
+		char name[16];
+		snprintf(name, sizeof(name), "%s_chunks", keys[i]);
+		if (json_is_string(text) && !json_object_get(reply, name))
+			json_object_set_new(reply, name, json_pack("[O]", text));
+	}
+}
+
+static int transact_once(const char *path, double timeout_s, const char *line,
+			 const char *text_key, json_t **ret);
+
 /* Send one line, read one line back (a dump's text, text_key, straight
  * to stdout as it comes); returns 0 or an exit code. */
 int ctl_transact_stream(const char *path, double timeout_s, const char *line,
 			const char *text_key, json_t **ret)
+{
+	json_t *reply = NULL;
+	int rc = transact_once(path, timeout_s, line, text_key, &reply);
+	char *again;
+
+	if (rc == 0 && json_is_false(json_object_get(reply, "ok")) &&
+	    (again = without_chunks(line, reply))) {
+		json_decref(reply);
+		reply = NULL;
+		rc = transact_once(path, timeout_s, again, NULL, &reply);
+		free(again);
+		if (rc == 0)
+			text_as_chunks(reply);
+	}
+	if (rc == 0 && json_is_false(json_object_get(reply, "ok"))) {
+		const char *msg = json_string_value(json_object_get(reply, "error"));
+
+		fprintf(stderr, "soakctl: %s\n", msg ? msg : "soakd refused the request without saying why");
+		json_decref(reply);
+		return EXIT_REFUSED;
+	}
+	*ret = reply;
+	return rc;
+}
+
+/* One exchange: 0 with the reply (its "ok" a boolean, true or false), or
+ * an exit code, said on stderr. */
+static int transact_once(const char *path, double timeout_s, const char *line,
+			 const char *text_key, json_t **ret)
 {
 	long long deadline = now_ms() + (long long)(timeout_s * 1000);
 	size_t len = strlen(line), done = 0;
@@ -392,14 +460,6 @@ int ctl_transact_stream(const char *path, double timeout_s, const char *line,
 	if (!json_is_boolean(json_object_get(reply, "ok"))) {
 		fprintf(stderr, "soakctl: soakd's reply has no \"ok\"\n");
 		json_decref(reply);
-		goto out;
-	}
-	if (json_is_false(json_object_get(reply, "ok"))) {
-		const char *msg = json_string_value(json_object_get(reply, "error"));
-
-		fprintf(stderr, "soakctl: %s\n", msg ? msg : "soakd refused the request without saying why");
-		json_decref(reply);
-		rc = EXIT_REFUSED;
 		goto out;
 	}
 	*ret = reply;

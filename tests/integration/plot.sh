@@ -5,6 +5,7 @@
 # soakd, from the run's directory without soakd, and from a dump's CSV;
 # each is well-formed XML (Python's parser) with a <path> and a legend
 # entry per series, and an SVG renderer draws it when one is installed.
+# soakctl dump and plot also read a soakd from before dumps in chunks.
 source "$(dirname "$0")/lib.sh"
 
 need_cmd python3
@@ -37,6 +38,58 @@ timeout 20 "$SOAKCTL" plot --run-dir "$WORK/state/plot" --output "$WORK/rundir.s
 	fail "plot --run-dir failed"
 timeout 20 "$SOAKCTL" plot --output "$WORK/csv.svg" "$WORK/dump.csv" 2>/dev/null ||
 	fail "plot of a CSV file failed"
+# A soakd from before "chunks" (upgraded, not restarted yet) refuses the
+# key: soakctl asks again without it and reads the text whole.  A fake
+# of such a soakd on its own socket, serving the CSV saved above.
+OLD_SOCK="$WORK/old.sock"
+cat >"$WORK/old_soakd.py" <<'EOF'
+import json, socket, sys
+path, csv_path, log = sys.argv[1:4]
+text = open(csv_path).read()
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(8)
+srv.settimeout(20)
+with open(log, "w") as out:
+    while True:
+        try:
+            conn, _ = srv.accept()
+        except socket.timeout:
+            break
+        f = conn.makefile("rwb")
+        req = json.loads(f.readline())
+        out.write(json.dumps(req, sort_keys=True) + "\n")
+        out.flush()
+        if "chunks" in req:
+            rep = {"ok": False, "error": f"unknown key \"chunks\" for command '{req['cmd']}' "
+                   "(expected format, since, until, slice, workload or op)"}
+        elif req["cmd"] == "status":
+            rep = {"ok": True, "run": "plot", "state": "finished", "workloads": []}
+        elif req["cmd"] == "dump" and req.get("format") == "csv":
+            rep = {"ok": True, "format": "csv", "csv": text}
+        else:
+            rep = {"ok": False, "error": "not expected by this test"}
+        f.write((json.dumps(rep) + "\n").encode())
+        f.flush()
+        conn.close()
+EOF
+spawn "$WORK/old-soakd.log" python3 "$WORK/old_soakd.py" "$OLD_SOCK" "$WORK/dump.csv" \
+	"$WORK/old-requests.log"
+wait_until 10 "the old soakd's socket" test -S "$OLD_SOCK"
+timeout 20 "$SOAKCTL" --socket "$OLD_SOCK" dump --format csv >"$WORK/old.csv" 2>"$WORK/old.err" ||
+	fail "dump --format csv from a soakd without chunks: $(cat "$WORK/old.err")"
+cmp -s "$WORK/old.csv" "$WORK/dump.csv" || fail "dump --format csv from a soakd without chunks differs"
+(cd "$WORK" && timeout 20 "$SOAKCTL" --socket "$OLD_SOCK" plot --output old.svg) 2>"$WORK/old.err" ||
+	fail "plot from a soakd without chunks: $(cat "$WORK/old.err")"
+grep -q "wrote old.svg (17 series)" "$WORK/old.err" || fail "plot from a soakd without chunks said: $(cat "$WORK/old.err")"
+python3 - "$WORK/old-requests.log" <<'EOF' || fail "soakctl's requests to a soakd without chunks"
+import json, sys
+dumps = [r for r in map(json.loads, open(sys.argv[1])) if r["cmd"] == "dump"]
+# Each dump asked in chunks first, then again without.
+if [("chunks" in r) for r in dumps] != [True, False, True, False]:
+    sys.exit(f"dump requests: {dumps}")
+EOF
+
 rc=0
 out=$(timeout 20 "$SOAKCTL" plot --output "$WORK/bad.svg" "$SRCDIR/README.md" 2>&1) || rc=$?
 ((rc == 1)) && [[ $out == *"dump --format csv"* ]] || fail "plot of a non-CSV file: exit $rc: $out"
@@ -84,6 +137,7 @@ if not title or not title.startswith("soakd run plot"):
 check("stdout.svg", every)
 check("rundir.svg", every)
 check("csv.svg", every)
+check("old.svg", every)
 check("write.svg", [s for s in every if s.startswith(("w/write/", "w/host/"))])
 print(f"# plots well-formed, {len(every)} series each; title {title!r}")
 if problems:
