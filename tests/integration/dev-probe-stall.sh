@@ -47,11 +47,17 @@ blockdev --flushbufs "$FAULTDEV_LOOP" || fail "cannot drop $FAULTDEV_LOOP's buff
 faultdev_cmd stall
 config with-s
 before=$(intervals_of_f)
-t0=$(now_ns)
-out=$(timeout 60 "$SOAKCTL" --socket "$SOCK" --timeout 30 reload 2>&1) &&
-	fail "a workload was added on a device that does not answer: $out"
-took_ms=$((($(now_ns) - t0) / 1000000))
-note "refused after $took_ms ms: $out"
+# refused_reload WHAT: a reload that must be refused; out is what soakctl
+# said, took_ms how long it took.
+refused_reload() {
+	local t0
+	t0=$(now_ns)
+	out=$(timeout 60 "$SOAKCTL" --socket "$SOCK" --timeout 30 reload 2>&1) &&
+		fail "$1 added a workload on a device that does not answer: $out"
+	took_ms=$((($(now_ns) - t0) / 1000000))
+	note "$1 refused after $took_ms ms: $out"
+}
+refused_reload "the reload"
 grep -q "$FAULTDEV_LOOP.*did not answer a read of its first blocks .* within 8 s" <<<"$out" ||
 	fail "the refusal does not say $FAULTDEV_LOOP did not answer: $out"
 ((took_ms < 20000)) || fail "the reload took $took_ms ms"
@@ -63,11 +69,7 @@ wait_until 5 "f's intervals of the wait" \
 
 # Tried again while the first read still waits: refused at once, without
 # another 8 s on soakd's loop and another thread waiting on the device.
-t0=$(now_ns)
-out=$(timeout 60 "$SOAKCTL" --socket "$SOCK" --timeout 30 reload 2>&1) &&
-	fail "the second reload added a workload on a device that does not answer: $out"
-took_ms=$((($(now_ns) - t0) / 1000000))
-note "the second reload refused after $took_ms ms: $out"
+refused_reload "the second reload"
 grep -q "$FAULTDEV_LOOP.*has not yet answered an earlier read of its first blocks" <<<"$out" ||
 	fail "the second refusal does not say the earlier read is unanswered: $out"
 ((took_ms < 4000)) || fail "the second reload took $took_ms ms"

@@ -194,28 +194,13 @@ scenario() {
 		"$c1" "$m1" || fail "the run's log does not keep the first definition's results"
 }
 
-# 2b. (file) A loop device attached over the file after its workload
-# started (a stalled file cannot be attached) shares its blocks: adding a
-# workload on it is refused the same way.  (The other way round, soakd
+# 2b. A loop device attached over the held target after its workload
+# started (a stalled target cannot be attached) shares its blocks: adding
+# a workload on it is refused the same way.  (The other way round, soakd
 # refuses a loop device's backing file as a target whatever happens.)
-loop_over_held_file() {
-	case $1 in
-	before-stall)
-		OVER_LOOP=$(losetup -f --show "$FAULTDEV_MNT/disk.img" 2>"$WORK/losetup.err") ||
-			fail "cannot attach a loop device over the file: $(cat "$WORK/losetup.err")"
-		on_exit "losetup -d $OVER_LOOP 2>/dev/null"
-		return ;;
-	released)
-		losetup -d "$OVER_LOOP" || fail "cannot detach $OVER_LOOP"
-		return ;;
-	esac
-	other_refused "{\"path\": \"$OVER_LOOP\", \"destroy_data\": true}" \
-		"a device that shares its blocks"
-}
-
-# 2b. (partition) A loop device attached over the held partition: its
-# blocks are the partition's, on the same whole disk.
-loop_over_held_partition() {
+# On the file, its blocks are the file's; on the partition, that
+# partition's, on the same whole disk.
+loop_over_held_target() {
 	case $1 in
 	before-stall)
 		OVER_LOOP=$(losetup -f --show "$TARGET_PATH" 2>"$WORK/losetup.err") ||
@@ -233,7 +218,7 @@ loop_over_held_partition() {
 on_exit faultdev_cmd unstall
 # The file first: soakd refuses the backing file of a loop device.
 scenario file "$FAULTDEV_MNT/disk.img" "\"$FAULTDEV_MNT/disk.img\"" \
-	"\"$FAULTDEV_MNT/disk.img\"" it loop_over_held_file
+	"\"$FAULTDEV_MNT/disk.img\"" it loop_over_held_target
 faultdev_loop
 scenario device "$FAULTDEV_LOOP" "{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}"
 # A partition of a loop device over it: the ops the first partition holds
@@ -248,5 +233,5 @@ FAULTDEV_LOOP=$(losetup --direct-io=on --partscan -f --show "$FAULTDEV_MNT/disk.
 wait_until 10 "the kernel to list ${FAULTDEV_LOOP}p1" rescan_partitions "$FAULTDEV_LOOP"
 scenario partition "${FAULTDEV_LOOP}p1" "{\"path\": \"${FAULTDEV_LOOP}p1\", \"destroy_data\": true}" \
 	"{\"path\": \"$FAULTDEV_LOOP\", \"destroy_data\": true}" "a device that shares its blocks" \
-	loop_over_held_partition
+	loop_over_held_target
 note "ok"
