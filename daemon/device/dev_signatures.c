@@ -189,27 +189,22 @@ static void *probe_main(void *arg)
 
 int dev_signatures_find(int fd, uint64_t wait_ns, char *ret, size_t len)
 {
-	struct probe_job *j = calloc(1, sizeof(*j));
+	struct probe_job *j = NULL;
 	pthread_attr_t attr;
 	pthread_t thread;
 	struct timespec until;
 	struct stat st;
 	int r = 0;
 
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, &st) < 0)
 		r = -errno;
+	else if (still_probing(&st))
+		r = -EINPROGRESS;
+	else if (!(j = calloc(1, sizeof(*j))))
+		r = -ENOMEM;
+	if (r < 0) {
 		close(fd);
-		free(j);
 		return r;
-	}
-	if (still_probing(&st)) {
-		close(fd);
-		free(j);
-		return -EINPROGRESS;
-	}
-	if (!j) {
-		close(fd);
-		return -ENOMEM;
 	}
 	j->fd = fd;
 	j->is_blockdev = S_ISBLK(st.st_mode);
