@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,10 +217,15 @@ int dev_signatures_find(int fd, uint64_t wait_ns, char *ret, size_t len)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->done_cond, &ca);
 	pthread_condattr_destroy(&ca);
+	/* The probe takes no signal meant for its caller's process. */
+	sigset_t all, was;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &was);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	r = -pthread_create(&thread, &attr, probe_main, j);
 	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
 	if (r < 0) {
 		close(fd);
 		probe_job_free(j);
@@ -236,6 +242,8 @@ int dev_signatures_find(int fd, uint64_t wait_ns, char *ret, size_t len)
 	while (!j->done && r == 0)
 		r = -pthread_cond_timedwait(&j->done_cond, &j->lock, &until);
 	bool done = j->done;
+	if (!done && r == -ETIMEDOUT)
+		r = 0;
 	if (!done) {
 		j->abandoned = true;
 		pthread_mutex_lock(&abandoned_lock);
@@ -245,7 +253,7 @@ int dev_signatures_find(int fd, uint64_t wait_ns, char *ret, size_t len)
 	}
 	pthread_mutex_unlock(&j->lock);
 	if (!done)
-		return -ETIMEDOUT;
+		return r < 0 ? r : -ETIMEDOUT;
 	snprintf(ret, len, "%s", j->signatures);
 	r = j->result;
 	probe_job_free(j);
