@@ -26,10 +26,56 @@
 #include "dev_path.h"
 #include "dev_signatures.h"
 
-/* How long the look for data on a device may take (dev_signatures.h). */
+/* How long the look for data on a device may take (dev_signatures.h), and
+ * how long at the least once a reload's shared time is spent. */
 #define PROBE_WAIT_NS (UINT64_C(8) * 1000000000)
+#define PROBE_WAIT_MIN_NS (UINT64_C(500) * 1000000)
 #define EXCL_SETTLE_NS (UINT64_C(1000) * 1000000)
 #define EXCL_POLL_NS 10000000
+
+/* What is left of the probe time the devices opened since
+ * dev_safety_share_probe_wait(true) share; sharing says whether they do. */
+static _Thread_local bool sharing;
+static _Thread_local uint64_t shared_left_ns;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+void dev_safety_share_probe_wait(bool on)
+{
+	sharing = on;
+	shared_left_ns = PROBE_WAIT_NS;
+}
+
+/* How long the next device's probe may take: its own PROBE_WAIT_NS, or
+ * what is left of the shared one, but never less than PROBE_WAIT_MIN_NS
+ * (a device that answers needs a moment to). */
+static uint64_t probe_wait_ns(void)
+{
+	if (!sharing)
+		return PROBE_WAIT_NS;
+	return shared_left_ns > PROBE_WAIT_MIN_NS ? shared_left_ns : PROBE_WAIT_MIN_NS;
+}
+
+static void probe_waited(uint64_t ns)
+{
+	if (sharing)
+		shared_left_ns = shared_left_ns > ns ? shared_left_ns - ns : 0;
+}
+
+/* "8 s", "0.5 s": a wait in words. */
+static void say_wait(uint64_t ns, char *ret, size_t len)
+{
+	if (ns % 1000000000 == 0)
+		snprintf(ret, len, "%" PRIu64 " s", ns / 1000000000);
+	else
+		snprintf(ret, len, "%.1f s", (double)ns / 1e9);
+}
 
 const struct dev_safety_env dev_safety_host = {
 	.sysfs = DEVSYS_SYSFS,
@@ -462,20 +508,25 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	}
 	/* libblkid reads with buffers of its own: a second view without
 	 * O_DIRECT, of the very device we hold. */
+	uint64_t wait_ns = probe_wait_ns();
+	char wait[32];
+	say_wait(wait_ns, wait, sizeof(wait));
+	uint64_t began = monotonic_ns();
 	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
-	r = probe < 0 ? probe
-		      : dev_signatures_find(probe, PROBE_WAIT_NS, signatures, sizeof(signatures));
+	r = probe < 0 ? probe : dev_signatures_find(probe, wait_ns, signatures, sizeof(signatures));
+	probe_waited(monotonic_ns() - began);
 	if (r == -ETIMEDOUT) {
 		refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
-		       "data on it) within %" PRIu64 " s: it stalls, or was spinning up (then try "
-		       "again)", PROBE_WAIT_NS / 1000000000);
+		       "data on it) within %s%s: it stalls, or was spinning up (then try again)",
+		       wait, wait_ns < PROBE_WAIT_NS ? " (what was left of the time all the devices "
+		       "of one reload may be waited for together)" : "");
 		close(fd);
 		return r;
 	}
 	if (r == -EINPROGRESS) {
 		refuse(err, errlen, path, "it has not yet answered an earlier read of its first "
-		       "blocks (looking for data on it, given up after %" PRIu64 " s): it stalls; "
-		       "try again once it answers", PROBE_WAIT_NS / 1000000000);
+		       "blocks (looking for data on it, given up on): it stalls; try again once it "
+		       "answers");
 		close(fd);
 		return -ETIMEDOUT;
 	}

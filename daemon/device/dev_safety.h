@@ -61,6 +61,17 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 			size_t errlen);
 
 /*
+ * Before writing, dev_safety_open reads a device's first blocks for data on
+ * it, and gives the read up after 8 s (dev_signatures.h).  Between
+ * dev_safety_share_probe_wait(true) and (false), the devices this thread
+ * opens share those 8 s of reading, each still allowed 0.5 s at the least
+ * once they are spent: a reload
+ * whose replacements and their restored old definitions meet several
+ * stalled devices holds soakd's loop about 8 s, not 8 s a device.
+ */
+void dev_safety_share_probe_wait(bool on);
+
+/*
  * A regular-file target about to be written (or grown): refused, -EBUSY,
  * when it is the backing file of a loop device, whatever destroy_data says,
  * with err as above.  fd is any descriptor of the file (O_PATH will do):

@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "base/loop.h"
 #include "ctl/ctl_server.h"
+#include "device/dev_safety.h"
 #include "export/export.h"
 #include "probes/probes.h"
 #include "results/results.h"
@@ -70,8 +71,9 @@ struct replaced_state {
 };
 
 /* Builds the old definition again in slot i, where it left off; old is
- * the released workload itself. */
-static void restore_replaced(struct daemon *d, size_t i, const struct replaced_state *was,
+ * the released workload itself.  False when it could not be, and the
+ * workload is failed. */
+static bool restore_replaced(struct daemon *d, size_t i, const struct replaced_state *was,
 			     struct workload *old)
 {
 	struct workload *w = NULL;
@@ -82,7 +84,7 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 		/* An earlier reload removed it; it stays as it was, closed. */
 		results_rebind_workload(d->results, i, old);
 		d->workloads[i] = old;
-		return;
+		return true;
 	}
 	d->pending_start_ns[i] = was->pending_start_ns;
 	r = workload_new(was->cfg, 0, d->cfg->interval_ns, &w, err, sizeof(err));
@@ -102,12 +104,12 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 			if (r == 0) {
 				probes_workload_active(d->probes, i, true);
 				results_record_state(d->results, i);
-				return;
+				return true;
 			}
 		} else {
 			w->state = was->state;
 			snprintf(w->reason, sizeof(w->reason), "%s", was->reason);
-			return;
+			return true;
 		}
 	}
 	log_error("reload: workload %s cannot go on under its old definition either: %s",
@@ -126,6 +128,7 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 	snprintf(w->reason, sizeof(w->reason), "a reload could not replace it nor restore it: "
 		 "%.180s", err);
 	results_record_state(d->results, i);
+	return false;
 }
 
 /*
@@ -135,7 +138,7 @@ static void restore_replaced(struct daemon *d, size_t i, const struct replaced_s
  * old definition where it left off, and the error is returned.
  */
 int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
-		  bool *was_pending, char **ret_err)
+		  bool *was_pending, bool *ret_lost, char **ret_err)
 {
 	struct replaced_state *was = calloc(CONFIG_MAX_WORKLOADS, sizeof(*was));
 	bool any = false;
@@ -193,8 +196,9 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 				p->fresh[j] = NULL;
 			}
 		for (size_t j = 0; j < p->cfg->n_workloads; j++)
-			if (p->change[j] == RELOAD_REPLACED)
-				restore_replaced(d, p->slot[j], &was[p->slot[j]], d->workloads[p->slot[j]]);
+			if (p->change[j] == RELOAD_REPLACED &&
+			    !restore_replaced(d, p->slot[j], &was[p->slot[j]], d->workloads[p->slot[j]]))
+				*ret_lost = true;
 	} else {
 		for (size_t j = 0; j < p->cfg->n_workloads; j++)
 			if (p->change[j] == RELOAD_REPLACED)
@@ -229,7 +233,13 @@ char *handle_reload(struct daemon *d)
 					d->certify ? "steps" : "probes");
 	}
 	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+	/* Whatever devices it opens (added, replacements, old definitions
+	 * restored), a reload waits for stalled ones about as long as for
+	 * one: soakd's loop, and systemd's watchdog, wait with it. */
+	dev_safety_share_probe_wait(true);
 	r = plan_reload(d, p, &err);
+	if (r < 0)
+		dev_safety_share_probe_wait(false);
 	if (r < 0) {
 		char *line;
 		if (!err && r == -ENOMEM)
@@ -256,14 +266,18 @@ char *handle_reload(struct daemon *d)
 
 	/* Replacements first: they are the part that can still fail. */
 	bool was_running[CONFIG_MAX_WORKLOADS] = { false }, was_pending[CONFIG_MAX_WORKLOADS] = { false };
-	r = swap_replaced(d, p, was_running, was_pending, &err);
+	bool lost = false;
+	r = swap_replaced(d, p, was_running, was_pending, &lost, &err);
+	dev_safety_share_probe_wait(false);
 	if (r < 0) {
 		log_error("reload refused: %s", err ? err : strerror(-r));
+		const char *after = lost ? "stopped; one or more could not go on under its old "
+					   "definition either and failed (status says why)"
+					 : "stopped for a moment and go on under their old definitions";
 		log_notice("the configuration was not reloaded; the workloads it would have "
-			   "replaced go on under their old definitions");
+			   "replaced %s", after);
 		char *line = proto_error_line("the configuration was not reloaded (the workloads it "
-					      "would have replaced stopped for a moment and go on "
-					      "under their old definitions): %s",
+					      "would have replaced %s): %s", after,
 					      err ? err : strerror(-r));
 		free(err);
 		reload_plan_free(p);

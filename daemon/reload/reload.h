@@ -53,10 +53,11 @@ int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err);
  * Stops the workloads a reload replaces (their last intervals are
  * recorded), lets go of their devices and prepares their replacements.
  * If one cannot be prepared, every replaced workload goes on under its
- * old definition where it left off, and the error is returned.
+ * old definition where it left off, and the error is returned; one that
+ * cannot (its device stalls now) is failed, and *ret_lost set.
  */
 int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
-		  bool *was_pending, char **ret_err);
+		  bool *was_pending, bool *ret_lost, char **ret_err);
 
 /* soakctl reload (systemctl reload): see soakctl(1). */
 char *handle_reload(struct daemon *d);
