@@ -233,7 +233,7 @@ static enum workload_state run(struct ending a, struct ending b, bool stop_reque
 		assert_int_equal(pthread_create(&s->thread, NULL, ending_thread, s), 0);
 		s->thread_started = true;
 	}
-	workload_wait(w, 10 * NS_PER_S, count_reads, userdata);
+	workload_wait(w, mono_ns() + 10 * NS_PER_S, count_reads, userdata);
 	enum workload_state state = w->state;
 	assert_false(w->streams[0].thread_started || w->streams[1].thread_started);
 	assert_int_equal(reaped_reads, a.reads + b.reads);

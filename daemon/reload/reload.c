@@ -161,12 +161,13 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 		atomic_store(&old->suspend, true);
 		workload_request_stop(old, "replaced by a reload");
 	}
+	uint64_t until = mono_ns() + STOP_TIMEOUT_NS;
 	for (size_t j = 0; j < p->cfg->n_workloads; j++) {
 		size_t i = p->slot[j];
 		struct workload *old = d->workloads[i];
 		if (p->change[j] != RELOAD_REPLACED)
 			continue;
-		results_wait(d->results, i, STOP_TIMEOUT_NS);
+		results_wait(d->results, i, until);
 		if (was[i].running) {
 			was[i].sched_ns = mono_since(old->started_ns, mono_ns());
 			results_record_state(d->results, i);
@@ -293,11 +294,12 @@ char *handle_reload(struct daemon *d)
 			d->pending_start_ns[i] = 0;
 			workload_request_stop(d->workloads[i], "removed from the configuration by a reload");
 		}
+	uint64_t until = mono_ns() + STOP_TIMEOUT_NS;
 	for (size_t i = 0; i < d->n_workloads; i++) {
 		if (!p->remove[i])
 			continue;
 		bool was_active = workload_is_active(d->workloads[i]);
-		results_wait(d->results, i, STOP_TIMEOUT_NS);
+		results_wait(d->results, i, until);
 		if (was_active)
 			results_record_state(d->results, i);
 		probes_workload_active(d->probes, i, false);

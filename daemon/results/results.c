@@ -543,10 +543,10 @@ bool results_reap(struct results *r, size_t i)
 	return changed;
 }
 
-void results_wait(struct results *r, size_t i, uint64_t timeout_ns)
+void results_wait(struct results *r, size_t i, uint64_t until_ns)
 {
 	struct workload_results *wr = &r->w[i];
-	workload_wait(wr->workload, timeout_ns, consume_slot, wr->stream_userdata);
+	workload_wait(wr->workload, until_ns, consume_slot, wr->stream_userdata);
 	close_interval(r, wr);
 }
 

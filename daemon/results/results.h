@@ -202,7 +202,9 @@ void results_record_state(struct results *r, size_t i);
 void results_tick(struct results *r, uint64_t now_ns);
 /* Joins ended threads of workload i, folding in their last slots. */
 bool results_reap(struct results *r, size_t i);
-void results_wait(struct results *r, size_t i, uint64_t timeout_ns);
+/* Waits for workload i's streams to end, until until_ns (mono_ns) at the
+ * latest, and closes its interval. */
+void results_wait(struct results *r, size_t i, uint64_t until_ns);
 
 /* systemd STATUS= text: one line of rates and p99s. */
 void results_status_line(const struct results *r, char *buf, size_t len);

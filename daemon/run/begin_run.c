@@ -399,8 +399,11 @@ void end_run(struct daemon *d, const char *why)
 	/* No "stopped" record: a workload cut short by soakd stopping (a
 	 * reboot, systemctl stop) is still running as far as its run goes,
 	 * and resumes when soakd comes back. */
+	/* Stopped together, waited for together: a stuck thread costs the
+	 * shutdown STOP_TIMEOUT_NS once, not once per workload. */
+	uint64_t until = mono_ns() + STOP_TIMEOUT_NS;
 	for (size_t i = 0; i < d->n_workloads; i++)
-		results_wait(d->results, i, STOP_TIMEOUT_NS);
+		results_wait(d->results, i, until);
 	probes_tick(d->probes, mono_ns());
 	results_tick(d->results, mono_ns());
 	exports_publish(d->exports, d->results, mono_ns());

@@ -295,12 +295,10 @@ bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per
 	return w->state != before;
 }
 
-void workload_wait(struct workload *w, uint64_t timeout_ns, stream_consume_fn fn,
+void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,
 		   void **userdata_per_stream)
 {
-	uint64_t deadline = mono_ns() + timeout_ns;
-
-	while (workload_is_active(w) && mono_ns() < deadline) {
+	while (workload_is_active(w) && mono_ns() < until_ns) {
 		workload_reap(w, fn, userdata_per_stream);
 		if (workload_is_active(w))
 			nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);

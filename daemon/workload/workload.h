@@ -173,8 +173,9 @@ void workload_request_stop(struct workload *w, const char *reason);
 /* Joins streams that have ended, folding their last slots through fn;
  * updates state.  Returns true when the state changed. */
 bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per_stream);
-/* Waits up to timeout for all streams to end (used at shutdown). */
-void workload_wait(struct workload *w, uint64_t timeout_ns, stream_consume_fn fn,
+/* Waits until until_ns (mono_ns) at the latest for all streams to end:
+ * workloads stopped together are waited for together. */
+void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,
 		   void **userdata_per_stream);
 void workload_free(struct workload *w);
 /* Ends the threads (which must have been reaped) and closes the targets,
