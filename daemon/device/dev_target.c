@@ -274,7 +274,10 @@ static void layout_progress(const char *path, uint64_t done, uint64_t from, uint
 }
 
 /* Extends a regular file to `size` with random data, so reads hit the
- * device rather than holes the filesystem answers with zeros. */
+ * device rather than holes the filesystem answers with zeros.  Progress
+ * goes to soakd every chunk (status, the control socket, a stop); a stop
+ * fails the layout, which the caller undoes (dev_target_undo) as any
+ * other failure. */
 static int lay_out_file(int fd, const char *path, uint64_t from, uint64_t size, uint32_t align,
 			char *err, size_t errlen)
 {
@@ -294,6 +297,14 @@ static int lay_out_file(int fd, const char *path, uint64_t from, uint64_t size, 
 	if (watchdog && watchdog_usec * 500 < every_ns)
 		every_ns = watchdog_usec * 500;
 	for (uint64_t off = from; off < size;) {
+		struct workload_progress wp = { .target = path, .what = "layout", .done = off - from,
+						.total = size - from, .unit = "bytes" };
+		if (!workload_progress(&wp)) {
+			r = -ECANCELED;
+			snprintf(err, errlen, "stopped while laying out %s (%" PRIu64 " of %" PRIu64
+				 " MiB written)", path, (off - from) >> 20, (size - from) >> 20);
+			break;
+		}
 		if (mono_ns() - reported_ns >= every_ns) {
 			layout_progress(path, off, from, size, watchdog);
 			reported_ns = mono_ns();

@@ -238,9 +238,12 @@ char *handle_reload(struct daemon *d)
 	 * restored), a reload waits for stalled ones about as long as for
 	 * one: soakd's loop, and systemd's watchdog, wait with it. */
 	dev_safety_share_probe_wait(true);
+	d->reloading = true;
 	r = plan_reload(d, p, &err);
-	if (r < 0)
+	if (r < 0) {
 		dev_safety_share_probe_wait(false);
+		d->reloading = false;
+	}
 	if (r < 0) {
 		char *line;
 		if (!err && r == -ENOMEM)
@@ -270,6 +273,7 @@ char *handle_reload(struct daemon *d)
 	bool lost = false;
 	r = swap_replaced(d, p, was_running, was_pending, &lost, &err);
 	dev_safety_share_probe_wait(false);
+	d->reloading = false;
 	if (r < 0) {
 		log_error("reload refused: %s", err ? err : strerror(-r));
 		const char *after = lost ? "stopped; one or more could not go on under its old "

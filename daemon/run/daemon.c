@@ -234,6 +234,33 @@ static void timer_event(struct loop *l, int fd, uint32_t events, void *userdata)
 	}
 }
 
+/*
+ * While a reload prepares (a layout or a verify fill may take minutes on
+ * this thread), the running workloads' intervals are recorded as they
+ * end, not merged into one record of the whole wait: the timer's
+ * expirations are taken here, and the kernel's, the host's and the
+ * workloads' records written.  The rest of the tick (starts, checkpoints,
+ * the run's end) waits for the loop.
+ */
+void tick_records(struct daemon *d)
+{
+	uint64_t expirations;
+
+	if (d->timer_fd < 0 || !d->results ||
+	    read(d->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return;
+	uint64_t now = mono_ns();
+	probes_tick(d->probes, now);
+	sample_host(d, now);
+	results_tick(d->results, now);
+	exports_publish(d->exports, d->results, now);
+	watchdog(d, now);
+	if (expirations > 1) {
+		d->catchup_passes = CATCHUP_PASSES;
+		d->catchup_next_ns = mono_ns() + CATCHUP_EVERY_NS;
+	}
+}
+
 void shutdown_run(struct daemon *d, const char *why)
 {
 	if (d->state == RUN_STOPPING)

@@ -81,6 +81,7 @@ struct daemon {
 		uint64_t since_ns, since_done; /* when this target's `what` began */
 		uint64_t next_poll_ns;
 	} preparing;
+	bool reloading;                /* a reload prepares its workloads */
 	bool ever_started;
 	bool stopping_sent;
 	bool summary_printed;
@@ -119,6 +120,10 @@ char *handle_preparing(struct daemon *d, const struct proto_request *req);
 void preparing_signal(struct daemon *d, int signo);
 
 int start_workload(struct daemon *d, size_t i, char *err, size_t errlen);
+
+/* A reload's long preparation: the intervals that end meanwhile are
+ * recorded (daemon.c). */
+void tick_records(struct daemon *d);
 
 void stop_all(struct daemon *d, const char *reason);
 

@@ -22,7 +22,9 @@
  * The workloads' progress while they are prepared, on this thread: kept
  * for status, and the loop is turned (without waiting) so the control
  * socket answers and signals are read.  Outside set_up's prepare (a
- * reload's new workload), only a pending SIGTERM or SIGINT stops it.
+ * reload's new workload), only a pending SIGTERM or SIGINT stops it, and
+ * during a reload the running workloads' intervals are recorded as they
+ * end.
  */
 bool prepare_progress(void *userdata, const struct workload_progress *p)
 {
@@ -30,8 +32,11 @@ bool prepare_progress(void *userdata, const struct workload_progress *p)
 	typeof(d->preparing) *pr = &d->preparing;
 	uint64_t now = mono_ns();
 
-	if (!pr->active)
+	if (!pr->active) {
+		if (d->reloading)
+			tick_records(d);
 		return !workload_stop_pending();
+	}
 	const char *target = p->target ? p->target : "", *what = p->what ? p->what : "";
 	if (strcmp(pr->target, target) != 0 || strcmp(pr->what, what) != 0) {
 		snprintf(pr->target, sizeof(pr->target), "%s", target);
