@@ -433,8 +433,12 @@ static int transact_once(const char *path, double timeout_s, const char *line,
 			fflush(stdout);
 			r = wait_fd(fd, POLLIN, deadline);
 			if (r == -ETIMEDOUT) {
-				fprintf(stderr, "soakctl: no reply from soakd at %s within %g s (set --timeout)\n",
-					path, timeout_s);
+				/* A reload that lays out a file or fills a device
+				 * answers when done: it goes on all the same. */
+				fprintf(stderr, "soakctl: no reply from soakd at %s within %g s (set "
+					"--timeout); soakd may still carry out the request (a reload "
+					"preparing its workloads answers when done): see soakctl status "
+					"and the journal\n", path, timeout_s);
 				goto out;
 			} else if (r < 0) {
 				fprintf(stderr, "soakctl: cannot read from soakd: %s\n", strerror(-r));
