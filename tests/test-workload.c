@@ -215,9 +215,10 @@ static void count_reads(const struct interval_slot *slot, size_t n_ops, void *us
 }
 
 /* Runs a workload whose two streams end as told, reaps it, and returns
- * its state. */
-static enum workload_state run(struct ending a, struct ending b, bool stop_requested,
-			       char *ret_reason)
+ * its state.  With past_deadline, once both have ended, with a deadline
+ * another workload's wait has already used up. */
+static enum workload_state run_until(struct ending a, struct ending b, bool stop_requested,
+				     bool past_deadline, char *ret_reason)
 {
 	struct workload *w = make(RUN_START);
 	struct ending endings[2] = { a, b };
@@ -233,7 +234,14 @@ static enum workload_state run(struct ending a, struct ending b, bool stop_reque
 		assert_int_equal(pthread_create(&s->thread, NULL, ending_thread, s), 0);
 		s->thread_started = true;
 	}
-	workload_wait(w, mono_ns() + 10 * NS_PER_S, count_reads, userdata);
+	if (past_deadline) {
+		for (size_t i = 0; i < 2; i++)
+			while (atomic_load(&w->streams[i].outcome) == STREAM_RUNNING)
+				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		workload_wait(w, mono_ns() - 1, count_reads, userdata);
+	} else {
+		workload_wait(w, mono_ns() + 10 * NS_PER_S, count_reads, userdata);
+	}
 	enum workload_state state = w->state;
 	assert_false(w->streams[0].thread_started || w->streams[1].thread_started);
 	assert_int_equal(reaped_reads, a.reads + b.reads);
@@ -242,6 +250,26 @@ static enum workload_state run(struct ending a, struct ending b, bool stop_reque
 		w->streams[i].engine = NULL;
 	workload_free(w);
 	return state;
+}
+
+static enum workload_state run(struct ending a, struct ending b, bool stop_requested,
+			       char *ret_reason)
+{
+	return run_until(a, b, stop_requested, false, ret_reason);
+}
+
+/* Workloads stopped together share one deadline: one that ended is still
+ * reaped (its last slots, its failure) when an earlier one used it up. */
+static void test_reap_past_deadline(void **state)
+{
+	char reason[WORKLOAD_REASON_MAX];
+
+	(void)state;
+	assert_int_equal(run_until((struct ending){ STREAM_FINISHED, NULL, 3 },
+				   (struct ending){ STREAM_FAILED, "write: No space left on device", 4 },
+				   true, true, reason),
+			 WORKLOAD_FAILED);
+	assert_non_null(strstr(reason, "No space left on device"));
 }
 
 static void test_reap_states(void **state)
@@ -324,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_cut_at),
 		cmocka_unit_test(test_lag_and_names),
 		cmocka_unit_test(test_reap_states),
+		cmocka_unit_test(test_reap_past_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -298,10 +298,13 @@ bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per
 void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,
 		   void **userdata_per_stream)
 {
+	/* Reaped once even past the deadline: what has ended (its last
+	 * slot, its failure) is taken, though another workload used the
+	 * time. */
+	workload_reap(w, fn, userdata_per_stream);
 	while (workload_is_active(w) && mono_ns() < until_ns) {
+		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
 		workload_reap(w, fn, userdata_per_stream);
-		if (workload_is_active(w))
-			nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
 	}
 }
 
