@@ -65,7 +65,7 @@ interrupt() {
 start() {
 	SOAKD_LOG="$WORK/soakd.$1.log"
 	start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-	wait_until 20 "the control socket ($1)" ctl_answers
+	wait_until 20 "the control socket ($1)" eval 'ctl status --json >/dev/null 2>&1'
 }
 
 # --- the fill: progress in status, SIGTERM ---------------------------------

@@ -193,7 +193,13 @@ show_logs() {
 
 # soakctl against this test's socket, bounded in time.
 ctl() { timeout 20 "$SOAKCTL" --socket "$SOCK" "$@"; }
-ctl_answers() { ctl status --json >/dev/null 2>&1; }
+# The run answers: soakd is no longer preparing its workloads (a layout, a
+# verify fill, an endpoint's probe), when status answers but most commands
+# are refused and stop ends soakd.
+ctl_answers() {
+	local s
+	s=$(ctl status --json 2>/dev/null) && ! grep -q '"state": *"preparing"' <<<"$s"
+}
 
 # workload_state NAME: its state from "status --json", or "absent".
 workload_state() {

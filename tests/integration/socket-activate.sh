@@ -34,7 +34,8 @@ start_soakd_activated() {
 start_soakd_activated
 wait_until 10 "systemd-socket-activate to listen on $SOCK" test -S "$SOCK"
 
-# The first connection starts soakd and is answered by it.
+# The first connection starts soakd and is answered by it: the run's
+# status, or the preparation's while the workload's file is laid out.
 ctl status --json >"$WORK/status.json" 2>"$WORK/status.err" ||
 	fail "first status over the activated socket failed: $(cat "$WORK/status.err")"
 python3 - "$WORK/status.json" <<'PY' || fail "status --json: $(cat "$WORK/status.json")"
@@ -43,6 +44,8 @@ status = json.load(open(sys.argv[1]))
 if status.get("ok", True) is not True:
     sys.exit("ok is not true")
 names = [w.get("name") for w in status.get("workloads", [])]
+if status.get("state") == "preparing":
+    names = [status.get("preparing", {}).get("workload")]
 if "small" not in names:
     sys.exit(f"workload 'small' not listed: {names}")
 print(f"# run {status.get('run')!r}, state {status.get('state')!r}, workloads {names}")
