@@ -82,7 +82,7 @@ int obj_eps_probe_rest(const struct obj_client *cl, char *err, size_t errlen)
 	snprintf(url, sizeof(url), "%s/", cl->base_url);
 	int r = obj_request_heads(cl, url, resp, o->n_endpoints);
 	if (r < 0)
-		snprintf(err, errlen, "cannot probe the endpoints: %s", strerror(-r));
+		obj_request_failed(r, err, errlen);
 	for (size_t i = 1; r == 0 && i < o->n_endpoints; i++) {
 		if (resp[i].result == CURLE_OK)
 			continue;

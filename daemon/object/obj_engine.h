@@ -493,8 +493,13 @@ struct obj_response {
 	size_t body_len;
 	char errbuf[CURL_ERROR_SIZE];
 };
+/* A synchronous request before the run's load (a probe, a bucket made).
+ * On soakd's main thread its wait is reported (workload_progress), and a
+ * stop ends it with -ECANCELED; other failures to run it are -errno. */
 int obj_request(const struct obj_client *cl, const char *method, const char *url,
 		const char *body, struct obj_response *ret);
+/* Why obj_request or obj_request_heads returned r < 0, in err. */
+void obj_request_failed(int r, char *err, size_t errlen);
 /* HEAD of url through each endpoint of a pool after the first
  * ("endpoints"), all at once, into ret[1] .. ret[n - 1]. */
 int obj_request_heads(const struct obj_client *cl, const char *url, struct obj_response *ret,

@@ -83,7 +83,7 @@ static int http_probe(const struct obj_client *cl, enum op_error_class *ret_clas
 	snprintf(url, sizeof(url), "%s/", cl->base_url);
 	int r = obj_request(cl, "HEAD", url, NULL, &resp);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
+		obj_request_failed(r, err, errlen);
 		return r;
 	}
 	if (resp.result != CURLE_OK) {

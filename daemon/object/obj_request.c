@@ -9,8 +9,11 @@
 
 #include "base/log.h"
 #include "obj_engine.h"
+#include "workload/workload.h"
 
 #define PROBE_TIMEOUT_MS 10000L
+/* How often a request soakd's main thread waits for reports its progress. */
+#define WATCH_EVERY_MS 50
 
 struct request_body {
 	const char *data;
@@ -38,13 +41,20 @@ static size_t on_receive(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
+/* How long a synchronous request may take. */
+static long request_timeout_ms(const struct obj_client *cl)
+{
+	long timeout_ms = (long)(cl->cfg->timeout_ns / 1000000);
+
+	return timeout_ms < PROBE_TIMEOUT_MS ? timeout_ms : PROBE_TIMEOUT_MS;
+}
+
 /* A handle for a synchronous request connected to the endpoint'th endpoint
  * of a pool (0: the first, or the only one); ret takes what it answers. */
 static CURL *request_handle(const struct obj_client *cl, size_t endpoint, const char *url,
 			    struct obj_response *ret, int *ret_err)
 {
 	CURL *e = curl_easy_init();
-	long timeout_ms = (long)(cl->cfg->timeout_ns / 1000000);
 
 	memset(ret, 0, sizeof(*ret));
 	*ret_err = -ENOMEM;
@@ -62,9 +72,90 @@ static CURL *request_handle(const struct obj_client *cl, size_t endpoint, const 
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, ret->errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_receive);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, ret);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms < PROBE_TIMEOUT_MS ? timeout_ms
-									 : PROBE_TIMEOUT_MS);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, request_timeout_ms(cl));
 	return e;
+}
+
+/* This request's wait, reported to soakd (status, a stop; in a reload,
+ * the running workloads' intervals recorded).  False: stop it. */
+static bool report_wait(const char *url, uint64_t began_ns, long timeout_ms)
+{
+	struct workload_progress wp = {
+		.target = url, .what = "waiting for the endpoint", .unit = "ms",
+		.done = (mono_ns() - began_ns) / 1000000, .total = (uint64_t)timeout_ms,
+	};
+
+	return workload_progress(&wp);
+}
+
+/* The requests on m to their end.  On soakd's main thread, preparing a
+ * workload, the wait (up to a slow endpoint's timeout) is reported every
+ * WATCH_EVERY_MS, and a stop ends it: -ECANCELED. */
+static int run_multi(CURLM *m, const char *url, long timeout_ms)
+{
+	bool watched = workload_progress_here();
+	uint64_t began = mono_ns();
+	int running = 0;
+
+	for (;;) {
+		if (curl_multi_perform(m, &running) != CURLM_OK)
+			return -EIO;
+		if (!running)
+			return 0;
+		if (watched && !report_wait(url, began, timeout_ms))
+			return -ECANCELED;
+		if (curl_multi_poll(m, NULL, 0, watched ? WATCH_EVERY_MS : 1000, NULL) != CURLM_OK)
+			return -EIO;
+	}
+}
+
+/* The result of each request on m that has ended, into its response. */
+static void take_results(CURLM *m)
+{
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = curl_multi_info_read(m, &left))) {
+		char *priv = NULL;
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+		struct obj_response *resp = (struct obj_response *)priv;
+		resp->result = msg->data.result;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &resp->status);
+	}
+}
+
+/* One request to its end: on soakd's main thread through run_multi, so
+ * the wait is reported; elsewhere as it is. */
+static int perform(const struct obj_client *cl, CURL *e, const char *url,
+		   struct obj_response *ret)
+{
+	CURLM *m;
+	int r;
+
+	if (!workload_progress_here() || !(m = curl_multi_init())) {
+		ret->result = curl_easy_perform(e);
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &ret->status);
+		return 0;
+	}
+	curl_easy_setopt(e, CURLOPT_PRIVATE, ret);
+	r = curl_multi_add_handle(m, e) == CURLM_OK ? 0 : -ENOMEM;
+	if (r == 0)
+		r = run_multi(m, url, request_timeout_ms(cl));
+	if (r == 0)
+		take_results(m);
+	curl_multi_remove_handle(m, e);
+	curl_multi_cleanup(m);
+	return r;
+}
+
+void obj_request_failed(int r, char *err, size_t errlen)
+{
+	if (r == -ECANCELED)
+		snprintf(err, errlen, "stopped while waiting for the endpoint");
+	else
+		snprintf(err, errlen, "cannot run a request: %s", strerror(-r));
 }
 
 int obj_request(const struct obj_client *cl, const char *method, const char *url,
@@ -86,10 +177,9 @@ int obj_request(const struct obj_client *cl, const char *method, const char *url
 	} else if (strcmp(method, "GET") != 0) {
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
 	}
-	ret->result = curl_easy_perform(e);
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &ret->status);
+	r = perform(cl, e, url, ret);
 	curl_easy_cleanup(e);
-	return 0;
+	return r;
 }
 
 int obj_request_heads(const struct obj_client *cl, const char *url, struct obj_response *ret,
@@ -97,7 +187,7 @@ int obj_request_heads(const struct obj_client *cl, const char *url, struct obj_r
 {
 	CURL *easy[OBJ_MAX_ENDPOINTS] = { 0 };
 	CURLM *m = curl_multi_init();
-	int r = m ? 0 : -ENOMEM, running = 0;
+	int r = m ? 0 : -ENOMEM;
 
 	for (size_t i = 1; i < n && r == 0; i++) {
 		easy[i] = request_handle(cl, i, url, &ret[i], &r);
@@ -110,25 +200,10 @@ int obj_request_heads(const struct obj_client *cl, const char *url, struct obj_r
 	}
 	/* All at once: each is bounded by its own timeout, so the wait is
 	 * one probe's at most, however many endpoints do not answer. */
-	while (r == 0) {
-		if (curl_multi_perform(m, &running) != CURLM_OK)
-			r = -EIO;
-		else if (!running)
-			break;
-		else if (curl_multi_poll(m, NULL, 0, 1000, NULL) != CURLM_OK)
-			r = -EIO;
-	}
-	CURLMsg *msg;
-	int left;
-	while (r == 0 && (msg = curl_multi_info_read(m, &left))) {
-		char *priv = NULL;
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
-		struct obj_response *resp = (struct obj_response *)priv;
-		resp->result = msg->data.result;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &resp->status);
-	}
+	if (r == 0)
+		r = run_multi(m, url, request_timeout_ms(cl));
+	if (r == 0)
+		take_results(m);
 	for (size_t i = 1; i < n; i++) {
 		if (!easy[i])
 			continue;

@@ -111,7 +111,7 @@ static int create_bucket(const struct obj_client *cl, const char *base, const ch
 			 o->region);
 	int r = obj_request(cl, "PUT", base, body[0] ? body : NULL, &resp);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
+		obj_request_failed(r, err, errlen);
 		return r;
 	}
 	if (resp.result != CURLE_OK || resp.status >= 500) {
@@ -146,7 +146,7 @@ static int probe_bucket(const struct obj_client *cl, unsigned i, enum op_error_c
 	snprintf(url, sizeof(url), "%s/?list-type=2&max-keys=1", base);
 	int r = obj_request(cl, "GET", url, NULL, &resp);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
+		obj_request_failed(r, err, errlen);
 		return r;
 	}
 	if (resp.result != CURLE_OK || resp.status >= 500) {

@@ -63,7 +63,7 @@ static int request(const struct obj_client *cl, const struct obj_stream *st, con
 	if (strcmp(method, "GET") != 0) {
 		int r = obj_request(cl, method, url, send_body, &resp);
 		if (r < 0) {
-			snprintf(err, errlen, "cannot set up a request: %s", strerror(-r));
+			obj_request_failed(r, err, errlen);
 			return r;
 		}
 		*ret_status = resp.status;

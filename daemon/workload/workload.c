@@ -20,11 +20,18 @@ uint64_t mono_ns(void)
 
 static workload_progress_fn progress_fn;
 static void *progress_userdata;
+static pthread_t progress_thread;
 
 void workload_set_progress_hook(workload_progress_fn fn, void *userdata)
 {
 	progress_fn = fn;
 	progress_userdata = userdata;
+	progress_thread = pthread_self();
+}
+
+bool workload_progress_here(void)
+{
+	return progress_fn && pthread_equal(progress_thread, pthread_self());
 }
 
 bool workload_stop_pending(void)

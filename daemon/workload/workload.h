@@ -223,6 +223,9 @@ struct workload_progress {
 typedef bool (*workload_progress_fn)(void *userdata, const struct workload_progress *p);
 void workload_set_progress_hook(workload_progress_fn fn, void *userdata);
 bool workload_progress(const struct workload_progress *p);
+/* This thread is the one that set the hook (soakd's main thread): code
+ * shared with other threads reports progress only then. */
+bool workload_progress_here(void);
 /* SIGTERM or SIGINT is pending (blocked, not read yet). */
 bool workload_stop_pending(void);
 

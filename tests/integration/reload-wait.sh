@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Laying out a large file target (random data over its whole size) takes
-# minutes on soakd's main thread.  At start, status shows its progress and
-# a stop ends it at once (the file soakd created is removed, as after any
-# failed start; it could not be stopped at all).  In a reload, the workloads already running
-# keep one record per interval while the new one is laid out; they were
+# Long waits on soakd's main thread while a workload is prepared: laying
+# out a large file target (random data over its whole size: minutes for
+# many GiB), and probing an object endpoint that is slow to answer (up to
+# its timeout).  At start, status shows the wait and a stop ends it at once
+# (a layout stopped is undone as any failed one: the file soakd created is
+# removed); neither could be stopped before.  In a reload, the workloads
+# already running keep one record per interval while it lasts; they were
 # merged into one record of the whole wait (the main loop did not tick).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/objlib.sh"
 
 need_root "a large file target"
 need_cmd python3 stat
@@ -15,109 +18,136 @@ BIG=$((2 * 1024 * 1024 * 1024))
 avail=$(($(stat -f -c '%a * %S' "$WORK")))
 ((avail > 3 * BIG)) || skip "less than $((3 * BIG >> 30)) GiB free under $WORK for a 2 GiB layout"
 
+# Every request answered after 3 s.
+start_fault_server slow
+
 G="{\"name\": \"g\", \"type\": \"device\", \"model\": \"pattern\", \"targets\": [\"$WORK/g.dat\"],
    \"file_size\": \"2GiB\", \"read_pct\": 100, \"block_size\": \"4KiB\", \"access\": \"random\",
    \"queue_depth\": 1, \"rate\": 100}"
 F="{\"name\": \"f\", \"type\": \"device\", \"model\": \"pattern\", \"targets\": [\"$WORK/f.dat\"],
    \"file_size\": \"4MiB\", \"read_pct\": 50, \"block_size\": \"4KiB\", \"access\": \"random\",
    \"queue_depth\": 1, \"rate\": 1000}"
+O="{\"name\": \"o\", \"type\": \"object\", \"protocol\": \"http\",
+   \"endpoint\": \"http://127.0.0.1:$PORT/soak/\", \"concurrency\": 1, \"objects\": 10,
+   \"rate\": 5, \"mix\": {\"put\": 100}, \"size\": \"4KiB\", \"timeout\": \"8s\",
+   \"connect_timeout\": \"1s\"}"
 config() {
 	local IFS=,
-	echo "{\"run\": {\"name\": \"layout\", \"interval\": \"250ms\"}, \"workloads\": [$*]}" >"$CFG"
+	echo "{\"run\": {\"name\": \"wait\", \"interval\": \"250ms\"}, \"workloads\": [$*]}" >"$CFG"
 }
-CFG="$WORK/layout.json"
+CFG="$WORK/wait.json"
 
-# 1. At start: the layout in status, then a stop.
-config "$G"
-SOAKD_LOG="$WORK/soakd.start.log"
-start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state1" --no-table
-laying_out() {
+# waiting WHAT TARGET TOTAL: status --json shows the preparation waiting
+# on WHAT for TARGET, part of TOTAL done.
+waiting() {
 	ctl status --json 2>/dev/null | python3 2>/dev/null -c '
 import json, sys
 s = json.load(sys.stdin)
 p = s.get("preparing") or {}
-sys.exit(0 if s.get("state") == "preparing" and p.get("what") == "layout" and
-         p.get("target") == sys.argv[1] and p.get("unit") == "bytes" and
-         0 < p.get("done", 0) < p.get("total", 0) == int(sys.argv[2]) else 1)' "$WORK/g.dat" "$BIG"
+sys.exit(0 if s.get("state") == "preparing" and p.get("what") == sys.argv[1] and
+         p.get("target") == sys.argv[2] and 0 < p.get("done", 0) < p.get("total", 0) == int(sys.argv[3])
+         else 1)' "$@"
 }
-wait_until 30 "status to show g.dat's layout" laying_out
-t0=$(now_ns)
-ctl stop >"$WORK/stop.out" || fail "soakctl stop during the layout: $(cat "$WORK/stop.out")"
-wait_soakd_exit 5
-note "stopped during the layout: soakd gone in $((($(now_ns) - t0) / 1000000)) ms"
-((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after a stop during the layout"
+# stopped_while NAME WHAT TARGET TOTAL: started on the configuration,
+# soakd shows the wait in status and ends at once on soakctl stop.
+stopped_while() {
+	SOAKD_LOG="$WORK/soakd.start-$1.log"
+	start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state-$1" --no-table
+	shift
+	wait_until 30 "status to show the $1" waiting "$@"
+	local t0 ms
+	t0=$(now_ns)
+	ctl stop >"$WORK/stop.out" || fail "soakctl stop during the $1: $(cat "$WORK/stop.out")"
+	wait_soakd_exit 5
+	ms=$((($(now_ns) - t0) / 1000000))
+	note "stopped during the $1: soakd gone in $ms ms"
+	((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after a stop during the $1"
+	((ms < 1500)) || fail "soakd took $ms ms to stop during the $1"
+}
+
+# 1. At start: the layout, then the endpoint's probe, in status, stopped.
+config "$G"
+stopped_while layout layout "$WORK/g.dat" "$BIG"
 grep -q "stopped while laying out $WORK/g.dat" "$SOAKD_LOG" ||
 	fail "the log does not say the layout was stopped: $(tail -n 5 "$SOAKD_LOG")"
 [[ ! -e $WORK/g.dat ]] || fail "g.dat, created by soakd, is left after the stopped start"
+config "$O"
+stopped_while probe "waiting for the endpoint" "http://127.0.0.1:$PORT/soak/" 8000
+grep -q "stopped while waiting for the endpoint" "$SOAKD_LOG" ||
+	fail "the log does not say the probe was stopped: $(tail -n 5 "$SOAKD_LOG")"
 
-# 2. A reload that lays out the rest while f runs.
+# 2. Reloads that lay out g, then wait for o's endpoint, while f runs.
 config "$F"
 SOAKD_LOG="$WORK/soakd.reload.log"
-start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state2" --no-table
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 20 "the control socket" ctl_answers
 wait_until 20 "f to run" workload_is f running
 sleep 1
+# reload WHAT: a reload, timed into $WORK/took; meanwhile a soakctl that
+# gives up says the request may still be carried out.
+reload() {
+	(
+		t0=$(now_ns)
+		rc=0
+		# 2 GiB at a slow disk's 100 MB/s: 20 s.
+		timeout 300 "$SOAKCTL" --socket "$SOCK" --timeout 240 reload >"$WORK/reload.out" 2>&1 || rc=$?
+		echo "$rc $((($(now_ns) - t0) / 1000000))" >"$WORK/reload.rc"
+	) &
+	local pid=$! out rc took_ms
+	rm -f "$WORK/reload.rc"
+	sleep 0.5
+	if out=$(timeout 10 "$SOAKCTL" --socket "$SOCK" --timeout 1 status 2>&1); then
+		[[ -s $WORK/reload.rc ]] || fail "status answered while the reload ($1) still ran"
+		note "the reload ($1) was over before status gave up: its message is not checked"
+	else
+		grep -q "no reply from soakd .* within 1 s .*soakd may still carry out the request" <<<"$out" ||
+			fail "soakctl giving up during the reload ($1) said: $out"
+	fi
+	wait "$pid"
+	read -r rc took_ms <"$WORK/reload.rc"
+	((rc == 0)) || fail "the reload ($1) failed: $(cat "$WORK/reload.out")"
+	note "the reload ($1) took $took_ms ms"
+	# Less than four intervals would not have merged records anyway.
+	((took_ms >= 1000)) || fail "the reload ($1) took $took_ms ms, too quick to show anything"
+	echo "$took_ms" >>"$WORK/took"
+}
 config "$F" "$G"
-(
-	t0=$(now_ns)
-	rc=0
-	# 2 GiB at a slow disk's 100 MB/s: 20 s.
-	timeout 300 "$SOAKCTL" --socket "$SOCK" --timeout 240 reload >"$WORK/reload.out" 2>&1 || rc=$?
-	echo "$rc $((($(now_ns) - t0) / 1000000))" >"$WORK/reload.rc"
-) &
-reload_pid=$!
-# Meanwhile soakd answers nothing; a soakctl that gives up says the
-# request may still be carried out.
-sleep 0.5
-if out=$(timeout 10 "$SOAKCTL" --socket "$SOCK" --timeout 1 status 2>&1); then
-	[[ -s $WORK/reload.rc ]] || fail "status answered while the reload still ran"
-	note "the reload was over before status gave up: its message is not checked"
-else
-	grep -q "no reply from soakd .* within 1 s .*soakd may still carry out the request" <<<"$out" ||
-		fail "soakctl giving up during the reload said: $out"
-fi
-wait "$reload_pid"
-read -r rc took_ms <"$WORK/reload.rc"
-((rc == 0)) || fail "the reload failed: $(cat "$WORK/reload.out")"
-note "the reload took $took_ms ms"
+reload "a 2 GiB layout"
 grep -q "laying out $WORK/g.dat: 2048 MiB" "$SOAKD_LOG" ||
 	fail "no layout of g.dat in the reload: $(grep 'laying out' "$SOAKD_LOG")"
-# Less than four intervals would not have merged records anyway.
-((took_ms >= 1000)) || fail "the layout of 2 GiB took $took_ms ms, too quick to show anything"
+config "$F" "$G" "$O"
+reload "a slow endpoint"
+echo ok >"$MODE"
 sleep 1
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 
-# f's records: one per interval, end to end, over the reload too.
-python3 - "$WORK/state2/layout/intervals.log" "$took_ms" <<'EOF' || fail "f's intervals during the reload"
+# f's records: one per interval, end to end, over both reloads too.
+python3 - "$WORK/state/wait/intervals.log" "$WORK/took" <<'EOF' || fail "f's intervals during the reloads"
 import json, sys
-recs = []
+recs, reloads = [], []
 with open(sys.argv[1]) as f:
     next(f)
     for line in f:
         r = json.loads(line.split(" ", 1)[1])
         if r.get("type") == "interval" and r.get("workload") == "f":
             recs.append(r)
-reload = None
-with open(sys.argv[1]) as f:
-    next(f)
-    for line in f:
-        r = json.loads(line.split(" ", 1)[1])
-        if r.get("type") == "reload":
-            reload = r["run_ns"]
-assert reload is not None, "no reload record"
+        elif r.get("type") == "reload":
+            reloads.append(r["run_ns"])
+took = [int(t) * 1_000_000 for t in open(sys.argv[2]).read().split()]
+assert len(reloads) == len(took) == 2, (reloads, took)
 # The last one ends where soakd stopped, its thread's interval cut there.
 bad = [(r["start_ns"], r["end_ns"], r.get("intervals")) for r in recs[:-1]
        if r.get("intervals", 1) != 1 or r["end_ns"] - r["start_ns"] > 250_000_000]
 gaps = [(a["end_ns"], b["start_ns"]) for a, b in zip(recs, recs[1:]) if a["end_ns"] != b["start_ns"]]
-took = int(sys.argv[2]) * 1_000_000
-during = sum(1 for r in recs if reload - took <= r["start_ns"] and r["end_ns"] <= reload)
-print(f"# f: {len(recs)} records, {during} within the reload's {took // 1_000_000} ms")
 if bad:
     sys.exit(f"records spanning more than one interval: {bad}")
 if gaps:
     sys.exit(f"gaps between records: {gaps}")
-if during < took // 250_000_000 - 3:
-    sys.exit(f"only {during} of f's records within the reload")
+for end, t in zip(reloads, took):
+    during = sum(1 for r in recs if end - t <= r["start_ns"] and r["end_ns"] <= end)
+    print(f"# f: {during} records within a reload's {t // 1_000_000} ms")
+    if during < t // 250_000_000 - 3:
+        sys.exit(f"only {during} of f's records within the reload")
 EOF
 note "ok"
