@@ -57,6 +57,9 @@ static CURL *request_handle(const struct obj_client *cl, size_t endpoint, const 
 	CURL *e = curl_easy_init();
 
 	memset(ret, 0, sizeof(*ret));
+	/* Until its end is read: a request whose end is never seen did not
+	 * get an answer. */
+	ret->result = CURLE_GOT_NOTHING;
 	*ret_err = -ENOMEM;
 	if (!e)
 		return NULL;

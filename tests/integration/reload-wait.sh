@@ -86,15 +86,15 @@ sleep 1
 # reload WHAT: a reload, timed into $WORK/took; meanwhile a soakctl that
 # gives up says the request may still be carried out.
 reload() {
+	rm -f "$WORK/reload.rc"
 	(
 		t0=$(now_ns)
 		rc=0
 		# 2 GiB at a slow disk's 100 MB/s: 20 s.
-		timeout 300 "$SOAKCTL" --socket "$SOCK" --timeout 240 reload >"$WORK/reload.out" 2>&1 || rc=$?
+		timeout 120 "$SOAKCTL" --socket "$SOCK" --timeout 100 reload >"$WORK/reload.out" 2>&1 || rc=$?
 		echo "$rc $((($(now_ns) - t0) / 1000000))" >"$WORK/reload.rc"
 	) &
 	local pid=$! out rc took_ms
-	rm -f "$WORK/reload.rc"
 	sleep 0.5
 	if out=$(timeout 10 "$SOAKCTL" --socket "$SOCK" --timeout 1 status 2>&1); then
 		[[ -s $WORK/reload.rc ]] || fail "status answered while the reload ($1) still ran"
