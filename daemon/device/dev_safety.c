@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "dev_path.h"
 #include "dev_signatures.h"
+#include "workload/workload.h"
 
 /* How long the look for data on a device may take (dev_signatures.h), and
  * how long at the least once a reload's shared time is spent. */
@@ -37,14 +38,6 @@
  * dev_safety_share_probe_wait(true) share; sharing says whether they do. */
 static _Thread_local bool sharing;
 static _Thread_local uint64_t shared_left_ns;
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
 
 void dev_safety_share_probe_wait(bool on)
 {
@@ -511,10 +504,10 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	uint64_t wait_ns = probe_wait_ns();
 	char wait[32];
 	say_wait(wait_ns, wait, sizeof(wait));
-	uint64_t began = monotonic_ns();
+	uint64_t began = mono_ns();
 	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
 	r = probe < 0 ? probe : dev_signatures_find(probe, wait_ns, signatures, sizeof(signatures));
-	probe_waited(monotonic_ns() - began);
+	probe_waited(mono_ns() - began);
 	if (r == -ETIMEDOUT) {
 		refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
 		       "data on it) within %s%s: it stalls, or was spinning up (then try again)",
