@@ -8,13 +8,25 @@
 # the changed one starts over under its new rate.  Then bad files: a
 # syntax error and a bad value make systemctl reload fail, with
 # FILE:LINE:COLUMN in the journal (and from soakctl reload), and soakd runs
-# on with the configuration it had.
+# on with the configuration it had.  Last, a reload whose new workload
+# fills its device for verification for longer than a minute: systemctl
+# reload waits for it and succeeds (soakd extends systemd's reload timeout
+# and pings the watchdog meanwhile; soakctl in ExecReload= does not give up
+# first, as it did after 60 s).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/systemd-lib.sh"
+source "$(dirname "$0")/devlib.sh"
 
 ct_loop LOOP 64M
 ct_loop LOOP2 64M
+# "slow"'s device: 68 MiB filled at 1 MiB/s in phase 3.
+FILL_MIB=68
+ct_loop LOOP3 ${FILL_MIB}M
 ct_prepare
+# Shorter than phase 3's fill: systemd's reload timeout holds only while
+# soakd extends it (EXTEND_TIMEOUT_USEC=, from the fill's progress).
+ct_dropin reload-timeout "[Service]
+TimeoutStartSec=40s"
 config() { run_config reload "$(dev_workload keep "$LOOP" 200)" "$(dev_workload change "$LOOP2" "$1")"; }
 ct_config "$(config 100)"
 ct_boot
@@ -121,4 +133,36 @@ keep_bad=$(op_total keep count)
 wait_until 10 "keep to go on counting after the bad reloads" \
 	eval '(($(op_total keep count) > keep_bad))'
 grep -c '"type":"reload"' "$LOG" | grep -qx 1 || fail "a bad reload was recorded in the run's log"
+
+# 3. A reload that prepares for longer than a minute: "slow" is added on a
+# third device, which it fills for verification before it starts, held to
+# 1 MiB/s by a block cgroup around soakd (a cgroup v1 blkio one on these
+# machines, beside the container's own v2 tree).  systemctl reload waits
+# for the fill (its timeout, extended by soakd as the fill
+# goes: 40 s by the drop-in above) and succeeds; keep records its
+# intervals all along.
+blk_cgroup
+host_pid=$(head -n1 "$CT_CGROUP/system.slice/soakd.service/cgroup.procs" 2>/dev/null) ||
+	fail "soakd.service's cgroup is not where systemd in the container puts it"
+blk_join "$host_pid"
+blk_limit "$LOOP3" wbps=$((1 << 20))
+slow=$(dev_workload slow "$LOOP3" 50 70 '"verify": true, "fill": true, "pre_read": false')
+ct_config "$(run_config reload "$(dev_workload keep "$LOOP" 200)" "$(dev_workload change "$LOOP2" 150)" "$slow")"
+keep_before=$(keep_intervals)
+t0=$(now_ns)
+in_ct timeout 300 systemctl --no-pager reload soakd.service >"$WORK/slow.out" 2>&1 ||
+	fail "systemctl reload failed while slow filled its device: $(cat "$WORK/slow.out")
+$(ct_journal -o cat -u soakd.service | tail -n 8)"
+took=$((($(now_ns) - t0) / 1000000000))
+note "the reload that filled $FILL_MIB MiB took $took s"
+# Less would not show that nothing gives up after a minute.
+((took > 60)) || fail "the fill took only $took s: the device was not held to 1 MiB/s"
+[[ $(ct_main_pid) == "$MAIN" && $(ct_prop NRestarts) == 0 && $(ct_prop ActiveState) == active ]] ||
+	fail "after the long reload: soakd.service $(ct_prop ActiveState), pid $(ct_main_pid) (was $MAIN)"
+[[ $(state_of slow) == running && $(state_of keep) == running ]] ||
+	fail "after the long reload: slow $(state_of slow), keep $(state_of keep)"
+# One record a second through the fill, not one for the whole of it.
+gained=$(($(keep_intervals) - keep_before))
+((gained >= took - 5)) || fail "keep recorded $gained intervals during a reload of $took s"
+grep -c '"type":"reload"' "$LOG" | grep -qx 2 || fail "the long reload was not recorded once in the run's log"
 note "ok"
