@@ -340,6 +340,54 @@ static void test_boundaries_before_boot(void **state)
 	assert_int_equal(workload_next_boundary(&w, 3 * S), 11 * S);
 }
 
+/* The progress hook runs on the thread that set it (soakd's main loop),
+ * never on another one (a stream's sweep), which gets the answer of a
+ * process without a hook. */
+static int hook_calls;
+
+static bool count_hook(void *userdata, const struct workload_progress *p)
+{
+	(void)p;
+	hook_calls++;
+	return userdata != NULL;
+}
+
+static void *progress_elsewhere(void *arg)
+{
+	static const struct workload_progress p = { .what = "elsewhere" };
+	bool *answers = arg;
+
+	answers[0] = workload_progress_here();
+	answers[1] = workload_progress(&p);
+	return NULL;
+}
+
+static void test_progress_hook_thread(void **state)
+{
+	static const struct workload_progress p = { .what = "here" };
+	bool answers[2] = { true, false };
+	pthread_t t;
+
+	(void)state;
+	hook_calls = 0;
+	assert_false(workload_progress_here());
+	workload_set_progress_hook(count_hook, NULL);
+	assert_true(workload_progress_here());
+	/* The hook's own answer (NULL userdata: stop). */
+	assert_false(workload_progress(&p));
+	assert_int_equal(hook_calls, 1);
+	assert_int_equal(pthread_create(&t, NULL, progress_elsewhere, answers), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_false(answers[0]);
+	/* No SIGTERM pending: go on, and the hook was not called. */
+	assert_true(answers[1]);
+	assert_int_equal(hook_calls, 1);
+	workload_set_progress_hook(NULL, NULL);
+	assert_false(workload_progress_here());
+	assert_true(workload_progress(&p));
+	assert_int_equal(hook_calls, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_lag_and_names),
 		cmocka_unit_test(test_reap_states),
 		cmocka_unit_test(test_reap_past_deadline),
+		cmocka_unit_test(test_progress_hook_thread),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,20 +19,35 @@ uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static workload_progress_fn progress_fn;
+/* Set and cleared by the main thread while stream threads may ask
+ * workload_progress_here() (a sweep's requests): the hook is published
+ * last and read first, atomically; its thread and userdata are read only
+ * once it is seen. */
+static _Atomic(workload_progress_fn) progress_fn;
 static void *progress_userdata;
 static pthread_t progress_thread;
 
 void workload_set_progress_hook(workload_progress_fn fn, void *userdata)
 {
-	progress_fn = fn;
+	atomic_store_explicit(&progress_fn, NULL, memory_order_release);
+	if (!fn)
+		return;
 	progress_userdata = userdata;
 	progress_thread = pthread_self();
+	atomic_store_explicit(&progress_fn, fn, memory_order_release);
+}
+
+/* The hook, where this thread is the one that set it; else NULL. */
+static workload_progress_fn hook_here(void)
+{
+	workload_progress_fn fn = atomic_load_explicit(&progress_fn, memory_order_acquire);
+
+	return fn && pthread_equal(progress_thread, pthread_self()) ? fn : NULL;
 }
 
 bool workload_progress_here(void)
 {
-	return progress_fn && pthread_equal(progress_thread, pthread_self());
+	return hook_here() != NULL;
 }
 
 bool workload_stop_pending(void)
@@ -44,8 +60,10 @@ bool workload_stop_pending(void)
 
 bool workload_progress(const struct workload_progress *p)
 {
-	if (progress_fn)
-		return progress_fn(progress_userdata, p);
+	workload_progress_fn fn = hook_here();
+
+	if (fn)
+		return fn(progress_userdata, p);
 	return !workload_stop_pending();
 }
 

@@ -212,7 +212,8 @@ uint64_t workload_scheduled_ns(const struct workload *w, uint64_t from_ns, uint6
  * progress here, often (every MiB or so), and stops at once, its state
  * consistent, when this returns false (soakd is to stop).  soakd's hook
  * shows the progress in status and answers the control socket meanwhile;
- * without one, false means SIGTERM or SIGINT is pending.
+ * without one, or on another thread than the hook's, false means SIGTERM
+ * or SIGINT is pending.
  */
 struct workload_progress {
 	const char *workload, *target; /* names, NULL: not known */
