@@ -246,6 +246,10 @@ void tick_records(struct daemon *d)
 {
 	uint64_t expirations;
 
+	/* Whether an interval ended or not: with intervals longer than
+	 * WatchdogSec, a preparation that reports no progress of its own to
+	 * systemd (an endpoint's probe) would otherwise go unpinged. */
+	watchdog(d, mono_ns());
 	if (d->timer_fd < 0 || !d->results ||
 	    read(d->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
@@ -254,7 +258,6 @@ void tick_records(struct daemon *d)
 	sample_host(d, now);
 	results_tick(d->results, now);
 	exports_publish(d->exports, d->results, now);
-	watchdog(d, now);
 	if (expirations > 1) {
 		d->catchup_passes = CATCHUP_PASSES;
 		d->catchup_next_ns = mono_ns() + CATCHUP_EVERY_NS;

@@ -150,4 +150,49 @@ for end, t in zip(reloads, took):
     if during < t // 250_000_000 - 3:
         sys.exit(f"only {during} of f's records within the reload")
 EOF
+
+# 3. The watchdog through a reload that waits for the endpoint, where no
+# interval ends meanwhile (intervals of 20 s): pinged all along, at least
+# every half of WatchdogSec (2 s here), not only as intervals end.
+NOTIFY="$WORK/notify.sock"
+spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
+	"$NOTIFY" "$WORK/notify.jsonl"
+LISTENER=$SPAWNED
+wait_until 10 "the notify socket" test -S "$NOTIFY"
+echo slow >"$MODE"
+config "$F"
+sed -i 's/"250ms"/"20s"/' "$CFG"
+SOAKD_LOG="$WORK/soakd.watchdog.log"
+SOAKD_ENV=(-u WATCHDOG_PID "NOTIFY_SOCKET=$NOTIFY" "WATCHDOG_USEC=2000000")
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state-watchdog" --no-table
+SOAKD_ENV=()
+wait_until 20 "the control socket" ctl_answers
+config "$F" "$O"
+sed -i 's/"250ms"/"20s"/' "$CFG"
+t0=$(now_ns)
+ctl --timeout 30 reload >"$WORK/reload.out" 2>&1 || fail "the reload failed: $(cat "$WORK/reload.out")"
+took_ms=$((($(now_ns) - t0) / 1000000))
+((took_ms >= 2500)) || fail "the reload took $took_ms ms: the endpoint did not keep it waiting"
+echo ok >"$MODE"
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+_kill_bg "$LISTENER"
+python3 - "$WORK/notify.jsonl" <<'EOF' || fail "the watchdog during the reload"
+import json, sys
+notes = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lines = [(n["t"], n["msg"].split("\n")) for n in notes]
+pings = [t for t, m in lines if "WATCHDOG=1" in m]
+reload = [t for t, m in lines if "RELOADING=1" in m]
+ready = [t for t, m in lines if "READY=1" in m]
+after = [t for t in ready if reload and t > reload[0]]
+if not reload or not after:
+    sys.exit(f"no RELOADING=1 and READY=1 around the reload: {notes}")
+a, b = reload[0], after[0]
+within = [t for t in pings if a <= t <= b]
+marks = [a] + within + [b]
+gap = max(y - x for x, y in zip(marks, marks[1:]))
+print(f"# watchdog: {len(within)} pings during the {b - a:.1f} s reload, longest gap {gap:.2f} s")
+if gap > 1.0:
+    sys.exit(f"the watchdog went {gap:.2f} s without a ping during the reload (WatchdogSec 2 s)")
+EOF
 note "ok"
