@@ -114,6 +114,8 @@ static bool restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 	}
 	log_error("reload: workload %s cannot go on under its old definition either: %s",
 		  was->cfg->name, err);
+	/* Nor is it to start by itself at its start offset. */
+	d->pending_start_ns[i] = 0;
 	if (w && d->workloads[i] == w) {
 		/* Built and rebound, but could not resume. */
 		w->state = WORKLOAD_FAILED;

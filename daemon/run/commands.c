@@ -49,8 +49,10 @@ static char *handle_start_stop(struct daemon *d, const struct proto_request *req
 	size_t n = 0;
 
 	if (req->n_names == 0) {
+		/* Not those a refused reload left without targets: named,
+		 * they are refused with the reason. */
 		for (size_t i = 0; i < d->n_workloads; i++)
-			if (!d->removed[i])
+			if (!d->removed[i] && !(start && d->workloads[i]->released))
 				idx[n++] = i;
 	} else {
 		for (size_t k = 0; k < req->n_names; k++) {

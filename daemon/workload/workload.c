@@ -186,6 +186,12 @@ static int start_at(struct workload *w, uint64_t now_ns, uint64_t pos_ns, char *
 			 workload_state_name(w->state));
 		return -EBUSY;
 	}
+	if (w->released) {
+		snprintf(err, errlen, "it let go of its targets when a reload could neither replace "
+			 "nor restore it; a reload that defines it where it can run brings it back "
+			 "(or, after a restart of soakd, soakctl start)");
+		return -ESTALE;
+	}
 	if (w->engine->can_start) {
 		r = w->engine->can_start(w, err, errlen);
 		if (r < 0)
