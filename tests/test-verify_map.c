@@ -49,7 +49,7 @@ static int64_t boot = 1700000000;
 static void open_map(struct verify_map *m, const char *name, uint64_t n, bool filled)
 {
 	char err[256] = "";
-	int r = verify_map_open(dir_fd, name, n, 77, filled, boot, m, err, sizeof(err));
+	int r = verify_map_open(dir_fd, name, n, 0xfeed, 77, filled, boot, m, err, sizeof(err));
 	if (r < 0)
 		fail_msg("%s", err);
 }
@@ -103,8 +103,20 @@ static void test_crash_and_flush(void **state)
 
 	/* Another size is another device. */
 	char err[256];
-	assert_true(verify_map_open(dir_fd, "a", 999, 77, true, boot, &m, err, sizeof(err)) < 0);
+	assert_true(verify_map_open(dir_fd, "a", 999, 0xfeed, 77, true, boot, &m, err,
+				    sizeof(err)) < 0);
 	assert_non_null(strstr(err, "another device size"));
+	/* As many blocks of another target (a reload or a restart changed
+	 * its path): its generations are not this device's. */
+	err[0] = '\0';
+	assert_true(verify_map_open(dir_fd, "a", 1000, 0xbeef, 77, true, boot, &m, err,
+				    sizeof(err)) < 0);
+	assert_non_null(strstr(err, "made for another target"));
+	/* Refused without a change: its own target still opens it. */
+	open_map(&m, "a", 1000, true);
+	assert_false(m.created);
+	assert_int_equal(verify_map_uncertain(&m, 7), 2);
+	verify_map_close(&m);
 }
 
 /* A host that went down (another boot time) with the files not closed

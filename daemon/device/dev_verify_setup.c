@@ -231,8 +231,8 @@ static int open_state(struct workload *w, struct dev_stream *d, struct dev_verif
 	uint64_t run_id = v->fill_run_id;
 	if (!v->fill_pending && getrandom(&run_id, sizeof(run_id), 0) != sizeof(run_id))
 		run_id = mono_ns() ^ ((uint64_t)getpid() << 32);
-	int r = verify_map_open(v->dir_fd, v->name, v->n_blocks, run_id, v->fill_pending,
-				boot_wall_s(), &v->map, err, errlen);
+	int r = verify_map_open(v->dir_fd, v->name, v->n_blocks, v->id.target, run_id,
+				v->fill_pending, boot_wall_s(), &v->map, err, errlen);
 	if (r < 0)
 		return r;
 	v->id.run = verify_map_run_id(&v->map);

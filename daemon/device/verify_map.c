@@ -47,7 +47,9 @@ struct verify_map_state {
 	uint32_t clean;             /* closed by verify_map_close_clean: everything synced */
 	uint32_t pad0;
 	uint64_t unc_dropped;       /* marks the full table could not take (0 in older files) */
-	uint8_t reserved[STATE_HEADER - 112];
+	uint32_t target;            /* the target it was made for (verify_hash of its path) */
+	uint32_t target_known;      /* 0 in older files: taken as this one's at the next open */
+	uint8_t reserved[STATE_HEADER - 120];
 	struct verify_map_entry ring[VERIFY_MAP_RING];
 	struct verify_map_slot unc[VERIFY_MAP_UNCERTAIN];
 };
@@ -239,8 +241,9 @@ static void take_open_epochs(struct verify_map *m)
 	st->tail = st->head;
 }
 
-int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t run_id, bool filled,
-		    int64_t boot_wall_s, struct verify_map *ret, char *err, size_t errlen)
+int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t target,
+		    uint64_t run_id, bool filled, int64_t boot_wall_s, struct verify_map *ret,
+		    char *err, size_t errlen)
 {
 	char path[256];
 	bool state_new, map_new;
@@ -274,6 +277,8 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t ru
 		st->ring_cap = VERIFY_MAP_RING;
 		st->unc_cap = VERIFY_MAP_UNCERTAIN;
 		st->filled = filled;
+		st->target = target;
+		st->target_known = 1;
 		st->epoch = 1;
 		/* Last: a state without its magic is started again. */
 		__atomic_store_n(&st->magic, STATE_MAGIC, __ATOMIC_RELEASE);
@@ -285,7 +290,16 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t ru
 		snprintf(err, errlen, "the verify state %s is not one this soakd wrote for %llu "
 				      "blocks; start a new run", name, (unsigned long long)n_blocks);
 		goto fail;
+	} else if (m.st->target_known && m.st->target != target) {
+		/* Its generations describe the blocks of another device: read
+		 * against this one, every block would look damaged. */
+		snprintf(err, errlen, "the verify state %s was made for another target: a verified "
+				      "workload's targets cannot change within a run; start a new run, "
+				      "or give the workload another name", name);
+		goto fail;
 	} else {
+		m.st->target = target;
+		m.st->target_known = 1;
 		/* The host went down with the files unsynced: what of them
 		 * reached the disk, and in what order, is anyone's guess. */
 		int64_t d = m.st->boot_wall_s - boot_wall_s;

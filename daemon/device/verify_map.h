@@ -55,15 +55,18 @@ struct verify_map {
 
 /*
  * Opens (resume) or creates the files NAME.map and NAME.state in the
- * directory dir_fd for a target of n_blocks blocks.  A new map gets run_id
- * and `filled` (every block holds generation 0).  An existing one must be
- * for as many blocks; its open epochs turn into uncertain blocks.
+ * directory dir_fd for a target of n_blocks blocks, identified by `target`
+ * (verify_hash of its path).  A new map gets run_id and `filled` (every
+ * block holds generation 0).  An existing one must be for as many blocks
+ * and the same target (one from before targets were recorded takes this
+ * one); its open epochs turn into uncertain blocks.
  * boot_wall_s is when the host booted (CLOCK_REALTIME - CLOCK_BOOTTIME): a
  * map not closed cleanly under another boot sets host_restarted.
  * Returns 0 or -errno with err set.
  */
-int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint64_t run_id, bool filled,
-		    int64_t boot_wall_s, struct verify_map *ret, char *err, size_t errlen);
+int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t target,
+		    uint64_t run_id, bool filled, int64_t boot_wall_s, struct verify_map *ret,
+		    char *err, size_t errlen);
 void verify_map_close(struct verify_map *m);
 /* Syncs both files and marks them clean (nothing written since): a host
  * restart then leaves them trustworthy.  verify_map_dirty before writing
