@@ -521,15 +521,17 @@ release:
 	return r;
 }
 
-int dev_prep_workload(const struct workload_config *cfg, char *err, size_t errlen)
+int dev_prep_workload(const struct workload_config *cfg, uint64_t which, char *err, size_t errlen)
 {
 	struct target_config devices[CONFIG_MAX_TARGETS];
 	size_t n = 0;
 
-	if (!cfg->prep)
+	if (!cfg->prep || !which)
 		return 0;
 	for (size_t i = 0; i < cfg->n_targets && n < CONFIG_MAX_TARGETS; i++) {
 		struct dev_path path;
+		if (i >= 64 || !(which & (UINT64_C(1) << i)))
+			continue;
 		int r = dev_path_resolve(cfg->targets[i].path, cfg->targets[i].allow_unsafe_path,
 					 &path, err, errlen);
 		if (r < 0)

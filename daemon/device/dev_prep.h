@@ -26,8 +26,9 @@
 /* Preps every target, which must all be block devices. */
 int dev_prep(const struct target_config *targets, size_t n, enum dev_safety_via via, char *err,
 	     size_t errlen);
-/* A device workload's "prep": true: preps its block-device targets (regular
- * files need none); does nothing without it. */
-int dev_prep_workload(const struct workload_config *cfg, char *err, size_t errlen);
+/* A device workload's "prep": true: preps those of its block-device targets
+ * that `which` names (bit k: cfg->targets[k]; regular files need none);
+ * does nothing without it. */
+int dev_prep_workload(const struct workload_config *cfg, uint64_t which, char *err, size_t errlen);
 
 #endif

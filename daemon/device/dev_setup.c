@@ -75,8 +75,9 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		return r;
 	/* "prep": true zeroes and salts the devices before any is opened. */
 	/* A resumed run's devices were prepped when it began; prepping again
-	 * would wipe the state the run has aged them into. */
-	r = w->resuming ? 0 : dev_prep_workload(cfg, err, errlen);
+	 * would wipe the state the run has aged them into.  Those a reload's
+	 * replacement brings in are new to the run. */
+	r = dev_prep_workload(cfg, w->resuming ? w->new_targets : UINT64_MAX, err, errlen);
 	if (r < 0)
 		return r;
 
@@ -93,7 +94,8 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 	for (; opened < w->n_streams; opened++) {
 		struct dev_target *t = &targets[opened];
 		/* A fill writes even where the workload only reads. */
-		bool writes = model.writes || (cfg->verify.on && cfg->verify.fill && !w->resuming);
+		bool fresh = !w->resuming || (opened < 64 && (w->new_targets >> opened & 1));
+		bool writes = model.writes || (cfg->verify.on && cfg->verify.fill && fresh);
 		r = dev_target_open(cfg, &cfg->targets[opened], writes, t, err, errlen);
 		if (r < 0)
 			goto undo;

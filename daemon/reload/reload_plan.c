@@ -97,6 +97,23 @@ void reload_plan_free(struct reload_plan *p)
  * swap_replaced, which can still undo them, so a reload either happens
  * whole or not at all.
  */
+/* The targets of `to` (bit k: to->targets[k]) that `from` does not name:
+ * new to the run.  By path: the same device under another name counts as
+ * new. */
+static uint64_t targets_not_in(const struct workload_config *to, const struct workload_config *from)
+{
+	uint64_t fresh = 0;
+
+	for (size_t k = 0; k < to->n_targets && k < 64; k++) {
+		bool known = false;
+		for (size_t m = 0; m < from->n_targets && !known; m++)
+			known = strcmp(to->targets[k].path, from->targets[m].path) == 0;
+		if (!known)
+			fresh |= UINT64_C(1) << k;
+	}
+	return fresh;
+}
+
 int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 {
 	char *errs = NULL;
@@ -169,10 +186,12 @@ int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 			p->fresh[j]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
 			/* A replacement opens its devices once the workload it
 			 * replaces has let go of them (swap_replaced); it does
-			 * not prep devices the run has already aged. */
-			if (p->change[j] == RELOAD_REPLACED)
+			 * not prep devices the run has already aged, only
+			 * those it brings in. */
+			if (p->change[j] == RELOAD_REPLACED) {
 				p->fresh[j]->resuming = true;
-			else
+				p->fresh[j]->new_targets = targets_not_in(wc, d->workloads[p->slot[j]]->cfg);
+			} else
 				r = workload_prepare(p->fresh[j], err, sizeof(err));
 		}
 		if (r < 0)

@@ -10,7 +10,8 @@
 #     does not time out);
 #   - on a device throttled to a few MiB/s (block cgroup), progress lines
 #     come every few seconds, and SIGTERM stops the prep early;
-#   - a workload's "prep": true preps its devices before READY=1.
+#   - a workload's "prep": true preps its devices before READY=1, and a
+#     reload that gives it another device preps that one alone.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 
@@ -187,4 +188,36 @@ timeout 60 "$SOAKD" --config "$WORK/workload.json" --socket "$SOCK" --state-dir 
 grep -q "refusing to write to $FRESH: it holds an ext4 filesystem" "$WORK/refused-workload.log" ||
 	fail "workload prep refusal: $(cat "$WORK/refused-workload.log")"
 [[ $(signature_of "$FRESH") == ext4 ]] || fail "ext4 on $FRESH is gone after a refusal"
+
+# A reload that gives a prepped workload a second device: the new device
+# is prepped, the one the run has aged is not (a replacement was prepped
+# not at all: the new device ran unprepped).
+new_loop 32M
+AGED=$NEW_LOOP
+new_loop 32M
+ADDED=$NEW_LOOP
+prep_config() {
+	cat >"$WORK/reload.json" <<EOF
+{"run": {"name": "prep-reload", "interval": "1s", "on_finish": "idle"},
+ "workloads": [
+  {"name": "p", "type": "device", "model": "pattern", "prep": true, "targets": [$1],
+   "read_pct": 70, "block_size": "4KiB", "queue_depth": 4, "rate": 100}]}
+EOF
+}
+aged="{\"path\": \"$AGED\", \"destroy_data\": true}"
+prep_config "$aged"
+SOAKD_ENV=()
+SOAKD_LOG="$WORK/soakd.reload.log"
+start_soakd --config "$WORK/reload.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 30 "the control socket" ctl_answers
+wait_until 30 "p to run" workload_is p running
+grep -q "prep $AGED: done" "$SOAKD_LOG" || fail "$AGED was not prepped at start: $(cat "$SOAKD_LOG")"
+prep_config "$aged, {\"path\": \"$ADDED\", \"destroy_data\": true}"
+ctl reload >"$WORK/reload.out" 2>&1 || fail "the reload adding $ADDED failed: $(cat "$WORK/reload.out")"
+wait_until 10 "p to run on both" workload_is p running
+grep -q "prep $ADDED: done" "$SOAKD_LOG" || fail "the reload did not prep $ADDED: $(tail -n 12 "$SOAKD_LOG")"
+(($(grep -c "prep $AGED: done" "$SOAKD_LOG") == 1)) || fail "the reload prepped $AGED again"
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "the prep reload run exited $SOAKD_RC"
+check_salted "$ADDED"
 note "ok"
