@@ -72,7 +72,7 @@ struct replaced_state {
 
 /* Builds the old definition again in slot i, where it left off; old is
  * the released workload itself.  False when it could not be, and the
- * workload is failed. */
+ * workload is failed (stopped, when soakd is stopping). */
 static bool restore_replaced(struct daemon *d, size_t i, const struct replaced_state *was,
 			     struct workload *old)
 {
@@ -112,23 +112,32 @@ static bool restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 			return true;
 		}
 	}
-	log_error("reload: workload %s cannot go on under its old definition either: %s",
-		  was->cfg->name, err);
+	/* A SIGTERM or SIGINT during the reload ends the preparations,
+	 * the old definition's too: soakd is stopping, and the workload
+	 * with it, which is no failure of the workload's. */
+	bool stopping = workload_stop_pending();
+	if (stopping)
+		log_notice("reload: workload %s stops with soakd, before its old definition was "
+			   "back: %s", was->cfg->name, err);
+	else
+		log_error("reload: workload %s cannot go on under its old definition either: %s",
+			  was->cfg->name, err);
 	/* Nor is it to start by itself at its start offset. */
 	d->pending_start_ns[i] = 0;
-	if (w && d->workloads[i] == w) {
-		/* Built and rebound, but could not resume. */
-		w->state = WORKLOAD_FAILED;
-	} else {
+	if (!w || d->workloads[i] != w) {
 		/* The old one stays in its slot with its results, ended. */
 		workload_free(w);
 		results_rebind_workload(d->results, i, old);
 		d->workloads[i] = old;
-		old->state = WORKLOAD_FAILED;
 		w = old;
 	}
-	snprintf(w->reason, sizeof(w->reason), "a reload could not replace it nor restore it: "
-		 "%.180s", err);
+	/* Else built and rebound, but could not resume. */
+	w->state = stopping ? WORKLOAD_STOPPED : WORKLOAD_FAILED;
+	if (stopping)
+		snprintf(w->reason, sizeof(w->reason), "soakd stopped while a reload replaced it");
+	else
+		snprintf(w->reason, sizeof(w->reason), "a reload could not replace it nor restore "
+			 "it: %.180s", err);
 	results_record_state(d->results, i);
 	return false;
 }
@@ -278,9 +287,12 @@ char *handle_reload(struct daemon *d)
 	d->reloading = false;
 	if (r < 0) {
 		log_error("reload refused: %s", err ? err : strerror(-r));
-		const char *after = lost ? "stopped; one or more could not go on under its old "
-					   "definition either and failed (status says why)"
-					 : "stopped for a moment and go on under their old definitions";
+		const char *after = "stopped for a moment and go on under their old definitions";
+		if (lost && workload_stop_pending())
+			after = "stopped, and stay stopped: soakd is stopping";
+		else if (lost)
+			after = "stopped; one or more could not go on under its old definition "
+				"either and failed (status says why)";
 		log_notice("the configuration was not reloaded; the workloads it would have "
 			   "replaced %s", after);
 		char *line = proto_error_line("the configuration was not reloaded (the workloads it "

@@ -9,6 +9,10 @@
 # removed); neither could be stopped before.  In a reload, the workloads
 # already running keep one record per interval while it lasts; they were
 # merged into one record of the whole wait (the main loop did not tick).
+# The watchdog is pinged through a reload's wait where no interval ends
+# (it was pinged only as intervals ended), and a SIGTERM during a reload
+# stops the workload it replaces with soakd (it was recorded failed, and
+# soakd exited 3).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -194,5 +198,40 @@ gap = max(y - x for x, y in zip(marks, marks[1:]))
 print(f"# watchdog: {len(within)} pings during the {b - a:.1f} s reload, longest gap {gap:.2f} s")
 if gap > 1.0:
     sys.exit(f"the watchdog went {gap:.2f} s without a ping during the reload (WatchdogSec 2 s)")
+EOF
+
+# 4. SIGTERM while a reload replaces o and waits for its endpoint: the
+# replacement's probe ends, and so does the old definition's, put back as
+# the reload is refused; o stops with soakd (it did not fail: soakd exits
+# 0, its record says stopped, not failed).
+echo ok >"$MODE"
+config "$F" "$O"
+SOAKD_LOG="$WORK/soakd.sigterm.log"
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state-sigterm" --no-table
+wait_until 20 "the control socket" ctl_answers
+wait_until 20 "o to run" workload_is o running
+echo slow >"$MODE"
+config "$F" "${O/\"rate\": 5/\"rate\": 6}"
+grep -q '"rate": 6' "$CFG" || fail "the test's changed definition of o"
+("$SOAKCTL" --socket "$SOCK" --timeout 30 reload >"$WORK/reload4.out" 2>&1 || true) &
+reloader=$!
+wait_until 10 "the reload to wait for the endpoint" grep -q "control socket: reload" "$SOAKD_LOG"
+sleep 1
+kill -TERM "$SOAKD_PID"
+wait_soakd_exit 20
+wait "$reloader" || true
+echo ok >"$MODE"
+((SOAKD_RC == 0)) || fail "soakd stopped during a reload exited $SOAKD_RC: $(tail -n 5 "$SOAKD_LOG")"
+grep -q "workload o stops with soakd" "$SOAKD_LOG" ||
+	fail "the log does not say o stopped with soakd: $(tail -n 8 "$SOAKD_LOG")"
+python3 - "$WORK/state-sigterm/wait/intervals.log" <<'EOF' || fail "o's records after the stop"
+import json, sys
+recs = [json.loads(l.split(" ", 1)[1]) for l in open(sys.argv[1]).read().splitlines()[1:]]
+states = [(r["state"], r["reason"]) for r in recs if r["type"] == "state" and r.get("workload") == "o"]
+print(f"# o's states: {states}")
+if not states or states[-1] != ("stopped", "soakd stopped while a reload replaced it"):
+    sys.exit(f"o's last state is not a stop with soakd: {states}")
+if any(s == "failed" for s, _ in states):
+    sys.exit(f"o was recorded failed: {states}")
 EOF
 note "ok"
