@@ -518,6 +518,9 @@ static void *dev_thread(void *arg)
 		fidelity_sample(&d->fid, cur, mono_ns());
 		if (fidelity_check_lag(&d->fid, s->label, lag, lag_due, now, cfg->max_lag_ns,
 				       reason, sizeof(reason))) {
+			/* The ops just prepared go out with finish_ops' drain:
+			 * timed from now, not from the clock's 0. */
+			stamp_submits(d, cur, prepped, n_prepped, mono_ns());
 			outcome = STREAM_FAILED;
 			break;
 		}
