@@ -10,6 +10,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -321,6 +322,58 @@ static void test_streams_merge(void **state)
 	json_decref(dump);
 	hist_delete(want);
 	hist_delete(got);
+	teardown_workload(&fx);
+}
+
+/* A stream late to publish an interval (its thread held up by a sync, a
+ * probe, the CPU) is waited for, a second at most: the interval stays one
+ * record, its target counted once.  It was two records of the same
+ * interval, each with the whole target. */
+static void test_late_stream(void **state)
+{
+	struct fixture fx;
+	json_t *dump = NULL, *read;
+	const uint64_t ms = NS_PER_S / 1000;
+
+	(void)state;
+	setup_workload(&fx, 2);
+	for (size_t s = 0; s < 2; s++) {
+		fx.w->streams[s].thread_started = true;
+		atomic_store(&fx.w->streams[s].outcome, STREAM_RUNNING);
+	}
+	complete(&fx, 0, 350, 150, 10 * USEC);
+	complete(&fx, 1, 350, 150, 10 * USEC);
+	stream_publish(&fx.w->streams[1].stats, RUN_START + NS_PER_S);
+	assert_true(results_tick(fx.r, RUN_START + NS_PER_S + 30 * ms));
+	dump = results_dump_json(fx.r);
+	assert_int_equal(workload_num(dump, "intervals"), 0);
+	stream_publish(&fx.w->streams[0].stats, RUN_START + NS_PER_S);
+	assert_false(results_tick(fx.r, RUN_START + NS_PER_S + 300 * ms));
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(workload_num(dump, "intervals"), 1);
+	assert_int_equal(num(read, "count"), 700);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+	assert_near(num(read, "rate_achieved"), 700, 1e-6);
+
+	/* Later than the grace: the interval is recorded without it. */
+	complete(&fx, 0, 350, 150, 10 * USEC);
+	stream_publish(&fx.w->streams[0].stats, RUN_START + 2 * NS_PER_S);
+	assert_true(results_tick(fx.r, RUN_START + 2 * NS_PER_S + 30 * ms));
+	assert_false(results_tick(fx.r, RUN_START + 2 * NS_PER_S + 1100 * ms));
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(workload_num(dump, "intervals"), 2);
+	assert_int_equal(num(read, "count"), 1050);
+
+	/* A stream whose thread ended has nothing more to publish. */
+	atomic_store(&fx.w->streams[1].outcome, STREAM_FINISHED);
+	complete(&fx, 0, 350, 150, 10 * USEC);
+	stream_publish(&fx.w->streams[0].stats, RUN_START + 3 * NS_PER_S);
+	assert_false(results_tick(fx.r, RUN_START + 3 * NS_PER_S + 30 * ms));
+	dump_op(&fx, &dump, "read");
+	assert_int_equal(workload_num(dump, "intervals"), 3);
+	json_decref(dump);
+	for (size_t s = 0; s < 2; s++)
+		fx.w->streams[s].thread_started = false;   /* no thread to join */
 	teardown_workload(&fx);
 }
 
@@ -650,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_interval_rates),
 		cmocka_unit_test(test_missed_and_pending),
 		cmocka_unit_test(test_streams_merge),
+		cmocka_unit_test(test_late_stream),
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
 		cmocka_unit_test(test_generator_late),

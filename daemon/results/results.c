@@ -495,6 +495,29 @@ static void record_hole(struct results *r, struct workload_results *wr, uint64_t
 	}
 }
 
+/* How long an interval's record waits for a stream still running that
+ * has not published its part yet (its thread held up: a sync, a probe,
+ * starved of CPU).  Closed without it, the interval would become two
+ * records, each with the whole interval's target. */
+#define LATE_STREAM_GRACE_NS (UINT64_C(1000) * 1000000)
+
+/* A stream of wr's still running has published nothing yet: all of them
+ * have published up to the end of the first slot, when none is late. */
+static bool stream_late(const struct workload_results *wr)
+{
+	for (size_t s = 0; s < wr->n_streams; s++) {
+		struct workload_stream *st = &wr->workload->streams[s];
+		/* Read first: a thread that ended published its last slot
+		 * before it said so. */
+		if (!st->thread_started ||
+		    atomic_load_explicit(&st->outcome, memory_order_acquire) != STREAM_RUNNING)
+			continue;
+		if (!stream_peek(&st->stats))
+			return true;
+	}
+	return false;
+}
+
 /*
  * One record per interval the threads published, never several merged:
  * after soakd was frozen (SIGSTOP, a long stall) the slots published
@@ -503,9 +526,10 @@ static void record_hole(struct results *r, struct workload_results *wr, uint64_t
  * workload publish the same boundaries; their slots for one interval
  * make one record.
  */
-void results_tick(struct results *r, uint64_t now_ns)
+bool results_tick(struct results *r, uint64_t now_ns)
 {
-	(void)now_ns;
+	bool waiting = false;
+
 	for (size_t i = 0; i < r->n; i++) {
 		struct workload_results *wr = &r->w[i];
 		for (;;) {
@@ -520,6 +544,11 @@ void results_tick(struct results *r, uint64_t now_ns)
 			}
 			if (first_end == UINT64_MAX)
 				break;
+			if (wr->n_streams > 1 && now_ns < first_end + LATE_STREAM_GRACE_NS &&
+			    stream_late(wr)) {
+				waiting = true;
+				break;
+			}
 			record_hole(r, wr, first_start);
 			for (size_t s = 0; s < wr->n_streams; s++) {
 				struct stream_stats *st = &wr->workload->streams[s].stats;
@@ -532,6 +561,7 @@ void results_tick(struct results *r, uint64_t now_ns)
 			close_interval(r, wr);
 		}
 	}
+	return waiting;
 }
 
 bool results_reap(struct results *r, size_t i)

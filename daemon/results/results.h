@@ -197,9 +197,10 @@ uint64_t results_checkpoint_seek_ns(const struct results *r);
 /* Records a workload's change of state in the run's log. */
 void results_record_state(struct results *r, size_t i);
 
-/* Collects what the streams have published; with final, also what the
- * joined threads left.  Reports each closed interval. */
-void results_tick(struct results *r, uint64_t now_ns);
+/* Collects what the streams have published and reports each closed
+ * interval.  True when an interval waits for a stream whose thread is late
+ * to publish it (a second at most): call again soon. */
+bool results_tick(struct results *r, uint64_t now_ns);
 /* Joins ended threads of workload i, folding in their last slots. */
 bool results_reap(struct results *r, size_t i);
 /* Waits for workload i's streams to end, until until_ns (mono_ns) at the

@@ -146,6 +146,16 @@ static void sample_host(struct daemon *d, uint64_t now)
 	d->results->host_last = rec;
 }
 
+/* A record waits for a stream late to publish its interval: the results
+ * are collected again every CATCHUP_EVERY_NS until it comes. */
+static void wait_for_late_streams(struct daemon *d)
+{
+	if (d->catchup_passes < 1)
+		d->catchup_passes = 1;
+	if (!d->catchup_next_ns || d->catchup_next_ns > mono_ns() + CATCHUP_EVERY_NS)
+		d->catchup_next_ns = mono_ns() + CATCHUP_EVERY_NS;
+}
+
 static void tick(struct daemon *d, uint64_t now)
 {
 	char status[1024];
@@ -169,7 +179,8 @@ static void tick(struct daemon *d, uint64_t now)
 	/* The host's interval before the workloads' it covers, so a dump's
 	 * CSV rows can carry it. */
 	sample_host(d, now);
-	results_tick(d->results, now);
+	if (results_tick(d->results, now))
+		wait_for_late_streams(d);
 	certify_tick(d, now);
 	search_tick(d, now);
 	exports_publish(d->exports, d->results, now);
@@ -256,7 +267,8 @@ void tick_records(struct daemon *d)
 	uint64_t now = mono_ns();
 	probes_tick(d->probes, now);
 	sample_host(d, now);
-	results_tick(d->results, now);
+	if (results_tick(d->results, now))
+		wait_for_late_streams(d);
 	exports_publish(d->exports, d->results, now);
 	if (expirations > 1) {
 		d->catchup_passes = CATCHUP_PASSES;
@@ -558,9 +570,10 @@ static void run_due(struct daemon *d)
 	}
 	uint64_t now = mono_ns();
 	if (d->catchup_passes && now >= d->catchup_next_ns && d->results) {
-		results_tick(d->results, now);
 		d->catchup_passes--;
 		d->catchup_next_ns = now + CATCHUP_EVERY_NS;
+		if (results_tick(d->results, now))
+			wait_for_late_streams(d);
 	}
 	for (size_t i = 0; i < d->n_workloads; i++)
 		if (d->pending_start_ns[i] && now >= d->pending_start_ns[i]) {
