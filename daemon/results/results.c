@@ -498,8 +498,17 @@ static void record_hole(struct results *r, struct workload_results *wr, uint64_t
 /* How long an interval's record waits for a stream still running that
  * has not published its part yet (its thread held up: a sync, a probe,
  * starved of CPU).  Closed without it, the interval would become two
- * records, each with the whole interval's target. */
+ * records, each with the whole interval's target.  Never more than two
+ * intervals: the other streams publish meanwhile, and a ring of
+ * STATS_SLOTS slots must not fill (its slots would merge intervals). */
 #define LATE_STREAM_GRACE_NS (UINT64_C(1000) * 1000000)
+
+static uint64_t late_stream_grace(const struct results *r)
+{
+	uint64_t most = (STATS_SLOTS - 2) * r->cfg->interval_ns;
+
+	return most < LATE_STREAM_GRACE_NS ? most : LATE_STREAM_GRACE_NS;
+}
 
 /* A stream of wr's still running has published nothing yet: all of them
  * have published up to the end of the first slot, when none is late. */
@@ -544,7 +553,7 @@ bool results_tick(struct results *r, uint64_t now_ns)
 			}
 			if (first_end == UINT64_MAX)
 				break;
-			if (wr->n_streams > 1 && now_ns < first_end + LATE_STREAM_GRACE_NS &&
+			if (wr->n_streams > 1 && now_ns < first_end + late_stream_grace(r) &&
 			    stream_late(wr)) {
 				waiting = true;
 				break;
