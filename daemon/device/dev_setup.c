@@ -76,8 +76,17 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 	/* "prep": true zeroes and salts the devices before any is opened. */
 	/* A resumed run's devices were prepped when it began; prepping again
 	 * would wipe the state the run has aged them into.  Those a reload's
-	 * replacement brings in are new to the run. */
-	r = dev_prep_workload(cfg, w->resuming ? w->new_targets : UINT64_MAX, err, errlen);
+	 * replacement brings in are new to the run, unless the run verified
+	 * them before (a verify state for their place): wiped, every block
+	 * written would read as damaged. */
+	uint64_t prep = UINT64_MAX;
+	if (w->resuming) {
+		prep = w->new_targets;
+		for (size_t k = 0; k < cfg->n_targets && k < 64; k++)
+			if ((prep >> k & 1) && dev_verify_state_exists(w, k))
+				prep &= ~(UINT64_C(1) << k);
+	}
+	r = dev_prep_workload(cfg, prep, err, errlen);
 	if (r < 0)
 		return r;
 

@@ -26,6 +26,9 @@ struct dev_verify;
  * run directory and, on a resumed run, checks what verify_on_resume says. */
 int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errlen);
 void dev_verify_free(struct dev_verify *v);
+/* The run directory holds a verify state for w's target `index` (whatever
+ * target it was made for): the run has written and tracked that device. */
+bool dev_verify_state_exists(const struct workload *w, size_t index);
 
 /* The I/O path's hooks are declared in dev_engine_int.h, which
  * dev_engine.c includes (so the engine does not depend on this module). */

@@ -247,10 +247,10 @@ static int open_state(struct workload *w, struct dev_stream *d, struct dev_verif
 	return check_on_resume(d, v, err, errlen);
 }
 
-/* The run directory holds this stream's verify state (a map was made). */
-static bool state_exists(const struct workload *w, const struct dev_verify *v)
+/* The run directory holds the verify state NAME (a map was made). */
+static bool named_state_exists(const struct workload *w, const char *v_name)
 {
-	char name[128];
+	char name[160];
 	struct stat st;
 
 	if (!w->run_dir)
@@ -258,10 +258,25 @@ static bool state_exists(const struct workload *w, const struct dev_verify *v)
 	int dir_fd = open(w->run_dir, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir_fd < 0)
 		return false;
-	snprintf(name, sizeof(name), "%s.state", v->name);
+	snprintf(name, sizeof(name), "%s.state", v_name);
 	bool found = fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	close(dir_fd);
 	return found;
+}
+
+static bool state_exists(const struct workload *w, const struct dev_verify *v)
+{
+	return named_state_exists(w, v->name);
+}
+
+bool dev_verify_state_exists(const struct workload *w, size_t index)
+{
+	char name[sizeof(((struct dev_verify *)0)->name)];
+
+	if (!w->cfg->verify.on)
+		return false;
+	snprintf(name, sizeof(name), "verify-%s-%zu", w->cfg->name, index);
+	return named_state_exists(w, name);
 }
 
 int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errlen)

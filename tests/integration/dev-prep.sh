@@ -220,4 +220,44 @@ grep -q "prep $ADDED: done" "$SOAKD_LOG" || fail "the reload did not prep $ADDED
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "the prep reload run exited $SOAKD_RC"
 check_salted "$ADDED"
+# A verified workload with prep: a reload drops its second device, the
+# next brings it back.  The run verified that device before (its state
+# is in the run directory): it is not prepped again, which would wipe
+# every block the state says was written, and its check finds none
+# damaged.
+new_loop 32M
+V1=$NEW_LOOP
+new_loop 32M
+V2=$NEW_LOOP
+vprep_config() {
+	cat >"$WORK/vreload.json" <<EOF
+{"run": {"name": "vprep", "interval": "1s", "on_finish": "idle"},
+ "workloads": [
+  {"name": "v", "type": "device", "model": "pattern", "prep": true, "targets": [$1],
+   "read_pct": 50, "block_size": "4KiB", "queue_depth": 4, "rate": 200,
+   "verify": true, "fill": true, "pre_read": false, "verify_on_resume": "full"}]}
+EOF
+}
+v1="{\"path\": \"$V1\", \"destroy_data\": true}"
+v2="{\"path\": \"$V2\", \"destroy_data\": true}"
+vprep_config "$v1, $v2"
+SOAKD_LOG="$WORK/soakd.vreload.log"
+start_soakd --config "$WORK/vreload.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 60 "the control socket" ctl_answers
+wait_until 60 "v to run" workload_is v running
+sleep 2
+vprep_config "$v1"
+ctl reload >"$WORK/vreload1.out" 2>&1 || fail "the reload dropping $V2 failed: $(cat "$WORK/vreload1.out")"
+wait_until 10 "v to run on $V1" workload_is v running
+sleep 1
+vprep_config "$v1, $v2"
+ctl reload >"$WORK/vreload2.out" 2>&1 || fail "the reload bringing $V2 back failed: $(cat "$WORK/vreload2.out")"
+wait_until 30 "v to run on both again" workload_is v running
+sleep 2
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "the verified prep run exited $SOAKD_RC: $(tail -n 5 "$SOAKD_LOG")"
+(($(grep -c "prep $V2: done" "$SOAKD_LOG") == 1)) ||
+	fail "$V2, verified by the run, was prepped again when it came back"
+grep -q "$V2: verify on resume (full): [0-9]* blocks checked, 0 failed" "$SOAKD_LOG" ||
+	fail "$V2's check when it came back: $(grep "$V2: verify on resume" "$SOAKD_LOG")"
 note "ok"
