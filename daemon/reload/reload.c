@@ -73,8 +73,8 @@ struct replaced_state {
 /* Builds the old definition again in slot i, where it left off; old is
  * the released workload itself.  False when it could not be, and the
  * workload is failed (stopped, when soakd is stopping). */
-static bool restore_replaced(struct daemon *d, size_t i, const struct replaced_state *was,
-			     struct workload *old)
+static bool restore_replaced(struct daemon *d, struct reload_plan *p, size_t i,
+			     const struct replaced_state *was, struct workload *old)
 {
 	struct workload *w = NULL;
 	char err[512];
@@ -114,8 +114,10 @@ static bool restore_replaced(struct daemon *d, size_t i, const struct replaced_s
 	}
 	/* A SIGTERM or SIGINT during the reload ends the preparations,
 	 * the old definition's too: soakd is stopping, and the workload
-	 * with it, which is no failure of the workload's. */
-	bool stopping = workload_stop_pending();
+	 * with it, which is no failure of the workload's (one that failed
+	 * for another reason meanwhile still did). */
+	bool stopping = (r == -ECANCELED || r == -EINTR) && workload_stop_pending();
+	p->stopped_with_soakd |= stopping;
 	if (stopping)
 		log_notice("reload: workload %s stops with soakd, before its old definition was "
 			   "back: %s", was->cfg->name, err);
@@ -209,7 +211,8 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 			}
 		for (size_t j = 0; j < p->cfg->n_workloads; j++)
 			if (p->change[j] == RELOAD_REPLACED &&
-			    !restore_replaced(d, p->slot[j], &was[p->slot[j]], d->workloads[p->slot[j]]))
+			    !restore_replaced(d, p, p->slot[j], &was[p->slot[j]],
+					      d->workloads[p->slot[j]]))
 				*ret_lost = true;
 	} else {
 		for (size_t j = 0; j < p->cfg->n_workloads; j++)
@@ -288,7 +291,7 @@ char *handle_reload(struct daemon *d)
 	if (r < 0) {
 		log_error("reload refused: %s", err ? err : strerror(-r));
 		const char *after = "stopped for a moment and go on under their old definitions";
-		if (lost && workload_stop_pending())
+		if (lost && p->stopped_with_soakd)
 			after = "stopped, and stay stopped: soakd is stopping";
 		else if (lost)
 			after = "stopped; one or more could not go on under its old definition "

@@ -29,6 +29,9 @@ struct reload_plan {
 	struct workload *old[CONFIG_MAX_WORKLOADS];  /* replaced, released, freed once swapped */
 	bool remove[CONFIG_MAX_WORKLOADS];   /* per slot */
 	bool exports_changed;
+	/* A replaced workload's old definition could not be put back because
+	 * soakd is stopping (its preparation ended by the SIGTERM): stopped. */
+	bool stopped_with_soakd;
 	struct exports *exports;             /* the new ones, when changed */
 	size_t n_slots;                      /* slots after the reload */
 };
