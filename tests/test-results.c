@@ -377,6 +377,30 @@ static void test_late_stream(void **state)
 	teardown_workload(&fx);
 }
 
+/* A stop cuts the schedule when it is asked; the last interval ends where
+ * the drain did, later.  A resume goes on from the cut: from the drain's
+ * end, the ops due between would be in neither run's target. */
+static void test_resume_from_cut(void **state)
+{
+	struct fixture fx;
+	const uint64_t ms = NS_PER_S / 1000;
+
+	(void)state;
+	setup_workload(&fx, 1);
+	complete(&fx, 0, 700, 300, 10 * USEC);
+	stream_publish(&fx.w->streams[0].stats, RUN_START + NS_PER_S);
+	results_tick(fx.r, RUN_START + NS_PER_S);
+	assert_int_equal(fx.r->w[0].recorded_sched_ns, NS_PER_S);
+	/* Stopped at 1.5 s; the drain ends at 2.3 s. */
+	atomic_store(&fx.w->stop_ns, RUN_START + 1500 * ms);
+	complete(&fx, 0, 350, 150, 10 * USEC);
+	stream_publish(&fx.w->streams[0].stats, RUN_START + 2300 * ms);
+	results_tick(fx.r, RUN_START + 2300 * ms);
+	assert_int_equal(fx.r->w[0].intervals, 2);
+	assert_int_equal(fx.r->w[0].recorded_sched_ns, 1500 * ms);
+	teardown_workload(&fx);
+}
+
 /* An interval record as results.c writes it to the run's log. */
 static json_t *record(const char *workload, uint64_t start_ns, uint64_t end_ns, double target_ops,
 		      const struct op_stats *read, const struct op_stats *write)
@@ -704,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_missed_and_pending),
 		cmocka_unit_test(test_streams_merge),
 		cmocka_unit_test(test_late_stream),
+		cmocka_unit_test(test_resume_from_cut),
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
 		cmocka_unit_test(test_generator_late),

@@ -182,7 +182,9 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 			continue;
 		results_wait(d->results, i, until);
 		if (was[i].running) {
-			was[i].sched_ns = mono_since(old->started_ns, mono_ns());
+			/* Its schedule was cut at the stop: the old definition,
+			 * if put back, goes on from there. */
+			was[i].sched_ns = mono_since(old->started_ns, workload_cut_at(old, mono_ns()));
 			results_record_state(d->results, i);
 		} else {
 			was[i].state = old->state;

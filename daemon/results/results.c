@@ -30,6 +30,16 @@ struct consume_arg {
 	size_t stream;
 };
 
+/* Where the workload's schedule stands at end_ns, as a resume goes on
+ * from it: at the stop when one was asked (soakd stopping, a reload
+ * replacing it) before end_ns.  The last interval ends where its drain
+ * did, seconds after the schedule was cut; resumed from there, the ops
+ * due between would be in neither run's target. */
+static uint64_t sched_position(const struct workload *w, uint64_t end_ns)
+{
+	return mono_since(w->started_ns, workload_cut_at(w, end_ns));
+}
+
 static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *userdata)
 {
 	struct consume_arg *a = userdata;
@@ -236,7 +246,7 @@ static json_t *interval_record(struct results *r, struct workload_results *wr,
 				"workload", w->cfg->name,
 				"start_ns", (json_int_t)row->start_ns, "end_ns", (json_int_t)row->end_ns,
 				"wall_start_ns", (json_int_t)wall_start, "wall_end_ns", (json_int_t)wall_end,
-				"sched_ns", (json_int_t)mono_since(w->started_ns, wr->iv_end_ns),
+				"sched_ns", (json_int_t)sched_position(w, wr->iv_end_ns),
 				"lag_max_ns", (json_int_t)row->lag_max_ns, "target_ops", target_ops,
 				"ops", ops);
 	if (rec) {
@@ -429,7 +439,7 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	wr->intervals++;
 	/* What a replay of this record would know (checkpoints). */
 	wr->recorded = true;
-	wr->recorded_sched_ns = mono_since(w->started_ns, wr->iv_end_ns);
+	wr->recorded_sched_ns = sched_position(w, wr->iv_end_ns);
 	if (row.end_ns > r->logged_end_ns)
 		r->logged_end_ns = row.end_ns;
 	if (row.end_ns > wr->merged_end_ns)
