@@ -48,6 +48,26 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 	return dev_ring_open(d, path, err, errlen);
 }
 
+/*
+ * The targets (bit k: targets[k]) new to the run, the only ones prepped
+ * and given write access for a verify fill: all of them when the run
+ * begins.  A resumed run's devices were prepped when it began, and
+ * prepping again would wipe the state the run has aged them into.  Those
+ * a reload's replacement brings in (not named by the definition it
+ * replaces) are new, unless the run verified them before (a verify state
+ * for their place): wiped, every block written would read as damaged.
+ */
+static uint64_t targets_new_to_run(const struct workload *w)
+{
+	if (!w->resuming)
+		return UINT64_MAX;
+	uint64_t fresh = w->new_targets;
+	for (size_t k = 0; k < w->cfg->n_targets && k < 64; k++)
+		if ((fresh >> k & 1) && dev_verify_state_exists(w, k))
+			fresh &= ~(UINT64_C(1) << k);
+	return fresh;
+}
+
 int dev_prepare(struct workload *w, char *err, size_t errlen)
 {
 	const struct workload_config *cfg = w->cfg;
@@ -74,19 +94,8 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 	/* "prep": true zeroes and salts the devices before any is opened. */
-	/* A resumed run's devices were prepped when it began; prepping again
-	 * would wipe the state the run has aged them into.  Those a reload's
-	 * replacement brings in are new to the run, unless the run verified
-	 * them before (a verify state for their place): wiped, every block
-	 * written would read as damaged. */
-	uint64_t prep = UINT64_MAX;
-	if (w->resuming) {
-		prep = w->new_targets;
-		for (size_t k = 0; k < cfg->n_targets && k < 64; k++)
-			if ((prep >> k & 1) && dev_verify_state_exists(w, k))
-				prep &= ~(UINT64_C(1) << k);
-	}
-	r = dev_prep_workload(cfg, prep, err, errlen);
+	uint64_t new_to_run = targets_new_to_run(w);
+	r = dev_prep_workload(cfg, new_to_run, err, errlen);
 	if (r < 0)
 		return r;
 
@@ -103,7 +112,7 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 	for (; opened < w->n_streams; opened++) {
 		struct dev_target *t = &targets[opened];
 		/* A fill writes even where the workload only reads. */
-		bool fresh = !w->resuming || (opened < 64 && (w->new_targets >> opened & 1));
+		bool fresh = opened < 64 && (new_to_run >> opened & 1);
 		bool writes = model.writes || (cfg->verify.on && cfg->verify.fill && fresh);
 		r = dev_target_open(cfg, &cfg->targets[opened], writes, t, err, errlen);
 		if (r < 0)

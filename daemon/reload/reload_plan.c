@@ -97,9 +97,9 @@ void reload_plan_free(struct reload_plan *p)
  * swap_replaced, which can still undo them, so a reload either happens
  * whole or not at all.
  */
-/* The targets of `to` (bit k: to->targets[k]) that `from` does not name:
- * new to the run.  By path: the same device under another name counts as
- * new. */
+/* The targets of `to` (bit k: to->targets[k]) that `from` does not name,
+ * by path (the same device under another name is not recognised); the
+ * device engine keeps, of these, those new to the run. */
 static uint64_t targets_not_in(const struct workload_config *to, const struct workload_config *from)
 {
 	uint64_t fresh = 0;

@@ -146,14 +146,27 @@ static void sample_host(struct daemon *d, uint64_t now)
 	d->results->host_last = rec;
 }
 
-/* A record waits for a stream late to publish its interval: the results
- * are collected again every CATCHUP_EVERY_NS until it comes. */
-static void wait_for_late_streams(struct daemon *d)
+/* The workloads' ended intervals become records.  A record waits for a
+ * stream late to publish its interval: the results are collected again
+ * every CATCHUP_EVERY_NS until it comes. */
+static void collect_results(struct daemon *d, uint64_t now)
 {
+	if (!results_tick(d->results, now))
+		return;
 	if (d->catchup_passes < 1)
 		d->catchup_passes = 1;
 	if (!d->catchup_next_ns || d->catchup_next_ns > mono_ns() + CATCHUP_EVERY_NS)
 		d->catchup_next_ns = mono_ns() + CATCHUP_EVERY_NS;
+}
+
+/* The timer expired more than once since it was last read (the loop was
+ * held up): the intervals it passed are collected in the next passes. */
+static void catch_up_missed(struct daemon *d, uint64_t expirations)
+{
+	if (expirations <= 1 || !d->results)
+		return;
+	d->catchup_passes = CATCHUP_PASSES;
+	d->catchup_next_ns = mono_ns() + CATCHUP_EVERY_NS;
 }
 
 static void tick(struct daemon *d, uint64_t now)
@@ -179,8 +192,7 @@ static void tick(struct daemon *d, uint64_t now)
 	/* The host's interval before the workloads' it covers, so a dump's
 	 * CSV rows can carry it. */
 	sample_host(d, now);
-	if (results_tick(d->results, now))
-		wait_for_late_streams(d);
+	collect_results(d, now);
 	certify_tick(d, now);
 	search_tick(d, now);
 	exports_publish(d->exports, d->results, now);
@@ -239,10 +251,7 @@ static void timer_event(struct loop *l, int fd, uint32_t events, void *userdata)
 	if (read(fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
 	tick(d, mono_ns());
-	if (expirations > 1 && d->results) {
-		d->catchup_passes = CATCHUP_PASSES;
-		d->catchup_next_ns = mono_ns() + CATCHUP_EVERY_NS;
-	}
+	catch_up_missed(d, expirations);
 }
 
 /*
@@ -267,13 +276,9 @@ void tick_records(struct daemon *d)
 	uint64_t now = mono_ns();
 	probes_tick(d->probes, now);
 	sample_host(d, now);
-	if (results_tick(d->results, now))
-		wait_for_late_streams(d);
+	collect_results(d, now);
 	exports_publish(d->exports, d->results, now);
-	if (expirations > 1) {
-		d->catchup_passes = CATCHUP_PASSES;
-		d->catchup_next_ns = mono_ns() + CATCHUP_EVERY_NS;
-	}
+	catch_up_missed(d, expirations);
 }
 
 void shutdown_run(struct daemon *d, const char *why)
@@ -572,8 +577,7 @@ static void run_due(struct daemon *d)
 	if (d->catchup_passes && now >= d->catchup_next_ns && d->results) {
 		d->catchup_passes--;
 		d->catchup_next_ns = now + CATCHUP_EVERY_NS;
-		if (results_tick(d->results, now))
-			wait_for_late_streams(d);
+		collect_results(d, now);
 	}
 	for (size_t i = 0; i < d->n_workloads; i++)
 		if (d->pending_start_ns[i] && now >= d->pending_start_ns[i]) {

@@ -119,9 +119,9 @@ struct workload {
 	int64_t started_ns;         /* schedule origin, CLOCK_MONOTONIC (see mono_since) */
 	uint64_t resume_ns;         /* resumed run: the schedule goes on from here */
 	bool resuming;              /* set before prepare: a resumed run does not prep again */
-	/* With resuming: targets (bit k: targets[k]) the run has not used
-	 * before, a reload's replacement having brought them in; they are
-	 * prepped (and filled) as at a run's start. */
+	/* With resuming: targets (bit k: targets[k]) a reload's replacement
+	 * names and the definition it replaces did not; the device engine
+	 * decides which of them are new to the run (dev_setup.c). */
 	uint64_t new_targets;
 	const char *run_dir;        /* set before prepare: the run's directory (object ledgers,
 				     * device verify state) */
