@@ -68,6 +68,7 @@ struct dev_stream {
 	 */
 	pthread_mutex_t linger_lock;
 	struct target_span *span;   /* dev_linger.c: where its blocks are, at open */
+	bool claimed;               /* a block device held for writing (dev_linger_claim) */
 	bool lingering;
 	bool orphaned;              /* released while lingering: the thread frees it */
 	struct fidelity fid;        /* the thread's own lateness */
@@ -88,6 +89,11 @@ struct target_span *dev_linger_span_new(int fd);
 /* The stream lingers: its target is recorded as held (by workload_name)
  * until the thread has every op back, or frees the stream. */
 void dev_linger_hold(struct dev_stream *d, const char *label, const char *workload_name);
+/* The stream holds its block device open for writing (exclusively), for
+ * workload_name; unclaimed before the stream is freed.  Another workload's
+ * open refused with EBUSY then names it (dev_linger_claimed_by). */
+void dev_linger_claim(struct dev_stream *d, const char *workload_name);
+void dev_linger_unclaim(const struct dev_stream *d);
 /* -EBUSY while a lingering stream holds a target of cfg (resolved from its
  * path), err naming it and its ops: prepare, and a reload before it stops
  * anything (workload_engine.targets_free), ask (dev_linger.h: the check on

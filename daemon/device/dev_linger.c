@@ -67,6 +67,20 @@ struct held_target {
 static struct held_target *held_targets;
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Block devices streams hold open for writing, process-wide: the exclusive
+ * claim that keeps others from mounting them keeps soakd's other workloads
+ * off too, and the kernel's EBUSY then names no one.  An entry goes before
+ * its stream is freed; held_lock guards the list.
+ */
+struct claim {
+	struct claim *next;
+	const struct dev_stream *stream;
+	struct target_span span;
+	char *workload;
+};
+static struct claim *claims;
+
 /* A loop device's backing, asked of the device (fd; whole, its disk): a file
  * is remembered, a block device's whole disks join the disks under it. */
 static void add_loop_backing(int fd, dev_t whole, struct target_span *ret)
@@ -261,6 +275,59 @@ int dev_linger_check_target(int fd, const struct stat *st, const char *name, cha
 			    size_t errlen)
 {
 	return check_held(fd, st, NULL, name, err, errlen);
+}
+
+void dev_linger_claim(struct dev_stream *d, const char *workload_name)
+{
+	struct claim *c = calloc(1, sizeof(*c));
+
+	/* Without an entry, another workload's refusal is only less clear. */
+	if (!c || !d->span || !(c->workload = strdup(workload_name))) {
+		free(c);
+		return;
+	}
+	c->stream = d;
+	c->span = *d->span;
+	pthread_mutex_lock(&held_lock);
+	c->next = claims;
+	claims = c;
+	pthread_mutex_unlock(&held_lock);
+}
+
+void dev_linger_unclaim(const struct dev_stream *d)
+{
+	pthread_mutex_lock(&held_lock);
+	for (struct claim **p = &claims; *p; p = &(*p)->next) {
+		struct claim *c = *p;
+		if (c->stream != d)
+			continue;
+		*p = c->next;
+		free(c->workload);
+		free(c);
+		break;
+	}
+	pthread_mutex_unlock(&held_lock);
+}
+
+bool dev_linger_claimed_by(int fd, const struct stat *st, char *workload, size_t len)
+{
+	struct target_span want = { .end = 0 };
+	bool found = false;
+
+	pthread_mutex_lock(&held_lock);
+	bool any = claims != NULL;
+	pthread_mutex_unlock(&held_lock);
+	if (!any)
+		return false;
+	span_of(fd, st, &want);
+	pthread_mutex_lock(&held_lock);
+	for (struct claim *c = claims; c && !found; c = c->next)
+		if (spans_meet(&c->span, &want)) {
+			snprintf(workload, len, "%s", c->workload);
+			found = true;
+		}
+	pthread_mutex_unlock(&held_lock);
+	return found;
 }
 
 int dev_targets_free(const struct workload_config *cfg, char *err, size_t errlen)

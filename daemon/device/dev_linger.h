@@ -2,6 +2,7 @@
 #ifndef SOAK_DEV_LINGER_H
 #define SOAK_DEV_LINGER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -17,5 +18,10 @@
  * its ops and why workload "name" has to wait; else 0. */
 int dev_linger_check_target(int fd, const struct stat *st, const char *name, char *err,
 			    size_t errlen);
+
+/* Whether a stream of this process holds the block device st describes
+ * (of fd, as above), or blocks of it, open for writing: true with the
+ * name of its workload in workload. */
+bool dev_linger_claimed_by(int fd, const struct stat *st, char *workload, size_t len);
 
 #endif

@@ -144,6 +144,10 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		targets[i].fd = -1;     /* the stream's now */
 		d->span = dev_linger_span_new(d->fd);
 		d->is_blockdev = targets[i].is_blockdev;
+		if (targets[i].claimed) {
+			d->claimed = true;
+			dev_linger_claim(d, cfg->name);
+		}
 		d->size = targets[i].size;
 		d->align = targets[i].align;
 		dev_model_copy(&d->model, &model);
@@ -199,6 +203,8 @@ static void keep_buffers(uint8_t *buffers)
 
 void dev_stream_free(struct dev_stream *d)
 {
+	if (d->claimed)
+		dev_linger_unclaim(d);
 	if (d->ring_ready)
 		io_uring_queue_exit(&d->ring);
 	if (d->fd >= 0)

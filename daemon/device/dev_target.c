@@ -86,11 +86,20 @@ static int open_block_device(const struct workload_config *cfg, const struct tar
 		d->fd = dev_path_reopen(&d->path, O_RDONLY | O_DIRECT);
 	if (d->fd < 0) {
 		int r = d->fd;
+		char holder[CONFIG_MAX_NAME + 1];
 		d->fd = -1;
 		if (!writes)
 			snprintf(err, errlen, "cannot open %s: %s", t->path, strerror(-r));
+		else if (r == -EBUSY &&
+			 dev_linger_claimed_by(d->path.fd, &d->path.st, holder, sizeof(holder)))
+			snprintf(err, errlen, "%s is held for writing by workload \"%s\" of this run: "
+				 "two workloads cannot write one device; a reload prepares the "
+				 "workloads it adds or changes before it stops the ones it removes, "
+				 "so a device moves from one workload to another in two reloads "
+				 "(the first without it)", t->path, holder);
 		return r;
 	}
+	d->claimed = writes;
 	if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0 || ioctl(d->fd, BLKSSZGET, &lbs) < 0) {
 		snprintf(err, errlen, "cannot read the size of %s: %s", t->path, strerror(errno));
 		return -errno;

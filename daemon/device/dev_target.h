@@ -18,6 +18,7 @@
 struct dev_target {
 	int fd;                 /* open for the workload's I/O, O_DIRECT */
 	bool is_blockdev;
+	bool claimed;           /* a block device opened for writing: held exclusively */
 	bool created;           /* this open created the file */
 	uint64_t old_size;      /* a regular file's size when opened */
 	uint64_t size;          /* working region: [0, size) */
