@@ -328,7 +328,8 @@ static void test_streams_merge(void **state)
 /* A stream late to publish an interval (its thread held up by a sync, a
  * probe, the CPU) is waited for, a second at most: the interval stays one
  * record, its target counted once.  It was two records of the same
- * interval, each with the whole target. */
+ * interval, each with the whole target; so was a part later than that
+ * second, which now joins the next record. */
 static void test_late_stream(void **state)
 {
 	struct fixture fx;
@@ -364,13 +365,31 @@ static void test_late_stream(void **state)
 	assert_int_equal(workload_num(dump, "intervals"), 2);
 	assert_int_equal(num(read, "count"), 1050);
 
+	/* Its part comes after all: counted with the next record, which
+	 * starts where the last one ended (not a second record of [1 s, 2 s)
+	 * with the whole interval's target again). */
+	complete(&fx, 1, 350, 150, 10 * USEC);
+	stream_publish(&fx.w->streams[1].stats, RUN_START + 2 * NS_PER_S);
+	for (size_t s = 0; s < 2; s++) {
+		complete(&fx, s, 350, 150, 10 * USEC);
+		stream_publish(&fx.w->streams[s].stats, RUN_START + 3 * NS_PER_S);
+	}
+	assert_false(results_tick(fx.r, RUN_START + 3 * NS_PER_S + 30 * ms));
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(workload_num(dump, "intervals"), 3);
+	assert_int_equal(num(read, "count"), 2100);
+	assert_near(workload_num(dump, "active_s"), 3.0, 1e-9);
+	assert_near(num(read, "rate_target"), 700, 1e-6);
+	assert_near(num(read, "rate_achieved"), 700, 1e-6);
+	assert_int_equal(fx.r->w[0].iv_prev_end_ns, RUN_START + 3 * NS_PER_S);
+
 	/* A stream whose thread ended has nothing more to publish. */
 	atomic_store(&fx.w->streams[1].outcome, STREAM_FINISHED);
 	complete(&fx, 0, 350, 150, 10 * USEC);
-	stream_publish(&fx.w->streams[0].stats, RUN_START + 3 * NS_PER_S);
-	assert_false(results_tick(fx.r, RUN_START + 3 * NS_PER_S + 30 * ms));
+	stream_publish(&fx.w->streams[0].stats, RUN_START + 4 * NS_PER_S);
+	assert_false(results_tick(fx.r, RUN_START + 4 * NS_PER_S + 30 * ms));
 	dump_op(&fx, &dump, "read");
-	assert_int_equal(workload_num(dump, "intervals"), 3);
+	assert_int_equal(workload_num(dump, "intervals"), 4);
 	json_decref(dump);
 	for (size_t s = 0; s < 2; s++)
 		fx.w->streams[s].thread_started = false;   /* no thread to join */

@@ -65,10 +65,19 @@ static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *u
 			ti->pending = slot->ops[op].pending;
 		}
 	}
-	if (!wr->iv_has_data || slot->start_ns < wr->iv_start_ns)
-		wr->iv_start_ns = slot->start_ns;
-	if (!wr->iv_has_data || slot->end_ns > wr->iv_end_ns)
-		wr->iv_end_ns = slot->end_ns;
+	/* A stream's part of an interval already recorded without it (it
+	 * was later than the grace) goes with this record, which starts
+	 * where the last one ended: its ops are counted, the interval's
+	 * target not again. */
+	uint64_t start = slot->start_ns, end = slot->end_ns;
+	if (wr->iv_prev_end_ns && start < wr->iv_prev_end_ns)
+		start = wr->iv_prev_end_ns;
+	if (end < start)
+		end = start;
+	if (!wr->iv_has_data || start < wr->iv_start_ns)
+		wr->iv_start_ns = start;
+	if (!wr->iv_has_data || end > wr->iv_end_ns)
+		wr->iv_end_ns = end;
 	if (slot->lag_max_ns > wr->iv_lag_max_ns)
 		wr->iv_lag_max_ns = slot->lag_max_ns;
 	if (slot->frozen_ns > wr->iv_frozen_ns)
@@ -563,6 +572,18 @@ bool results_tick(struct results *r, uint64_t now_ns)
 			}
 			if (first_end == UINT64_MAX)
 				break;
+			if (wr->iv_prev_end_ns && first_end <= wr->iv_prev_end_ns) {
+				/* Parts of intervals already recorded, late:
+				 * they join the next record (consume_slot). */
+				for (size_t s = 0; s < wr->n_streams; s++) {
+					struct stream_stats *st = &wr->workload->streams[s].stats;
+					const struct interval_slot *sl = stream_peek(st);
+					if (sl && sl->end_ns <= wr->iv_prev_end_ns)
+						stream_consume_one(st, consume_slot,
+								   wr->stream_userdata[s]);
+				}
+				continue;
+			}
 			if (wr->n_streams > 1 && now_ns < first_end + late_stream_grace(r) &&
 			    stream_late(wr)) {
 				waiting = true;
