@@ -261,16 +261,25 @@ static enum obj_outcome list_page(struct obj_xfer *x, const struct obj_client *c
 
 	x->list_pages++;
 	x->list_bytes += x->list_len;
-	for (const char *p = x->list_buf; p && (p = strstr(p, "<Key>")); p += 5) {
+	/* Whole, or not a page: a body cut short where the server closed
+	 * the connection (no length given) comes back as a success, and
+	 * its missing keys would be reported missing from the bucket. */
+	const char *page = x->list_len ? x->list_buf : NULL;
+	if (!page || !strstr(page, "<ListBucketResult")) {
+		log_failure(cl, x, OP_ERR_TRANSFER, "the response is not a ListObjectsV2 result");
+		*ret_class = OP_ERR_TRANSFER;
+		return OBJ_ERROR;
+	}
+	if (!strstr(page, "</ListBucketResult>")) {
+		log_failure(cl, x, OP_ERR_TRANSFER, "the ListObjectsV2 result is cut short");
+		*ret_class = OP_ERR_TRANSFER;
+		return OBJ_ERROR;
+	}
+	for (const char *p = page; (p = strstr(p, "<Key>")); p += 5) {
 		const char *end = strstr(p + 5, "</Key>");
 		x->list_keys++;
 		if (end)
 			list_key(x, cl, p + 5, end);
-	}
-	if (!x->list_buf || !strstr(x->list_buf, "ListBucketResult")) {
-		log_failure(cl, x, OP_ERR_TRANSFER, "the response is not a ListObjectsV2 result");
-		*ret_class = OP_ERR_TRANSFER;
-		return OBJ_ERROR;
 	}
 	if (!xml_value(x->list_buf, "IsTruncated", truncated, sizeof(truncated)) ||
 	    strcmp(truncated, "true") != 0)

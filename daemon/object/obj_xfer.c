@@ -304,7 +304,11 @@ static void reset_response(struct obj_xfer *x)
 	x->pos = 0;
 	x->body_len = 0;
 	x->body[0] = '\0';
+	/* An empty answer leaves no text: the last page's would be read
+	 * as this one's. */
 	x->list_len = 0;
+	if (x->list_buf)
+		x->list_buf[0] = '\0';
 	x->mismatch = false;
 	x->got_len = x->head_len = 0;
 	x->errbuf[0] = '\0';

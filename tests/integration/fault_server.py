@@ -11,9 +11,12 @@ reset with no answer), "putsleep:SECONDS" (PUTs answered after SECONDS),
 an S3 error; the rest served), "forge" (every request answered 403 with
 an S3 error whose <Message> holds a newline, a forged soakd log line,
 terminal escapes and 100 KB) or "forget" (PUTs answered 201, their
-objects not kept: every read of them is a 404).
-A GET of "?list-type=2" answers an empty ListObjectsV2 page, enough for
-soakd's S3 probe.  Prints its port on stdout.
+objects not kept: every read of them is a 404) or "list-empty" (every
+listing answered 200 with an empty body) or "list-cut" (every listing
+answered 200 without a length, the connection closed halfway through).
+A GET of "/BUCKET/?list-type=2" answers a ListObjectsV2 page of the objects
+under /BUCKET/ (path-style), from the prefix and continuation token asked,
+max-keys at a time.  Prints its port on stdout.
 """
 import socket
 import struct
@@ -21,6 +24,8 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlsplit
+from xml.sax.saxutils import escape
 
 objects = {}
 lock = threading.Lock()
@@ -98,8 +103,14 @@ class Handler(BaseHTTPRequestHandler):
         if self.misbehave():
             return
         if "list-type=2" in self.path:
-            body = (b"<?xml version=\"1.0\"?><ListBucketResult><KeyCount>0</KeyCount>"
-                    b"<IsTruncated>false</IsTruncated></ListBucketResult>")
+            body = b"" if mode() == "list-empty" else self.listing()
+            if mode() == "list-cut":
+                self.send_response(200)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(body[:len(body) // 2])
+                self.close_connection = True
+                return
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -118,6 +129,25 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if with_body:
             self.wfile.write(body)
+
+    def listing(self):
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        under = "/" + url.path.strip("/") + "/"
+        prefix = query.get("prefix", [""])[0]
+        after = query.get("continuation-token", [""])[0]
+        most = int(query.get("max-keys", ["1000"])[0])
+        with lock:
+            keys = sorted(unquote(k[len(under):]) for k in objects if k.startswith(under))
+        keys = [k for k in keys if k.startswith(prefix) and k > after]
+        page, more = keys[:most], len(keys) > most
+        xml = ["<?xml version=\"1.0\"?><ListBucketResult>", f"<KeyCount>{len(page)}</KeyCount>"]
+        xml += [f"<Contents><Key>{escape(k)}</Key></Contents>" for k in page]
+        xml.append(f"<IsTruncated>{'true' if more else 'false'}</IsTruncated>")
+        if more:
+            xml.append(f"<NextContinuationToken>{escape(page[-1])}</NextContinuationToken>")
+        xml.append("</ListBucketResult>")
+        return "".join(xml).encode()
 
     def do_GET(self):
         self.reply(True)
