@@ -560,6 +560,42 @@ static void test_generator_late(void **state)
 	teardown_workload(&resumed);
 }
 
+/* A workload of several targets resumed from a log whose last record had
+ * ops pending: those were the old process's.  The new one's first record
+ * says what its own streams have pending (it wrapped below zero, to
+ * 1.8e19, in the record and the exports). */
+static void test_resume_pending(void **state)
+{
+	struct fixture fx;
+	struct op_stats *o = malloc(sizeof(*o));
+
+	(void)state;
+	assert_non_null(o);
+	setup_workload(&fx, 2);
+	op_stats_init(o);
+	o->pending = 150000;
+	json_t *rec = record("w", 0, NS_PER_S, 1000, o, o);
+	json_t *targets = json_array();
+	for (size_t s = 0; s < 2; s++)
+		json_array_append_new(targets,
+				      json_pack("{s:{s:o,s:o}}", "ops", "read", op_stats_to_json(o),
+						"write", op_stats_to_json(o)));
+	json_object_set_new(rec, "targets", targets);
+	assert_int_equal(results_replay(fx.r, rec), 0);
+	json_decref(rec);
+	for (size_t s = 0; s < 2; s++) {
+		complete(&fx, s, 350, 150, 10 * USEC);
+		stream_current(&fx.w->streams[s].stats)->ops[0].pending = 5;
+		stream_publish(&fx.w->streams[s].stats, RUN_START + 2 * NS_PER_S);
+	}
+	results_tick(fx.r, RUN_START + 2 * NS_PER_S);
+	assert_int_equal(fx.r->w[0].last.ops[0].pending, 10);
+	assert_int_equal(fx.r->w[0].last.ops[1].pending, 0);
+	op_stats_reset(o);
+	free(o);
+	teardown_workload(&fx);
+}
+
 static void test_replay_refuses(void **state)
 {
 	struct fixture fx;
@@ -745,6 +781,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interval_rates),
 		cmocka_unit_test(test_missed_and_pending),
+		cmocka_unit_test(test_resume_pending),
 		cmocka_unit_test(test_streams_merge),
 		cmocka_unit_test(test_late_stream),
 		cmocka_unit_test(test_resume_from_cut),

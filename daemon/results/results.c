@@ -54,11 +54,16 @@ static void consume_slot(const struct interval_slot *slot, size_t n_ops, void *u
 			wr->interval[op].pending = slot->ops[op].pending;
 			continue;
 		}
-		/* pending is a gauge: the streams' add up, a stream's latest
-		 * slot replaces what an earlier one said. */
-		wr->interval[op].pending += slot->ops[op].pending - target->pending;
+		/* pending is a gauge: a stream's latest slot replaces what an
+		 * earlier one said, and the streams' add up (summed afresh: a
+		 * running difference wrapped below zero when a target's
+		 * gauge came from a log or checkpoint of an earlier process). */
 		op_stats_merge(target, &slot->ops[op]);
 		target->pending = slot->ops[op].pending;
+		uint64_t pending = 0;
+		for (size_t s = 0; s < wr->n_streams; s++)
+			pending += wr->target_totals[s * wr->n_ops + op].pending;
+		wr->interval[op].pending = pending;
 		if (wr->target_interval) {
 			struct op_stats *ti = &wr->target_interval[a->stream * wr->n_ops + op];
 			op_stats_merge(ti, &slot->ops[op]);

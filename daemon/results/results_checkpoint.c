@@ -135,6 +135,8 @@ static int restore_ops(struct op_stats *ops, size_t n, json_t *arr)
 		int r = op_stats_merge_json(&ops[i], json_array_get(arr, i));
 		if (r < 0)
 			return r;
+		/* A gauge of the process that wrote it, which is gone. */
+		ops[i].pending = 0;
 	}
 	return 0;
 }

@@ -63,8 +63,11 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 		json_t *tops = json_object_get(json_array_get(targets, s), "ops");
 		for (size_t op = 0; op < wr->n_ops; op++) {
 			json_t *j = json_object_get(tops, w->op_names[op]);
-			if (j && op_stats_merge_json(&wr->target_totals[s * wr->n_ops + op], j) < 0)
+			struct op_stats *t = &wr->target_totals[s * wr->n_ops + op];
+			if (j && op_stats_merge_json(t, j) < 0)
 				err = -EINVAL;
+			/* The process that had them pending is gone. */
+			t->pending = 0;
 		}
 	}
 	double target = json_number_value(json_object_get(rec, "target_ops"));
