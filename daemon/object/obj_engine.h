@@ -185,6 +185,11 @@ struct obj_xfer {
 	size_t head_len;
 
 	long status;                /* 0 until the first body byte */
+	/* Times the request was sent: libcurl sends it again, unasked, on a
+	 * new connection when a reused one closed without an answer, and
+	 * the first may have done its work (a DELETE's 404 then proves
+	 * nothing was lost). */
+	unsigned sends;
 	char body[OBJ_ERRBODY_MAX]; /* an error response's body */
 	size_t body_len;
 	char *list_buf;             /* a listing page */

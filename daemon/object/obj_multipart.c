@@ -37,6 +37,7 @@ static void reset_handle(struct obj_xfer *x, const struct obj_client *cl)
 {
 	CURL *e = x->easy;
 	x->status = 0;
+	x->sends = 0;
 	x->pos = 0;
 	x->body_len = 0;
 	x->body[0] = '\0';
@@ -288,7 +289,12 @@ enum obj_outcome obj_mp_step_done(struct obj_xfer *x, const struct obj_client *c
 	}
 	if (outcome != OBJ_OK) {
 		/* A failed completion may still have happened: its class
-		 * (timeout, 5xx) says so, and the abort is then harmless. */
+		 * (timeout, 5xx) says so, and the abort is then harmless.  So
+		 * may one sent again after a reused connection closed
+		 * unanswered: its 404 (NoSuchUpload) can be the first send's
+		 * completion. */
+		if (x->mp_step == OBJ_MP_COMPLETE && x->sends > 1 && *ret_class == OP_ERR_HTTP_4XX)
+			*ret_class = OP_ERR_TRANSFER;
 		return abort_upload(x, cl, *ret_class);
 	}
 	switch (x->mp_step) {

@@ -346,6 +346,12 @@ static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_clie
 	*ret_gone = status == 404;
 	if (status == 404 && (x->kind == OBJ_KIND_CLEANUP || x->kind == OBJ_KIND_AUDIT_HEAD))
 		return OBJ_OK;
+	/* Sent again after a reused connection closed unanswered: the
+	 * first send may have deleted it.  Gone is what a DELETE asks. */
+	if (status == 404 && x->kind == OBJ_KIND_DELETE && x->sends > 1) {
+		*ret_gone = false;
+		return OBJ_OK;
+	}
 	*ret_class = status >= 400 && status <= 499 ? OP_ERR_HTTP_4XX
 		     : status >= 500 && status <= 599 ? OP_ERR_HTTP_5XX : OP_ERR_TRANSFER;
 	cl->proto->error_message(x->body, x->body_len, message, sizeof(message));

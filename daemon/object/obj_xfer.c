@@ -243,6 +243,20 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
+/* Called by libcurl before each send of the request, its resends too. */
+static int on_send(void *userdata, char *remote_ip, char *local_ip, int remote_port,
+		   int local_port)
+{
+	struct obj_xfer *x = userdata;
+
+	(void)remote_ip;
+	(void)local_ip;
+	(void)remote_port;
+	(void)local_port;
+	x->sends++;
+	return CURL_PREREQFUNC_OK;
+}
+
 int obj_xfer_init(struct obj_xfer *x, const struct obj_client *cl, struct obj_stream *st)
 {
 	memset(x, 0, sizeof(*x));
@@ -260,6 +274,8 @@ int obj_xfer_init(struct obj_xfer *x, const struct obj_client *cl, struct obj_st
 	curl_easy_setopt(e, CURLOPT_SEEKDATA, x);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_send);
+	curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
 	long buffer = (long)(XFER_BUFFER_BUDGET / cl->cfg->concurrency);
 	if (buffer > XFER_BUFFER_MAX)
 		buffer = XFER_BUFFER_MAX;
@@ -301,6 +317,7 @@ void obj_xfer_trim(struct obj_xfer *x)
 static void reset_response(struct obj_xfer *x)
 {
 	x->status = 0;
+	x->sends = 0;
 	x->pos = 0;
 	x->body_len = 0;
 	x->body[0] = '\0';

@@ -13,7 +13,11 @@ an S3 error whose <Message> holds a newline, a forged soakd log line,
 terminal escapes and 100 KB) or "forget" (PUTs answered 201, their
 objects not kept: every read of them is a 404) or "list-empty" (every
 listing answered 200 with an empty body) or "list-cut" (every listing
-answered 200 without a length, the connection closed halfway through).
+answered 200 without a length, the connection closed halfway through)
+or "delete-drop" (a DELETE on a connection that served a request before
+deletes the object, then resets the connection unanswered, as a server
+that closes idle connections can: libcurl sends it again on a new one,
+answered 404 when the object is gone).
 A GET of "/BUCKET/?list-type=2" answers a ListObjectsV2 page of the objects
 under /BUCKET/ (path-style), from the prefix and continuation token asked,
 max-keys at a time.  Prints its port on stdout.
@@ -98,6 +102,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(201)
         self.send_header("Content-Length", "0")
         self.end_headers()
+        self.served = 1
 
     def reply(self, with_body):
         if self.misbehave():
@@ -151,6 +156,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.reply(True)
+        self.served = 1
 
     def do_HEAD(self):
         self.reply(False)
@@ -159,7 +165,19 @@ class Handler(BaseHTTPRequestHandler):
         if self.misbehave():
             return
         with lock:
-            objects.pop(self.path, None)
+            had = objects.pop(self.path, None) is not None
+        if mode() == "delete-drop":
+            if getattr(self, "served", 0):
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+                return
+            self.served = 1
+            self.send_response(204 if had else 404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         self.send_response(204)
         self.end_headers()
 
