@@ -224,6 +224,15 @@ static void test_impossible_values(void **state)
 	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"f\"]},"
 		     "{\"name\":\"w\",\"type\":\"device\",\"targets\":[\"g\"]}]}", "t.json:1:",
 		     "used twice");
+	/* One StatsD name for two workloads: their counters would add up. */
+	expect_error("{\"run\":{\"exports\":{\"statsd\":{\"address\":\"127.0.0.1:8125\"}}},"
+		     "\"workloads\":[{\"name\":\"Rand4k\",\"type\":\"device\",\"targets\":[\"f\"]},"
+		     "{\"name\":\"rand4k\",\"type\":\"device\",\"targets\":[\"g\"]}]}", "t.json:1:",
+		     "workload names \"Rand4k\" and \"rand4k\" are one StatsD name, \"rand4k\"");
+	expect_error("{\"run\":{\"exports\":{\"statsd\":{\"address\":\"127.0.0.1:8125\"}}},"
+		     "\"workloads\":[{\"name\":\"db.read\",\"type\":\"device\",\"targets\":[\"f\"]},"
+		     "{\"name\":\"db_read\",\"type\":\"device\",\"targets\":[\"g\"]}]}", "t.json:1:",
+		     "are one StatsD name, \"db_read\"");
 	expect_error("{\"workloads\":[{\"name\":\"a b\",\"type\":\"device\",\"targets\":[\"f\"]}]}",
 		     "t.json:1:", "1-63 letters");
 	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"tape\",\"targets\":[\"f\"]}]}",

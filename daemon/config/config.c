@@ -450,6 +450,16 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 	cfg_pop(c);
 }
 
+/* Whether two workload names are one StatsD name (export_statsd_name). */
+static bool same_statsd_name(const char *a, const char *b)
+{
+	char na[CONFIG_MAX_NAME], nb[CONFIG_MAX_NAME];
+
+	export_statsd_name(a, na, sizeof(na));
+	export_statsd_name(b, nb, sizeof(nb));
+	return strcmp(na, nb) == 0;
+}
+
 static int load(struct cfg_ctx *c, struct run_config **ret)
 {
 	json_error_t jerr;
@@ -513,6 +523,18 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 					cfg_push_key(c, "name");
 					cfg_report(c, "workload name \"%s\" is used twice",
 					       run->workloads[i].name);
+					cfg_pop(c);
+				} else if (run->workloads[i].name[0] && run->exports.statsd_address &&
+					   same_statsd_name(run->workloads[i].name,
+							    run->workloads[j].name)) {
+					char name[CONFIG_MAX_NAME];
+					export_statsd_name(run->workloads[i].name, name, sizeof(name));
+					cfg_push_key(c, "name");
+					cfg_report(c, "workload names \"%s\" and \"%s\" are one StatsD "
+						   "name, \"%s\" (StatsD names are lower case, '.' "
+						   "becomes '_'): their metrics would be added up as "
+						   "one workload's; rename one",
+						   run->workloads[j].name, run->workloads[i].name, name);
 					cfg_pop(c);
 				}
 			cfg_pop(c);
