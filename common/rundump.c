@@ -230,6 +230,56 @@ static bool wanted_op(const struct rundump *d, const char *op)
 	return !d->f.op || strcmp(d->f.op, op) == 0;
 }
 
+static void kernel_free(struct rd_kernel *k)
+{
+	for (size_t i = 0; i < k->n_blk; i++)
+		hist_delete(k->blk[i].lat);
+	memset(k, 0, sizeof(*k));
+}
+
+/* An interval's "kernel" (kernel.blk per request type, kernel.tcp) into k. */
+static int kernel_add(struct rd_kernel *k, json_t *kernel)
+{
+	json_t *blk = json_object_get(kernel, "blk"), *tcp = json_object_get(kernel, "tcp"), *o;
+	const char *name;
+
+	/* Malformed, it is left out: the interval's own ops still count. */
+	if (!json_is_object(kernel))
+		return 0;
+	json_object_foreach(blk, name, o) {
+		struct rd_kblk *b = NULL;
+		for (size_t i = 0; i < k->n_blk && !b; i++)
+			if (strcmp(k->blk[i].name, name) == 0)
+				b = &k->blk[i];
+		if (!b) {
+			if (k->n_blk == RD_MAX_KBLK_OPS || strlen(name) >= sizeof(b->name))
+				continue;
+			b = &k->blk[k->n_blk];
+			memset(b, 0, sizeof(*b));
+			if (!(b->lat = hist_new()))
+				return -ENOMEM;
+			strcpy(b->name, name);
+			k->n_blk++;
+		}
+		b->count += u64(o, "count");
+		b->errors += u64(o, "errors");
+		b->bytes += u64(o, "bytes");
+		b->unstamped += u64(o, "unstamped");
+		b->unissued += u64(o, "unissued");
+		merge_b64(b->lat, o, "latency_hist");
+	}
+	if (json_is_object(tcp)) {
+		k->tcp = true;
+		k->srtt_samples += u64(tcp, "srtt_samples");
+		k->connects += u64(tcp, "connects");
+		k->connect_failures += u64(tcp, "connect_failures");
+		k->retransmits += u64(tcp, "retransmits");
+		k->resets_sent += u64(tcp, "resets_sent");
+		k->resets_received += u64(tcp, "resets_received");
+	}
+	return 0;
+}
+
 static int add_interval(struct rundump *d, json_t *rec)
 {
 	const char *name = json_string_value(json_object_get(rec, "workload"));
@@ -334,6 +384,11 @@ static int add_interval(struct rundump *d, json_t *rec)
 		if (r < 0)
 			return r;
 	}
+	if (d->format == RUNDUMP_JSON) {
+		r = kernel_add(&w->kernel, json_object_get(rec, "kernel"));
+		if (r < 0)
+			return r;
+	}
 	json_t *targets = json_object_get(rec, "targets");
 	if (d->format == RUNDUMP_JSON && json_is_array(targets)) {
 		size_t ti;
@@ -351,8 +406,13 @@ static int add_interval(struct rundump *d, json_t *rec)
 			json_object_foreach(json_object_get(target_rec, "ops"), op_name, op) {
 				if (!wanted_op(d, op_name))
 					continue;
+				/* Its share of the op's target, as the live dump
+				 * gives it: the streams split the rate evenly. */
+				double share = json_number_value(
+					json_object_get(json_object_get(ops, op_name), "share"));
+				double op_target = target * share / (double)json_array_size(targets);
 				struct rd_op *t = op_get(&w->targets[ti], op_name);
-				if (!t || (r = op_add(t, op, 0)) < 0)
+				if (!t || (r = op_add(t, op, op_target)) < 0)
 					return t ? r : -ENOMEM;
 			}
 		}
@@ -383,6 +443,7 @@ static void reset_listed(struct rundump *d, json_t *names)
 				w->target_path[t] = NULL;
 			}
 			w->n_targets = 0;
+			kernel_free(&w->kernel);
 			w->active_ns = w->lag_max_ns = w->intervals = w->sched_ns = 0;
 			w->late_intervals = w->late_max_ns = 0;
 			w->wall_first_ns = w->wall_last_ns = 0;
@@ -538,6 +599,7 @@ void rundump_free(struct rundump *d)
 			free(w->target_path[t]);
 		}
 		free(w->targets);
+		kernel_free(&w->kernel);
 		json_decref(w->report_ops);
 		free(w);
 	}

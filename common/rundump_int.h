@@ -59,6 +59,24 @@ struct rd_ops {
 	size_t n;
 };
 
+/*
+ * The kernel's figures the intervals of a workload recorded ("kernel" of
+ * an interval record): the block layer's per request type, with its
+ * latency histogram; TCP's counts (the records keep no histogram of it).
+ */
+#define RD_MAX_KBLK_OPS 8
+struct rd_kernel {
+	struct rd_kblk {
+		char name[16];
+		uint64_t count, errors, bytes, unstamped, unissued;
+		struct hist *lat;
+	} blk[RD_MAX_KBLK_OPS];
+	size_t n_blk;
+	bool tcp;                   /* some interval had kernel.tcp */
+	uint64_t srtt_samples, connects, connect_failures, retransmits, resets_sent,
+		resets_received;
+};
+
 struct rd_workload {
 	char name[64];
 	char state[16];
@@ -68,6 +86,7 @@ struct rd_workload {
 	uint64_t wall_first_ns, wall_last_ns;  /* merge: the time the intervals cover */
 	unsigned sources, last_source;     /* merge: logs with intervals of it */
 	struct rd_ops totals;
+	struct rd_kernel kernel;           /* JSON dumps */
 	char *target_path[RD_MAX_TARGETS];
 	struct rd_ops *targets;            /* [RD_MAX_TARGETS], allocated on first use */
 	size_t n_targets;
@@ -107,6 +126,9 @@ struct rundump {
 /* rundump.c */
 
 void rd_flush_slice(struct rundump *d, struct rd_workload *w);
+/* The workload's kernel figures as a dump's "kernel" object; NULL when
+ * its records carried none. */
+json_t *rd_kernel_json(const struct rd_kernel *k);
 
 /* rundump_host.c: "host" records (rundump_host() gives the result). */
 

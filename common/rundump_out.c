@@ -218,6 +218,33 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t s
 	return j;
 }
 
+json_t *rd_kernel_json(const struct rd_kernel *k)
+{
+	if (!k->n_blk && !k->tcp)
+		return NULL;
+	json_t *blk = json_object();
+	for (size_t i = 0; i < k->n_blk; i++) {
+		const struct rd_kblk *b = &k->blk[i];
+		char *text = hist_to_base64(b->lat);
+		json_object_set_new(blk, b->name, json_pack(
+			"{s:I,s:I,s:I,s:I,s:I,s:o,s:s?}", "count", (json_int_t)b->count,
+			"errors", (json_int_t)b->errors, "bytes", (json_int_t)b->bytes,
+			"unstamped", (json_int_t)b->unstamped, "unissued", (json_int_t)b->unissued,
+			"latency_us", latency_json(b->lat), "latency_hist", text));
+		free(text);
+	}
+	json_t *j = json_pack("{s:o}", "blk", blk);
+	if (j && k->tcp)
+		json_object_set_new(j, "tcp", json_pack(
+			"{s:I,s:I,s:I,s:I,s:I,s:I}", "srtt_samples", (json_int_t)k->srtt_samples,
+			"connects", (json_int_t)k->connects,
+			"connect_failures", (json_int_t)k->connect_failures,
+			"retransmits", (json_int_t)k->retransmits,
+			"resets_sent", (json_int_t)k->resets_sent,
+			"resets_received", (json_int_t)k->resets_received));
+	return j;
+}
+
 json_t *rundump_finish(struct rundump *d)
 {
 	json_t *workloads = json_array();
@@ -254,6 +281,9 @@ json_t *rundump_finish(struct rundump *d)
 				       "ops", ops_json(&w->totals, w->active_ns, w->sched_ns), "targets", targets);
 			if (w->reason[0])
 				json_object_set_new(jw, "reason", json_string(w->reason));
+			json_t *kernel = rd_kernel_json(&w->kernel);
+			if (kernel)
+				json_object_set_new(jw, "kernel", kernel);
 			if (jw && w->late_intervals)
 				json_object_set_new(jw, "generator_late", json_pack(
 					"{s:I,s:f}", "intervals", (json_int_t)w->late_intervals,

@@ -292,6 +292,73 @@ static void test_dump_filters(void **state)
 	free(path);
 }
 
+/* A dump read from the log (--run-dir, merge, a filtered dump) has what
+ * the intervals recorded of the kernel, per workload, and each target's
+ * share of the rate target, as the live dump gives them: the kernel
+ * section was always empty and every target's rate_target 0. */
+static void test_dump_kernel_and_targets(void **state)
+{
+	(void)state;
+	struct hist *lat = hist_new();
+	assert_non_null(lat);
+	for (uint64_t v = 1; v <= 100; v++)
+		hist_record(lat, v * 1000);     /* 1..100 us */
+	char *text = hist_to_base64(lat);
+	assert_non_null(text);
+	struct rundump_filter f = { 0 };
+	struct rundump *d = rundump_new(RUNDUMP_JSON, &f);
+	for (int k = 0; k < 2; k++) {
+		uint64_t start = (uint64_t)k * 1000000000, end = start + 1000000000;
+		json_t *rec = json_pack(
+			"{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:f}},"
+			"s:[{s:s,s:{s:{s:I}}},{s:s,s:{s:{s:I}}}],"
+			"s:{s:{s:{s:I,s:I,s:I,s:s}},s:{s:I,s:I,s:I}}}",
+			"type", "interval", "workload", "w", "start_ns", (json_int_t)start,
+			"end_ns", (json_int_t)end, "wall_start_ns", (json_int_t)start,
+			"wall_end_ns", (json_int_t)end, "target_ops", 1000.0,
+			"ops", "read", "count", (json_int_t)700, "share", 0.7,
+			"targets", "path", "a", "ops", "read", "count", (json_int_t)350,
+			"path", "b", "ops", "read", "count", (json_int_t)350,
+			"kernel", "blk", "read", "count", (json_int_t)100, "errors", (json_int_t)1,
+			"bytes", (json_int_t)409600, "latency_hist", text,
+			"tcp", "srtt_samples", (json_int_t)5, "connects", (json_int_t)2,
+			"retransmits", (json_int_t)1);
+		assert_non_null(rec);
+		assert_int_equal(rundump_add(d, rec), 0);
+		json_decref(rec);
+	}
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	json_t *w = json_array_get(json_object_get(j, "workloads"), 0);
+	json_t *read = json_object_get(json_object_get(w, "ops"), "read");
+	assert_true(json_real_value(json_object_get(read, "rate_target")) == 700.0);
+	for (size_t t = 0; t < 2; t++) {
+		json_t *tread = json_object_get(
+			json_object_get(json_array_get(json_object_get(w, "targets"), t), "ops"), "read");
+		assert_true(json_real_value(json_object_get(tread, "rate_target")) == 350.0);
+		assert_true(json_real_value(json_object_get(tread, "rate_achieved")) == 350.0);
+	}
+	json_t *kblk = json_object_get(json_object_get(json_object_get(w, "kernel"), "blk"), "read");
+	assert_int_equal(json_integer_value(json_object_get(kblk, "count")), 200);
+	assert_int_equal(json_integer_value(json_object_get(kblk, "errors")), 2);
+	assert_int_equal(json_integer_value(json_object_get(kblk, "bytes")), 819200);
+	double p99 = json_real_value(json_object_get(json_object_get(kblk, "latency_us"), "p99"));
+	assert_true(p99 >= 98 && p99 <= 101);
+	struct hist *got = hist_new();
+	assert_non_null(got);
+	assert_int_equal(hist_from_base64(got, json_string_value(json_object_get(kblk, "latency_hist"))),
+			 0);
+	assert_int_equal(got->count, 200);
+	json_t *ktcp = json_object_get(json_object_get(w, "kernel"), "tcp");
+	assert_int_equal(json_integer_value(json_object_get(ktcp, "connects")), 4);
+	assert_int_equal(json_integer_value(json_object_get(ktcp, "retransmits")), 2);
+	assert_int_equal(json_integer_value(json_object_get(ktcp, "srtt_samples")), 10);
+	json_decref(j);
+	hist_delete(got);
+	hist_delete(lat);
+	free(text);
+}
+
 /* A CSV row's host columns are the host's within the dump's window: the
  * records a reader goes on to read past --until are not the last row's. */
 static void test_csv_host_window(void **state)
@@ -432,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_open_memory),
 		cmocka_unit_test(test_seek_run_time),
 		cmocka_unit_test(test_dump_filters),
+		cmocka_unit_test(test_dump_kernel_and_targets),
 		cmocka_unit_test(test_csv_host_window),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_one_host_workload),

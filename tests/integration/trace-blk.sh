@@ -129,6 +129,20 @@ if seen < 3:
     sys.exit(f"only {seen} interval records carry kernel.blk")
 EOF
 
+# A dump read from the log has them per workload, as the records did.
+"$SOAKCTL" dump --run-dir "$(dirname "$(ls "$WORK"/state/*/intervals.log)")" >"$WORK/offline.json" ||
+	fail "dump --run-dir failed: $(cat "$WORK/offline.json")"
+python3 - "$WORK/offline.json" "$WORK/targets.dump.json" "$L" <<'EOF' || fail "dump --run-dir lacks the kernel's figures"
+import json, sys
+offline, live = (json.load(open(p)) for p in sys.argv[1:3])
+w = next(w for w in offline["workloads"] if w["name"] == "load")
+k = w.get("kernel", {}).get("blk", {}).get("read", {})
+n, want = k.get("count", 0), live["kernel"]["blk"][sys.argv[3]]["ops"]["read"]["count"]
+print(f"# dump --run-dir: kernel.blk.read {n} requests of load, live {want}; p99 {k.get('latency_us', {}).get('p99')} us")
+if abs(n - want) > 0.01 * want or not k["latency_us"]["p99"] > 0 or not k.get("latency_hist"):
+    sys.exit(f"workloads[load].kernel {w.get('kernel')} against {want} live reads")
+EOF
+
 run_phase all '{"blk": true, "all_devices": true}'
 for dev in "$L" "$O"; do
 	n=$(kernel_blk "$WORK/all.dump.json" "$dev" read count)
