@@ -62,15 +62,17 @@ static void test_record_error_and_corrupt(void **state)
 	op_stats_record_error(o, OP_ERR_HTTP_5XX);
 	/* Out of range: counted as an error, in no class. */
 	op_stats_record_error(o, OP_ERR_CLASSES);
-	op_stats_record_corrupt(o);
-	/* count + errors + missed = scheduled: the corrupt op completed. */
+	op_stats_record_corrupt(o, 5000, 4000, 4096);
+	/* count + errors + missed = scheduled: the corrupt op completed, and
+	 * its time is among the served ops'. */
 	assert_int_equal(o->count, 1);
 	assert_int_equal(o->errors, 4);
 	assert_int_equal(o->corrupt, 1);
 	assert_int_equal(o->error_class[OP_ERR_TIMEOUT], 1);
 	assert_int_equal(o->error_class[OP_ERR_HTTP_5XX], 2);
 	assert_int_equal(o->error_class[OP_ERR_CONNECT], 0);
-	assert_int_equal(o->latency.count, 0);
+	assert_int_equal(o->latency.count, 1);
+	assert_int_equal(o->bytes, 4096);
 	free_op_stats(o);
 }
 

@@ -348,13 +348,16 @@ void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outc
 		note_success(st, x, now);
 		break;
 	case OBJ_CORRUPT:
-		op_stats_record_corrupt(os);
+		/* Served, with data other than what was written: its time is
+		 * in the histograms (often a stall's, cut short), as a device's
+		 * corrupt read's is. */
+		op_stats_record_corrupt(os, now - x->due_ns, now - x->submit_ns, x->pos);
 		record_timing(os, x->easy);
 		break;
 	case OBJ_STALE:
 		/* Completed with the wrong (old) data: like corrupt, not an
 		 * error; counted in verify.stale. */
-		os->count++;
+		op_stats_record(os, now - x->due_ns, now - x->submit_ns, x->pos, false);
 		record_timing(os, x->easy);
 		break;
 	default:

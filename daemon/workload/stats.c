@@ -110,9 +110,10 @@ void op_stats_record_error(struct op_stats *o, enum op_error_class c)
 		o->error_class[c]++;
 }
 
-void op_stats_record_corrupt(struct op_stats *o)
+void op_stats_record_corrupt(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
+			     uint64_t bytes)
 {
-	o->count++;
+	op_stats_record(o, latency_ns, service_ns, bytes, false);
 	o->corrupt++;
 }
 

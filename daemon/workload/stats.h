@@ -123,9 +123,11 @@ void stream_publish(struct stream_stats *s, uint64_t end_ns);
 void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
 		     uint64_t bytes, bool error);
 /* An object op that failed (counted in errors and its class), or that
- * completed with data other than what was written (corrupt, not an error). */
+ * completed with data other than what was written (corrupt, not an error:
+ * served, so in the latency histograms as a device's corrupt read is). */
 void op_stats_record_error(struct op_stats *o, enum op_error_class c);
-void op_stats_record_corrupt(struct op_stats *o);
+void op_stats_record_corrupt(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
+			     uint64_t bytes);
 /* Adds src's object verification counters to dst; true if any is set. */
 bool obj_verify_add(struct obj_verify *dst, const struct obj_verify *src);
 /* An op declared missed wait_ns after it was due: its wait is a lower bound
