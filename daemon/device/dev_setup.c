@@ -49,9 +49,8 @@ static int setup_ring(struct dev_stream *d, const char *path, uint64_t seed, cha
 }
 
 /*
- * The targets (bit k: targets[k]) new to the run, the only ones prepped
- * and given write access for a verify fill: all of them when the run
- * begins.  A resumed run's devices were prepped when it began, and
+ * The targets (bit k: targets[k]) new to the run, the only ones prepped:
+ * all of them when the run begins.  A resumed run's devices were prepped when it began, and
  * prepping again would wipe the state the run has aged them into.  Those
  * a reload's replacement brings in (not named by the definition it
  * replaces) are new, unless the run verified them before (a verify state
@@ -94,8 +93,7 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 	/* "prep": true zeroes and salts the devices before any is opened. */
-	uint64_t new_to_run = targets_new_to_run(w);
-	r = dev_prep_workload(cfg, new_to_run, err, errlen);
+	r = dev_prep_workload(cfg, targets_new_to_run(w), err, errlen);
 	if (r < 0)
 		return r;
 
@@ -112,8 +110,7 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 	for (; opened < w->n_streams; opened++) {
 		struct dev_target *t = &targets[opened];
 		/* A fill writes even where the workload only reads. */
-		bool fresh = opened < 64 && (new_to_run >> opened & 1);
-		bool writes = model.writes || (cfg->verify.on && cfg->verify.fill && fresh);
+		bool writes = model.writes || dev_verify_fills(w, opened);
 		r = dev_target_open(cfg, &cfg->targets[opened], writes, t, err, errlen);
 		if (r < 0)
 			goto undo;

@@ -29,6 +29,10 @@ void dev_verify_free(struct dev_verify *v);
 /* The run directory holds a verify state for w's target `index` (whatever
  * target it was made for): the run has written and tracked that device. */
 bool dev_verify_state_exists(const struct workload *w, size_t index);
+/* Whether dev_verify_prepare fills target index (which then needs to be
+ * opened for writing): at a run's start, or when no verify state of it
+ * exists (a first fill interrupted, a target a reload brought in). */
+bool dev_verify_fills(const struct workload *w, size_t index);
 
 /* The I/O path's hooks are declared in dev_engine_int.h, which
  * dev_engine.c includes (so the engine does not depend on this module). */

@@ -264,9 +264,12 @@ static bool named_state_exists(const struct workload *w, const char *v_name)
 	return found;
 }
 
-static bool state_exists(const struct workload *w, const struct dev_verify *v)
+bool dev_verify_fills(const struct workload *w, size_t index)
 {
-	return named_state_exists(w, v->name);
+	/* A resumed run's region was filled when it began; unless that
+	 * fill was interrupted (a map is made only once a fill is done). */
+	return w->cfg->verify.on && w->cfg->verify.fill &&
+	       (!w->resuming || !dev_verify_state_exists(w, index));
 }
 
 bool dev_verify_state_exists(const struct workload *w, size_t index)
@@ -304,9 +307,7 @@ int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errle
 	v->n_blocks = d->size / VERIFY_BLOCK;
 	if (getrandom(&v->fill_run_id, sizeof(v->fill_run_id), 0) != sizeof(v->fill_run_id))
 		v->fill_run_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ index;
-	/* A resumed run's region was filled when it began; unless that
-	 * fill was interrupted (a map is made only once a fill is done). */
-	if (v->cfg->fill && (!w->resuming || !state_exists(w, v))) {
+	if (dev_verify_fills(w, index)) {
 		if (w->resuming)
 			log_notice("%s: no verify state of this run: filling (again)", v->label);
 		int r = fill(d, v, err, errlen);
