@@ -294,6 +294,8 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP:
 		name_gone(st, x);
+		if (x->resent_gone && v)
+			v->uncertain++;
 		if (gone && x->kind == OBJ_KIND_DELETE && v) {
 			v->lost++;
 			obj_log_verify(st->cl, x, "LOST", "the server answers 404 to a DELETE of an "

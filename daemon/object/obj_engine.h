@@ -190,6 +190,7 @@ struct obj_xfer {
 	 * the first may have done its work (a DELETE's 404 then proves
 	 * nothing was lost). */
 	unsigned sends;
+	bool resent_gone;           /* a DELETE sent again met a 404 */
 	char body[OBJ_ERRBODY_MAX]; /* an error response's body */
 	size_t body_len;
 	char *list_buf;             /* a listing page */

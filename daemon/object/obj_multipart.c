@@ -38,6 +38,7 @@ static void reset_handle(struct obj_xfer *x, const struct obj_client *cl)
 	CURL *e = x->easy;
 	x->status = 0;
 	x->sends = 0;
+	x->resent_gone = false;
 	x->pos = 0;
 	x->body_len = 0;
 	x->body[0] = '\0';

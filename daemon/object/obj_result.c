@@ -347,9 +347,12 @@ static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_clie
 	if (status == 404 && (x->kind == OBJ_KIND_CLEANUP || x->kind == OBJ_KIND_AUDIT_HEAD))
 		return OBJ_OK;
 	/* Sent again after a reused connection closed unanswered: the
-	 * first send may have deleted it.  Gone is what a DELETE asks. */
+	 * first send may have deleted it, or never reached the server.
+	 * Gone is what a DELETE asks; whether it was there before is not
+	 * known (obj_book_end counts it uncertain, not lost). */
 	if (status == 404 && x->kind == OBJ_KIND_DELETE && x->sends > 1) {
 		*ret_gone = false;
+		x->resent_gone = true;
 		return OBJ_OK;
 	}
 	*ret_class = status >= 400 && status <= 499 ? OP_ERR_HTTP_4XX

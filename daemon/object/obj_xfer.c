@@ -318,6 +318,7 @@ static void reset_response(struct obj_xfer *x)
 {
 	x->status = 0;
 	x->sends = 0;
+	x->resent_gone = false;
 	x->pos = 0;
 	x->body_len = 0;
 	x->body[0] = '\0';
