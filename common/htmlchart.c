@@ -86,7 +86,9 @@ static void y_axis(FILE *out, const struct axis *a, const char *unit)
 	char label[48];
 
 	if (a->log) {
-		for (double d = pow(10, floor(log10(a->lo))); d <= a->hi * 1.0001; d *= 10) {
+		int n = 0;
+		for (double d = pow(10, floor(log10(a->lo))); d <= a->hi * 1.0001 && n < PLOT_MAX_TICKS;
+		     d *= 10, n++) {
 			if (d < a->lo * 0.9999)
 				continue;
 			double y = y_of(a, d);
@@ -98,7 +100,9 @@ static void y_axis(FILE *out, const struct axis *a, const char *unit)
 		return;
 	}
 	double step = plot_nice_step(a->hi - a->lo, 5);
-	for (double v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-6; v += step) {
+	int n = 0;
+	for (double v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-6 && n < PLOT_MAX_TICKS;
+	     v += step, n++) {
 		double y = y_of(a, v);
 		format_value(unit, v, label, sizeof(label));
 		fprintf(out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
@@ -237,7 +241,8 @@ static void x_axis_time(FILE *out, double t_end)
 				break;
 			}
 	}
-	for (double t = 0; t <= t_end + 1e-9; t += step) {
+	int n = 0;
+	for (double t = 0; t <= t_end + 1e-9 && n < PLOT_MAX_TICKS; t += step, n++) {
 		double x = L + t / t_end * (PW - 1);
 		plot_format_elapsed(t, label, sizeof(label));
 		fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
@@ -431,7 +436,8 @@ void chart_xy(FILE *out, const struct chart *c, const double *x, size_t n_pts,
 	close_desc(out, c);
 	y_axis(out, &ya, "µs");
 	double step = plot_nice_step(xmax, 8);
-	for (double v = 0; v <= xmax + step * 1e-6; v += step) {
+	int ticks = 0;
+	for (double v = 0; v <= xmax + step * 1e-6 && ticks < PLOT_MAX_TICKS; v += step, ticks++) {
 		double px = L + v / xmax * (PW - 1);
 		format_value(c->unit, v, label, sizeof(label));
 		fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"

@@ -57,5 +57,9 @@ void plot_format_rate(double v, char *buf, size_t len);
 void plot_format_elapsed(double s, char *buf, size_t len);
 /* A step of 1, 2 or 5 times a power of ten, giving at most max_ticks ticks over span. */
 double plot_nice_step(double span, int max_ticks);
+/* No axis draws more ticks than this, whatever its numbers: a range of a
+ * log copied from elsewhere can be infinite, or so far from 0 that adding
+ * a step changes nothing, and a tick loop would never end. */
+#define PLOT_MAX_TICKS 64
 
 #endif

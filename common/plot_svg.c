@@ -103,7 +103,9 @@ static void x_axis(FILE *out, const struct frame *f)
 	double step = f->t_step;
 	char label[32];
 
-	for (double t = ceil(f->t_min / step) * step; t <= f->t_max + step * 1e-9; t += step) {
+	int n = 0;
+	for (double t = ceil(f->t_min / step) * step; t <= f->t_max + step * 1e-9 && n < PLOT_MAX_TICKS;
+	     t += step, n++) {
 		double x = frame_x(f, t);
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n",
 			x, f->top, x, f->top + f->height);
@@ -139,7 +141,8 @@ static void y_axis(FILE *out, const struct frame *f)
 		return;
 	}
 	double step = plot_nice_step(f->hi - f->lo, 5);
-	for (double v = f->lo; v <= f->hi + step * 1e-9; v += step) {
+	int n = 0;
+	for (double v = f->lo; v <= f->hi + step * 1e-9 && n < PLOT_MAX_TICKS; v += step, n++) {
 		double y = frame_y(f, v);
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			LEFT, y, LEFT + PANEL_W, y, v == f->lo ? "#333" : "#e4e4e4");

@@ -56,12 +56,15 @@ static void axes_draw(const struct axes *a, FILE *out)
 
 	fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
 		     "stroke=\"#888\"/>\n", LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
-	for (double x = ceil(a->x0 / step) * step; x <= a->x1 + step / 1e6; x += step) {
+	int n = 0;
+	for (double x = ceil(a->x0 / step) * step; x <= a->x1 + step / 1e6 && n < PLOT_MAX_TICKS;
+	     x += step, n++) {
 		plot_format_rate(x, label, sizeof(label));
 		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 			px(a, x), H - BOTTOM + 18, label);
 	}
-	for (double l = ceil(a->ly0); l <= a->ly1; l += 1) {
+	n = 0;
+	for (double l = ceil(a->ly0); l <= a->ly1 && n < PLOT_MAX_TICKS; l += 1, n++) {
 		plot_format_latency(pow(10, l), label, sizeof(label));
 		fprintf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
 			     "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",

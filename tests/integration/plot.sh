@@ -38,6 +38,20 @@ timeout 20 "$SOAKCTL" plot --run-dir "$WORK/state/plot" --output "$WORK/rundir.s
 	fail "plot --run-dir failed"
 timeout 20 "$SOAKCTL" plot --output "$WORK/csv.svg" "$WORK/dump.csv" 2>/dev/null ||
 	fail "plot of a CSV file failed"
+# Numbers a CSV from elsewhere can hold: times so far from 0 that a step
+# adds nothing, a rate that overflows to infinity.  The axes' tick loops
+# never ended, writing to the SVG until the disk was full.
+printf 'workload,op,start_s,end_s,rate_achieved,latency_p50_us\nw,read,1e17,1e17,5,100\n' \
+	>"$WORK/far.csv"
+printf 'workload,op,start_s,end_s,rate_achieved,latency_p50_us\nw,read,0,1,1.7e308,100\nw,read,1,2,5,100\n' \
+	>"$WORK/inf.csv"
+for f in far inf; do
+	rc=0
+	timeout 20 "$SOAKCTL" plot --output "$WORK/$f.svg" "$WORK/$f.csv" 2>/dev/null || rc=$?
+	((rc != 124)) || fail "plot of $f.csv did not end"
+	size=$(stat -c %s "$WORK/$f.svg" 2>/dev/null || echo 0)
+	((size < 1000000)) || fail "plot of $f.csv wrote $size bytes"
+done
 # A soakd from before "chunks" (upgraded, not restarted yet) refuses the
 # key: soakctl asks again without it and reads the text whole.  A fake
 # of such a soakd on its own socket, serving the CSV saved above.
