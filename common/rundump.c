@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,23 @@ static uint64_t u64(json_t *j, const char *key)
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
+/* Counts from a log (perhaps another host's, perhaps damaged) add up to at
+ * most what JSON prints as a count: a wrap would show a negative count,
+ * or errors of exactly 0. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return b > (uint64_t)INT64_MAX - a ? (uint64_t)INT64_MAX : a + b;
+}
+
+/* A recorded number of ops or share: finite and not negative, or 0 (a
+ * log's 1e308 made every rate infinite, and an op with an infinite rate
+ * vanished from the JSON dump). */
+static double ops_num(json_t *j, const char *key, double most)
+{
+	double v = json_number_value(json_object_get(j, key));
+	return isfinite(v) && v > 0 ? (v < most ? v : most) : 0;
+}
+
 static int merge_b64(struct hist *dst, json_t *j, const char *key)
 {
 	json_t *v = json_object_get(j, key);
@@ -83,7 +101,7 @@ static void verify_add(struct rd_op *o, json_t *rec)
 {
 	json_t *v = json_object_get(rec, "verify");
 	for (size_t i = 0; json_is_object(v) && i < RD_VERIFY_CLASSES; i++)
-		o->verify[i] += u64(v, rd_verify_names[i]);
+		o->verify[i] = sat_add(o->verify[i], u64(v, rd_verify_names[i]));
 	if (json_object_get(v, "torn"))
 		o->dev_verify = true;
 }
@@ -91,11 +109,11 @@ static void verify_add(struct rd_op *o, json_t *rec)
 /* Adds a recorded op (count, errors, ..., base64 histograms) to o. */
 static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 {
-	o->count += u64(rec, "count");
-	o->errors += u64(rec, "errors");
-	o->bytes += u64(rec, "bytes");
-	o->corrupt += u64(rec, "corrupt");
-	o->missed += u64(rec, "missed");
+	o->count = sat_add(o->count, u64(rec, "count"));
+	o->errors = sat_add(o->errors, u64(rec, "errors"));
+	o->bytes = sat_add(o->bytes, u64(rec, "bytes"));
+	o->corrupt = sat_add(o->corrupt, u64(rec, "corrupt"));
+	o->missed = sat_add(o->missed, u64(rec, "missed"));
 	o->pending = u64(rec, "pending");
 	verify_add(o, rec);
 	o->target_ops += target_ops;
@@ -261,21 +279,21 @@ static int kernel_add(struct rd_kernel *k, json_t *kernel)
 			strcpy(b->name, name);
 			k->n_blk++;
 		}
-		b->count += u64(o, "count");
-		b->errors += u64(o, "errors");
-		b->bytes += u64(o, "bytes");
-		b->unstamped += u64(o, "unstamped");
-		b->unissued += u64(o, "unissued");
+		b->count = sat_add(b->count, u64(o, "count"));
+		b->errors = sat_add(b->errors, u64(o, "errors"));
+		b->bytes = sat_add(b->bytes, u64(o, "bytes"));
+		b->unstamped = sat_add(b->unstamped, u64(o, "unstamped"));
+		b->unissued = sat_add(b->unissued, u64(o, "unissued"));
 		merge_b64(b->lat, o, "latency_hist");
 	}
 	if (json_is_object(tcp)) {
 		k->tcp = true;
-		k->srtt_samples += u64(tcp, "srtt_samples");
-		k->connects += u64(tcp, "connects");
-		k->connect_failures += u64(tcp, "connect_failures");
-		k->retransmits += u64(tcp, "retransmits");
-		k->resets_sent += u64(tcp, "resets_sent");
-		k->resets_received += u64(tcp, "resets_received");
+		k->srtt_samples = sat_add(k->srtt_samples, u64(tcp, "srtt_samples"));
+		k->connects = sat_add(k->connects, u64(tcp, "connects"));
+		k->connect_failures = sat_add(k->connect_failures, u64(tcp, "connect_failures"));
+		k->retransmits = sat_add(k->retransmits, u64(tcp, "retransmits"));
+		k->resets_sent = sat_add(k->resets_sent, u64(tcp, "resets_sent"));
+		k->resets_received = sat_add(k->resets_received, u64(tcp, "resets_received"));
 	}
 	return 0;
 }
@@ -293,7 +311,7 @@ static int add_interval(struct rundump *d, json_t *rec)
 		double ms = json_number_value(json_object_get(rec, "generator_late_ms"));
 		late = ms > 0 ? (uint64_t)(ms * 1e6) : 1;
 	}
-	double target = json_number_value(json_object_get(rec, "target_ops"));
+	double target = ops_num(rec, "target_ops", 1e15);
 	const char *op_name;
 	json_t *op;
 	int r = 0;
@@ -356,7 +374,7 @@ static int add_interval(struct rundump *d, json_t *rec)
 	json_object_foreach(ops, op_name, op) {
 		if (!wanted_op(d, op_name))
 			continue;
-		double share = json_number_value(json_object_get(op, "share"));
+		double share = ops_num(op, "share", 1);
 		double op_target = target * share;
 		struct rd_op *t = op_get(&w->totals, op_name);
 		if (!t)
@@ -408,8 +426,7 @@ static int add_interval(struct rundump *d, json_t *rec)
 					continue;
 				/* Its share of the op's target, as the live dump
 				 * gives it: the streams split the rate evenly. */
-				double share = json_number_value(
-					json_object_get(json_object_get(ops, op_name), "share"));
+				double share = ops_num(json_object_get(ops, op_name), "share", 1);
 				double op_target = target * share / (double)json_array_size(targets);
 				struct rd_op *t = op_get(&w->targets[ti], op_name);
 				if (!t || (r = op_add(t, op, op_target)) < 0)

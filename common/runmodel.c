@@ -135,6 +135,21 @@ static double num(json_t *obj, const char *key, double otherwise)
 	return json_is_number(v) ? json_number_value(v) : otherwise;
 }
 
+/* As ops_num in rundump.c: a recorded number of ops or share, finite and
+ * not negative, or 0. */
+static double ops_num(json_t *obj, const char *key, double most)
+{
+	double v = num(obj, key, 0);
+
+	return isfinite(v) && v > 0 ? (v < most ? v : most) : 0;
+}
+
+/* As sat_add in rundump.c: counts stop at what JSON prints as a count. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return b > (uint64_t)INT64_MAX - a ? (uint64_t)INT64_MAX : a + b;
+}
+
 static void add_verify(struct rm_op *o, json_t *verify)
 {
 	const char *key;
@@ -172,11 +187,11 @@ static int add_op(struct runmodel *m, struct rm_workload *w, const char *name, j
 	if (lat && hist_from_base64(h, lat) < 0)
 		hist_reset(h);
 	uint64_t errors = u64(rec, "errors"), missed = u64(rec, "missed");
-	o->count += u64(rec, "count");
-	o->errors += errors;
-	o->missed += missed;
-	o->bytes += u64(rec, "bytes");
-	o->corrupt += u64(rec, "corrupt");
+	o->count = sat_add(o->count, u64(rec, "count"));
+	o->errors = sat_add(o->errors, errors);
+	o->missed = sat_add(o->missed, missed);
+	o->bytes = sat_add(o->bytes, u64(rec, "bytes"));
+	o->corrupt = sat_add(o->corrupt, u64(rec, "corrupt"));
 	double target = target_total * share;
 	o->target_ops += target;
 	o->active_s += secs;
@@ -266,11 +281,11 @@ static int add_interval(struct runmodel *m, json_t *rec)
 		l[w->n_late++] = (struct rm_late){ start / NS, end / NS,
 						    num(rec, "generator_late_ms", 0) };
 	}
-	double target = num(rec, "target_ops", 0);
+	double target = ops_num(rec, "target_ops", 1e15);
 	const char *op;
 	json_t *o;
 	json_object_foreach(ops, op, o) {
-		int r = add_op(m, w, op, o, start, end, target, num(o, "share", 0));
+		int r = add_op(m, w, op, o, start, end, target, ops_num(o, "share", 1));
 		if (r < 0)
 			return r;
 	}

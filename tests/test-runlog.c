@@ -359,6 +359,38 @@ static void test_dump_kernel_and_targets(void **state)
 	free(text);
 }
 
+/* Numbers of a log from elsewhere, or damaged: a target of 1e308 made
+ * every rate infinite and the op vanished from the JSON; counts of 2^62
+ * wrapped to negative, errors to exactly 0. */
+static void test_dump_hostile_numbers(void **state)
+{
+	(void)state;
+	struct rundump_filter f = { 0 };
+	struct rundump *d = rundump_new(RUNDUMP_JSON, &f);
+	for (int k = 0; k < 4; k++) {
+		uint64_t start = (uint64_t)k * 1000000000, end = start + 1000000000;
+		json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:I,s:f}}}", "type",
+					"interval", "workload", "w", "start_ns", (json_int_t)start,
+					"end_ns", (json_int_t)end, "wall_start_ns", (json_int_t)start,
+					"wall_end_ns", (json_int_t)end, "target_ops", 1e308, "ops",
+					"read", "count", (json_int_t)1 << 62, "errors",
+					(json_int_t)1 << 62, "share", 10.0);
+		assert_non_null(rec);
+		assert_int_equal(rundump_add(d, rec), 0);
+		json_decref(rec);
+	}
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	json_t *read = json_object_get(
+		json_object_get(json_array_get(json_object_get(j, "workloads"), 0), "ops"), "read");
+	assert_non_null(read);
+	assert_int_equal(json_integer_value(json_object_get(read, "count")), INT64_MAX);
+	assert_int_equal(json_integer_value(json_object_get(read, "errors")), INT64_MAX);
+	double rate = json_real_value(json_object_get(read, "rate_target"));
+	assert_true(rate > 0 && rate < 1e16);
+	json_decref(j);
+}
+
 /* A CSV row's host columns are the host's within the dump's window: the
  * records a reader goes on to read past --until are not the last row's. */
 static void test_csv_host_window(void **state)
@@ -500,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_seek_run_time),
 		cmocka_unit_test(test_dump_filters),
 		cmocka_unit_test(test_dump_kernel_and_targets),
+		cmocka_unit_test(test_dump_hostile_numbers),
 		cmocka_unit_test(test_csv_host_window),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_one_host_workload),
