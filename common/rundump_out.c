@@ -6,6 +6,7 @@
  */
 #include "rundump.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,14 +19,58 @@
 
 #include "rundump_int.h"
 
+/* A name as soakd makes them: letters, digits, '-', '_' and '.'. */
+static bool plain_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.')
+			return false;
+	return true;
+}
+
+/* A name from the log as a CSV field: soakd's own as they are; any other
+ * (a log from elsewhere, damaged) quoted, its quotes doubled, its control
+ * characters as '_' (a row per line, for line tools too), and one that a
+ * spreadsheet would take for a formula made text with a leading '. */
+static void csv_name(FILE *out, const char *s)
+{
+	if (plain_name(s)) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	if (*s && strchr("=+-@\t\r", *s))
+		fputc('\'', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '_' : *s, out);
+	}
+	fputc('"', out);
+}
+
+/* A name in an HdrHistogram log's Tag=, which ends at a comma or space:
+ * anything but a plain name's characters as '_'. */
+static void tag_name(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc(isalnum((unsigned char)*s) || *s == '-' || *s == '_' || *s == '.' ? *s : '_',
+		      out);
+}
+
 void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 		uint64_t start_ns, uint64_t end_ns, uint64_t lag_ns, uint64_t late_ns)
 {
 	double secs = end_ns > start_ns ? (end_ns - start_ns) / 1e9 : 0;
-	fprintf(d->text, "%s,%s,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,"
+	csv_name(d->text, workload);
+	fputc(',', d->text);
+	csv_name(d->text, o->name);
+	fprintf(d->text, ",%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,"
 			 "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			 ",%.3f,%.3f,%.3f,%.3f",
-		workload, o->name, start_ns / 1e9, end_ns / 1e9, o->count, o->errors, o->bytes,
+		start_ns / 1e9, end_ns / 1e9, o->count, o->errors, o->bytes,
 		secs > 0 ? o->target_ops / secs : 0, secs > 0 ? o->count / secs : 0,
 		hist_percentile(o->lat, 50) / 1e3, hist_percentile(o->lat, 90) / 1e3,
 		hist_percentile(o->lat, 99) / 1e3, hist_percentile(o->lat, 99.9) / 1e3,
@@ -164,8 +209,12 @@ void rd_hdr_line(struct rundump *d, const char *workload, const struct rd_op *o,
 		return;
 	double rel = wall_start_ns >= d->hdr_base_wall_ns ? (wall_start_ns - d->hdr_base_wall_ns) / 1e9
 							   : 0;
-	fprintf(d->text, "Tag=%s.%s,%.3f,%.3f,%.3f,%s\n", workload, o->name, rel,
-		(end_ns - start_ns) / 1e9, hist_max(h) / 1e6, enc);
+	fputs("Tag=", d->text);
+	tag_name(d->text, workload);
+	fputc('.', d->text);
+	tag_name(d->text, o->name);
+	fprintf(d->text, ",%.3f,%.3f,%.3f,%s\n", rel, (end_ns - start_ns) / 1e9, hist_max(h) / 1e6,
+		enc);
 	free(enc);
 }
 

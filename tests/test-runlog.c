@@ -391,6 +391,39 @@ static void test_dump_hostile_numbers(void **state)
 	json_decref(j);
 }
 
+/* Names from a log of elsewhere: a CSV cell a spreadsheet runs as a
+ * formula, a newline that forges a row, a comma that ends a Tag=. */
+static void test_dump_hostile_names(void **state)
+{
+	(void)state;
+	const enum rundump_format formats[] = { RUNDUMP_CSV, RUNDUMP_HDR };
+	for (size_t k = 0; k < 2; k++) {
+		struct rundump_filter f = { 0 };
+		struct rundump *d = rundump_new(formats[k], &f);
+		json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:f,s:s}}}", "type",
+					"interval", "workload", "=HYPERLINK(\"http://x/\",\"y\")",
+					"start_ns", (json_int_t)0, "end_ns", (json_int_t)1000000000,
+					"wall_start_ns", (json_int_t)1000000000000, "wall_end_ns",
+					(json_int_t)1001000000000, "target_ops", 10.0, "ops",
+					"read\nevil,1,2", "count", (json_int_t)10, "share", 1.0,
+					"latency", "");
+		assert_non_null(rec);
+		json_object_del(json_object_get(json_object_get(rec, "ops"), "read\nevil,1,2"), "latency");
+		assert_int_equal(rundump_add(d, rec), 0);
+		json_decref(rec);
+		json_t *j = rundump_finish(d);
+		rundump_free(d);
+		const char *text = json_string_value(json_object_get(j, k == 0 ? "csv" : "hdr"));
+		assert_non_null(text);
+		assert_null(strstr(text, "\nevil"));
+		if (k == 0)
+			assert_non_null(strstr(text, "\"'=HYPERLINK(\"\"http://x/\"\",\"\"y\"\")\",\"read_evil,1,2\","));
+		else
+			assert_non_null(strstr(text, "Tag=_HYPERLINK__http___x____y__.read_evil_1_2,"));
+		json_decref(j);
+	}
+}
+
 /* A CSV row's host columns are the host's within the dump's window: the
  * records a reader goes on to read past --until are not the last row's. */
 static void test_csv_host_window(void **state)
@@ -533,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_dump_filters),
 		cmocka_unit_test(test_dump_kernel_and_targets),
 		cmocka_unit_test(test_dump_hostile_numbers),
+		cmocka_unit_test(test_dump_hostile_names),
 		cmocka_unit_test(test_csv_host_window),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_one_host_workload),
