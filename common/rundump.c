@@ -39,8 +39,13 @@ static void ops_reset(struct rd_ops *ops)
 	}
 }
 
-static struct rd_op *op_get(struct rd_ops *ops, const char *name)
+static struct rd_op *op_get(struct rd_ops *ops, const char *raw)
 {
+	char name[sizeof(ops->op[0].name)];
+
+	if (strlen(raw) >= sizeof(name))
+		return NULL;
+	runlog_clean_name(name, sizeof(name), raw);
 	for (size_t i = 0; i < ops->n; i++)
 		if (strcmp(ops->op[i].name, name) == 0)
 			return &ops->op[i];
@@ -183,8 +188,13 @@ struct rundump *rundump_new(enum rundump_format format, const struct rundump_fil
 	return d;
 }
 
-static struct rd_workload *workload_get(struct rundump *d, const char *name)
+static struct rd_workload *workload_get(struct rundump *d, const char *raw)
 {
+	char name[sizeof(((struct rd_workload *)0)->name)];
+
+	if (strlen(raw) >= sizeof(name))
+		return NULL;
+	runlog_clean_name(name, sizeof(name), raw);
 	for (size_t i = 0; i < d->n; i++)
 		if (strcmp(d->w[i]->name, name) == 0)
 			return d->w[i];

@@ -235,3 +235,23 @@ char *runlog_path_of(const char *dir_or_file)
 	}
 	return strdup(dir_or_file);
 }
+
+/*
+ * soakd's own names have no control characters, but a log copied from
+ * elsewhere could make a text report write escape sequences to a terminal
+ * (clear it, set the clipboard, forge a verdict line).
+ */
+void runlog_clean_name(char *dst, size_t len, const char *src)
+{
+	size_t n = 0;
+
+	for (const unsigned char *s = (const unsigned char *)src; *s && n + 1 < len; s++) {
+		if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) {
+			dst[n++] = '?';
+			s++;
+		} else {
+			dst[n++] = *s < 0x20 || *s == 0x7f ? '?' : (char)*s;
+		}
+	}
+	dst[n] = '\0';
+}

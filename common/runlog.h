@@ -85,6 +85,10 @@ uint64_t runlog_corrupt(const struct runlog_reader *r);
 bool runlog_torn(const struct runlog_reader *r);
 void runlog_close(struct runlog_reader *r);
 
+/* A workload's or op's name read from a log, as readers keep it: control
+ * characters (C0, DEL, and C1 as UTF-8) as '?', at most len - 1 bytes. */
+void runlog_clean_name(char *dst, size_t len, const char *src);
+
 /* Finds the log of a run directory or takes a log file as it is;
  * malloc'd path or NULL. */
 char *runlog_path_of(const char *dir_or_file);

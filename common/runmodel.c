@@ -77,8 +77,10 @@ struct rm_op *runmodel_op(const struct rm_workload *w, const char *name)
 	return NULL;
 }
 
-static struct rm_workload *workload_of(struct runmodel *m, const char *name)
+static struct rm_workload *workload_of(struct runmodel *m, const char *raw)
 {
+	char name[sizeof(((struct rm_workload *)0)->name)];
+	runlog_clean_name(name, sizeof(name), raw);
 	struct rm_workload *w = runmodel_workload(m, name);
 
 	if (w || m->n >= RM_MAX_WORKLOADS)
@@ -92,8 +94,10 @@ static struct rm_workload *workload_of(struct runmodel *m, const char *name)
 	return w;
 }
 
-static struct rm_op *op_of(struct rm_workload *w, const char *name)
+static struct rm_op *op_of(struct rm_workload *w, const char *raw)
 {
+	char name[sizeof(((struct rm_op *)0)->name)];
+	runlog_clean_name(name, sizeof(name), raw);
 	struct rm_op *o = runmodel_op(w, name);
 
 	if (o || w->n_ops >= RM_MAX_OPS)

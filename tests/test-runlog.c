@@ -422,6 +422,24 @@ static void test_dump_hostile_names(void **state)
 			assert_non_null(strstr(text, "Tag=_HYPERLINK__http___x____y__.read_evil_1_2,"));
 		json_decref(j);
 	}
+	/* The text report prints the names it is given: no escape sequence
+	 * reaches the terminal. */
+	struct rundump_filter f = { 0 };
+	struct rundump *d = rundump_new(RUNDUMP_REPORT, &f);
+	json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:f}}}", "type", "interval",
+				"workload", "w\x1b]52;c;eA==\x07\x1b[2J\xc2\x9b" "1;1H", "start_ns",
+				(json_int_t)0, "end_ns", (json_int_t)1000000000, "wall_start_ns",
+				(json_int_t)0, "wall_end_ns", (json_int_t)1000000000, "target_ops", 10.0,
+				"ops", "read", "count", (json_int_t)10, "share", 1.0);
+	assert_non_null(rec);
+	assert_int_equal(rundump_add(d, rec), 0);
+	json_decref(rec);
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(j, "workloads"), 0), "name")),
+			    "w?]52;c;eA==??[2J?1;1H");
+	json_decref(j);
 }
 
 /* A CSV row's host columns are the host's within the dump's window: the
