@@ -2,12 +2,17 @@
 #include "runfiles.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "parse.h"
 #include "transact.h"
+
+#define RUN_FILE_MAX (4 << 20)
 
 static json_t *load_beside(const char *dir_or_log, const char *name)
 {
@@ -21,7 +26,18 @@ static json_t *load_beside(const char *dir_or_log, const char *name)
 		int n = slash ? (int)(slash - dir_or_log) : 1;
 		snprintf(path, sizeof(path), "%.*s/%s", n, slash ? dir_or_log : ".", name);
 	}
-	return json_load_file(path, 0, NULL);
+	/* soakd writes a few KiB; one of 100 MB (a directory from elsewhere)
+	 * took 4.6 GB to read and went whole into the report.  Left out. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	json_t *j = NULL;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= RUN_FILE_MAX)
+		j = json_loadfd(fd, 0, NULL);
+	else if (fd >= 0)
+		fprintf(stderr, "soakctl: %s left out: not a regular file of at most %d KiB\n", path,
+			RUN_FILE_MAX / 1024);
+	if (fd >= 0)
+		close(fd);
+	return j;
 }
 
 static uint64_t plan_slice_ns(json_t *plan)
@@ -84,24 +100,87 @@ void run_files_done(struct run_files *rf)
 	memset(rf, 0, sizeof(*rf));
 }
 
+/*
+ * An output is written beside its path under a hidden name, then renamed
+ * over it: a symlink planted at the path (in /tmp, say) is replaced, not
+ * written through, and a write that fails leaves the old file as it was.
+ * The files open at once: few (a plot and its search's curve).
+ */
+static struct {
+	FILE *f;
+	char *tmp;
+} outputs[4];
+
 FILE *output_open(const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "we");
+	if (strcmp(path, "-") == 0)
+		return stdout;
+	size_t slot = 0;
+	while (slot < sizeof(outputs) / sizeof(outputs[0]) && outputs[slot].f)
+		slot++;
+	const char *base = strrchr(path, '/');
+	int dir = base ? (int)(base - path) + 1 : 0;
+	char *tmp = NULL;
+	int fd = -1;
+	if (slot == sizeof(outputs) / sizeof(outputs[0]) ||
+	    asprintf(&tmp, "%.*s.%s.XXXXXX", dir, path, path + dir) < 0) {
+		tmp = NULL;
+		errno = ENOMEM;
+	} else if ((fd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
+		mode_t mask = umask(0);
+		umask(mask);
+		if (fchmod(fd, 0666 & ~mask) == 0 && (outputs[slot].f = fdopen(fd, "w"))) {
+			outputs[slot].tmp = tmp;
+			return outputs[slot].f;
+		}
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		errno = e;
+	}
+	fprintf(stderr, "soakctl: cannot create %s: %s\n", path, strerror(errno));
+	free(tmp);
+	return NULL;
+}
 
-	if (!f)
-		fprintf(stderr, "soakctl: cannot create %s: %s\n", path, strerror(errno));
-	return f;
+/* Its slot's temporary name, the slot emptied; NULL for stdout. */
+static char *output_forget(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++)
+		if (outputs[i].f == f && f) {
+			char *tmp = outputs[i].tmp;
+			outputs[i].f = NULL;
+			outputs[i].tmp = NULL;
+			return tmp;
+		}
+	return NULL;
 }
 
 int output_close(FILE *f, const char *path)
 {
 	bool bad = fflush(f) != 0 || ferror(f);
+	char *tmp = output_forget(f);
 
 	if (f != stdout && fclose(f) != 0)
 		bad = true;
+	if (!bad && tmp && rename(tmp, path) != 0)
+		bad = true;
 	if (bad) {
 		fprintf(stderr, "soakctl: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
-		return EXIT_REFUSED;
+		if (tmp)
+			unlink(tmp);
 	}
-	return 0;
+	free(tmp);
+	return bad ? EXIT_REFUSED : 0;
+}
+
+void output_discard(FILE *f)
+{
+	char *tmp = output_forget(f);
+
+	if (f != stdout)
+		fclose(f);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
 }

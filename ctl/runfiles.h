@@ -25,9 +25,13 @@ struct run_files {
 int run_files_load(struct run_files *rf, const char *dir_or_log, uint64_t slice_ns);
 void run_files_done(struct run_files *rf);
 
-/* "-": stdout; else the file, created.  NULL after printing why. */
+/* "-": stdout; else the file, created (under a temporary name beside it
+ * until output_close).  NULL after printing why. */
 FILE *output_open(const char *path);
-/* Closes it; 0, or soakctl's exit status after printing why. */
+/* Closes it, in place; 0, or soakctl's exit status after printing why
+ * (the file as it was before). */
 int output_close(FILE *f, const char *path);
+/* Closes it, leaving no file (nothing to write after all). */
+void output_discard(FILE *f);
 
 #endif

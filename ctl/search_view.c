@@ -11,6 +11,7 @@
 
 #include "certify_print.h"
 #include "proto.h"
+#include "runfiles.h"
 #include "search_view.h"
 #include "verdicts.h"
 
@@ -82,15 +83,18 @@ int search_view_plot(const struct view_client *c, const struct view_plot_options
 	} else {
 		snprintf(path, sizeof(path), "%s-search.svg", name);
 	}
-	FILE *f = fopen(path, "we");
+	FILE *f = output_open(path);
 	if (!f) {
-		fprintf(stderr, "soakctl: cannot create %s: %s\n", path, strerror(errno));
 		json_decref(search);
 		return EXIT_FAILURE;
 	}
 	r = search_plot_svg(search, title, f);
-	if (fclose(f) != 0 && r == 0)
-		r = -EIO;
+	if (r == 0 && output_close(f, path) != 0) {
+		json_decref(search);
+		return EXIT_FAILURE;
+	}
+	if (r != 0)
+		output_discard(f);      /* no curve (ENOENT), or it failed */
 	if (r == 0)
 		fprintf(stderr, "soakctl: wrote %s (the search's curve, %zu probes)\n", path,
 			json_array_size(json_object_get(search, "curve")));

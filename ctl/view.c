@@ -14,6 +14,7 @@
 #include "parse.h"
 #include "plot.h"
 #include "proto.h"
+#include "runfiles.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_NO_REPLY 2
@@ -284,22 +285,17 @@ static int csv_from_run_dir(const struct view_plot_options *o, char **ret_csv)
 
 static int write_svg(const struct plot *p, const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "we");
+	FILE *f = output_open(path);
 
-	if (!f) {
-		fprintf(stderr, "soakctl: cannot create %s: %s\n", path, strerror(errno));
+	if (!f)
 		return EXIT_REFUSED;
-	}
 	int r = plot_write_svg(p, f);
-	if (fflush(f) != 0 || ferror(f))
-		r = -EIO;
-	if (f != stdout && fclose(f) != 0)
-		r = -EIO;
 	if (r < 0) {
-		fprintf(stderr, "soakctl: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+		fprintf(stderr, "soakctl: cannot write %s: %s\n", path, strerror(-r));
+		output_discard(f);
 		return EXIT_REFUSED;
 	}
-	return 0;
+	return output_close(f, path) != 0 ? EXIT_REFUSED : 0;
 }
 
 int view_plot(const struct view_client *c, const struct view_plot_options *o)
