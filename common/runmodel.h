@@ -28,6 +28,11 @@
 #define RM_MAX_OPS 16
 #define RM_MAX_SERIES 512
 #define RM_MAX_SLICES 100000
+/* Slices kept over all ops (32 bytes each): a year of hourly slices for
+ * 64 workloads of 8 ops; a log whose records jump far ahead (copied from
+ * elsewhere, damaged) asked for gigabytes.  Past it an interval stays in
+ * its op's totals only. */
+#define RM_MAX_SLICE_ENTRIES (UINT64_C(1) << 22)
 #define RM_MAX_CERTIFY 1000
 
 /* Values over [t0, t1] (run time, seconds): the lowest and the highest of
@@ -145,6 +150,7 @@ struct runmodel {
 	uint64_t wall_start_ns;
 	uint64_t skipped;   /* records not understood */
 	struct hist *scratch;   /* for merging into a closed slice */
+	uint64_t slice_entries; /* over all ops, RM_MAX_SLICE_ENTRIES at most */
 };
 
 /* slice_ns 0: one hour, as soakd's default slices. */

@@ -141,7 +141,10 @@ int rm_slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, double 
 
 	if (idx >= RM_MAX_SLICES)
 		return 0;
+	if (idx >= o->n_slices && m->slice_entries + (idx + 1 - o->n_slices) > RM_MAX_SLICE_ENTRIES)
+		return 0;
 	if (idx >= o->n_slices) {
+		m->slice_entries += idx + 1 - o->n_slices;
 		struct rm_slice *sl = realloc(o->slices, (idx + 1) * sizeof(*sl));
 		if (!sl)
 			return -ENOMEM;
