@@ -333,6 +333,15 @@ static void test_slices_bounded(void **state)
 			json_decref(rec);
 		}
 	assert_true(m->slice_entries <= RM_MAX_SLICE_ENTRIES);
+	/* Past RM_MAX_WORKLOADS (a long run through reloads can name more)
+	 * a record is left out, not taken for a lack of memory. */
+	json_t *more = parse("{\"type\":\"interval\",\"workload\":\"w99\",\"start_ns\":0,"
+			     "\"end_ns\":1000000000,\"ops\":{\"read\":{\"count\":1}}}");
+	assert_int_equal(runmodel_add(m, more), 0);     /* the 64th */
+	json_object_set_new(more, "workload", json_string("w100"));
+	assert_int_equal(runmodel_add(m, more), -EINVAL);
+	json_decref(more);
+	assert_int_equal(m->n, RM_MAX_WORKLOADS);
 	const struct rm_op *last = runmodel_op(runmodel_workload(m, "w62"), "op15");
 	assert_non_null(last);
 	assert_int_equal(last->count, 1);
