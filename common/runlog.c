@@ -23,8 +23,13 @@ char *runlog_frame(const json_t *record)
 	return line;
 }
 
+/* Read ahead of the lines, from the file, a chunk at a time. */
+#define READ_CHUNK (256u * 1024)
+
 struct runlog_reader {
 	FILE *f;
+	char *chunk;                /* READ_CHUNK bytes: [chunk_pos, chunk_len) unread */
+	size_t chunk_len, chunk_pos;
 	char *line;
 	size_t cap;
 	uint64_t offset, good_offset;
@@ -40,7 +45,8 @@ static int open_stream(FILE *f, struct runlog_reader **ret)
 	struct runlog_reader *r = calloc(1, sizeof(*r));
 	char header[sizeof(RUNLOG_HEADER)];
 
-	if (!r) {
+	if (!r || !(r->chunk = malloc(READ_CHUNK))) {
+		free(r);
 		fclose(f);
 		return -ENOMEM;
 	}
@@ -49,6 +55,7 @@ static int open_stream(FILE *f, struct runlog_reader **ret)
 	if (n != sizeof(RUNLOG_HEADER) - 1 ||
 	    memcmp(header, RUNLOG_HEADER, sizeof(RUNLOG_HEADER) - 1) != 0) {
 		fclose(r->f);
+		free(r->chunk);
 		free(r);
 		return -EPROTO;
 	}
@@ -102,13 +109,77 @@ static json_t *parse_line(char *line, size_t len)
 	return v;
 }
 
+/* Positions the reader at byte at of the file; what was read ahead goes. */
+static int seek_to(struct runlog_reader *r, uint64_t at)
+{
+	r->chunk_len = r->chunk_pos = 0;
+	return fseeko(r->f, (off_t)at, SEEK_SET) < 0 ? -errno : 0;
+}
+
+/*
+ * The next line, its '\n' kept: the bytes it takes in the file (0 at the
+ * end, -EIO, -ENOMEM), held in r->line (NUL after) unless the line is
+ * longer than RUNLOG_MAX_LINE: then *ret_long, and it is read past, never
+ * held (getline held the whole of a 4 GiB line of a damaged log).  NUL
+ * bytes in a line (a filesystem's zeroes after a crash) are counted and
+ * held like any other.
+ */
+static ssize_t read_line(struct runlog_reader *r, bool *ret_long)
+{
+	size_t total = 0, held = 0;
+	bool too_long = false;
+
+	for (;;) {
+		if (r->chunk_pos == r->chunk_len) {
+			size_t got = fread(r->chunk, 1, READ_CHUNK, r->f);
+			if (got == 0) {
+				if (ferror(r->f))
+					return -EIO;
+				break;
+			}
+			r->chunk_len = got;
+			r->chunk_pos = 0;
+		}
+		const char *start = r->chunk + r->chunk_pos;
+		size_t avail = r->chunk_len - r->chunk_pos;
+		const char *nl = memchr(start, '\n', avail);
+		size_t take = nl ? (size_t)(nl - start) + 1 : avail;
+		if (!too_long && held + take > RUNLOG_MAX_LINE)
+			too_long = true;
+		if (!too_long) {
+			if (held + take + 1 > r->cap) {
+				size_t cap = r->cap ? r->cap : 4096;
+				while (cap < held + take + 1)
+					cap *= 2;
+				if (cap > RUNLOG_MAX_LINE + 1)
+					cap = RUNLOG_MAX_LINE + 1;
+				char *grown = realloc(r->line, cap);
+				if (!grown)
+					return -ENOMEM;
+				r->line = grown;
+				r->cap = cap;
+			}
+			memcpy(r->line + held, start, take);
+			held += take;
+			r->line[held] = '\0';
+		}
+		total += take;
+		r->chunk_pos += take;
+		if (nl)
+			break;
+	}
+	*ret_long = too_long;
+	return (ssize_t)total;
+}
+
 int runlog_next(struct runlog_reader *r, json_t **ret)
 {
 	for (;;) {
-		ssize_t n = getline(&r->line, &r->cap, r->f);
-		if (n < 0) {
-			if (ferror(r->f))
-				return -EIO;
+		bool too_long;
+		ssize_t n = read_line(r, &too_long);
+		if (n < 0)
+			return (int)n;
+		if (n == 0) {
 			if (r->pending_bad) {
 				/* The last line was bad: a torn write, not damage. */
 				r->pending_bad = false;
@@ -121,9 +192,8 @@ int runlog_next(struct runlog_reader *r, json_t **ret)
 			r->corrupt++;
 			r->pending_bad = false;
 		}
-		bool complete = n > 0 && r->line[n - 1] == '\n';
-		json_t *v = complete && (size_t)n <= RUNLOG_MAX_LINE
-				    ? parse_line(r->line, (size_t)n - 1) : NULL;
+		bool complete = !too_long && r->line[n - 1] == '\n';
+		json_t *v = complete ? parse_line(r->line, (size_t)n - 1) : NULL;
 		if (!v) {
 			r->pending_bad = true;
 			continue;
@@ -144,18 +214,20 @@ static int probe(struct runlog_reader *r, uint64_t from, uint64_t to, uint64_t *
 		 uint64_t *ret_after)
 {
 	uint64_t pos = from;
+	bool too_long;
 	ssize_t n;
+	int r_seek = seek_to(r, from);
 
-	if (fseeko(r->f, (off_t)from, SEEK_SET) < 0)
-		return -errno;
+	if (r_seek < 0)
+		return r_seek;
 	/* from is inside a line (or at its start): that line is skipped. */
-	n = getline(&r->line, &r->cap, r->f);
+	n = read_line(r, &too_long);
 	if (n <= 0)
-		return ferror(r->f) ? -EIO : 0;
+		return n < 0 ? (int)n : 0;
 	pos += (uint64_t)n;
-	while (pos < to && (n = getline(&r->line, &r->cap, r->f)) > 0) {
+	while (pos < to && (n = read_line(r, &too_long)) > 0) {
 		pos += (uint64_t)n;
-		if (pos > to || r->line[n - 1] != '\n' || (size_t)n > RUNLOG_MAX_LINE)
+		if (pos > to || too_long || r->line[n - 1] != '\n')
 			break;
 		json_t *v = parse_line(r->line, (size_t)n - 1);
 		const char *type = json_string_value(json_object_get(v, "type"));
@@ -168,7 +240,7 @@ static int probe(struct runlog_reader *r, uint64_t from, uint64_t to, uint64_t *
 		}
 		json_decref(v);
 	}
-	return ferror(r->f) ? -EIO : 0;
+	return n < 0 ? (int)n : 0;
 }
 
 int runlog_seek_run_time(struct runlog_reader *r, uint64_t run_ns)
@@ -192,8 +264,9 @@ int runlog_seek_run_time(struct runlog_reader *r, uint64_t run_ns)
 			hi = mid;
 	}
 	clearerr(r->f);
-	if (fseeko(r->f, (off_t)lo, SEEK_SET) < 0)
-		return -errno;
+	int err = seek_to(r, lo);
+	if (err < 0)
+		return err;
 	r->offset = r->good_offset = lo;
 	r->pending_bad = false;
 	return 0;
@@ -219,6 +292,7 @@ void runlog_close(struct runlog_reader *r)
 	if (!r)
 		return;
 	fclose(r->f);
+	free(r->chunk);
 	free(r->line);
 	free(r);
 }
