@@ -4,10 +4,22 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "runlog.h"
+
+/* A string of the record, its control characters as '?': read from a log
+ * copied from elsewhere, it could send escape sequences to the reader's
+ * terminal.  Up to eight in one printf. */
 static const char *text(json_t *obj, const char *key, const char *fallback)
 {
+	static char bufs[8][1024];
+	static unsigned next;
 	const char *s = json_string_value(json_object_get(obj, key));
-	return s ? s : fallback;
+
+	if (!s)
+		return fallback;
+	char *b = bufs[next++ % 8];
+	runlog_clean_name(b, sizeof(bufs[0]), s);
+	return b;
 }
 
 static double num(json_t *obj, const char *key)
@@ -23,10 +35,9 @@ void certify_print_status(json_t *c, FILE *out)
 	if (!json_is_object(c))
 		return;
 	if (json_object_get(c, "answer")) {
-		json_t *answer = json_object_get(c, "answer");
 		fprintf(out, "\ncertify: over after %zu step(s): the answer is %s (%s)\n",
 			json_array_size(json_object_get(c, "verdicts")),
-			json_is_string(answer) ? json_string_value(answer) : "none",
+			text(c, "answer", "none"),
 			text(c, "answer_why", ""));
 	} else {
 		bool confirming = strcmp(text(c, "state", ""), "confirming") == 0;
@@ -117,7 +128,7 @@ void certify_print_report(json_t *c, FILE *out)
 		fprintf(out, "answer: none (%s)\n", text(answer, "why", ""));
 		return;
 	}
-	fprintf(out, "answer: %s, %.1f ops/s (%s)\n", json_string_value(a), num(answer, "rate"),
+	fprintf(out, "answer: %s, %.1f ops/s (%s)\n", text(answer, "answer", "?"), num(answer, "rate"),
 		text(answer, "why", ""));
 	fprintf(out, "  %-10s %-12s %10s %7s %7s %9s", "WORKLOAD", "OP", "COUNT", "ERRORS",
 		"MISSED", "P99(us)");
