@@ -65,7 +65,7 @@ static struct rd_op *op_get(struct rd_ops *ops, const char *raw)
 	return o;
 }
 
-static uint64_t u64(json_t *j, const char *key)
+uint64_t rd_u64(json_t *j, const char *key)
 {
 	json_t *v = json_object_get(j, key);
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
@@ -74,7 +74,7 @@ static uint64_t u64(json_t *j, const char *key)
 /* Counts from a log (perhaps another host's, perhaps damaged) add up to at
  * most what JSON prints as a count: a wrap would show a negative count,
  * or errors of exactly 0. */
-static uint64_t sat_add(uint64_t a, uint64_t b)
+uint64_t rd_sat_add(uint64_t a, uint64_t b)
 {
 	return b > (uint64_t)INT64_MAX - a ? (uint64_t)INT64_MAX : a + b;
 }
@@ -88,7 +88,7 @@ static double ops_num(json_t *j, const char *key, double most)
 	return isfinite(v) && v > 0 ? (v < most ? v : most) : 0;
 }
 
-static int merge_b64(struct hist *dst, json_t *j, const char *key)
+int rd_merge_b64(struct hist *dst, json_t *j, const char *key)
 {
 	json_t *v = json_object_get(j, key);
 	if (!v)
@@ -106,7 +106,7 @@ static void verify_add(struct rd_op *o, json_t *rec)
 {
 	json_t *v = json_object_get(rec, "verify");
 	for (size_t i = 0; json_is_object(v) && i < RD_VERIFY_CLASSES; i++)
-		o->verify[i] = sat_add(o->verify[i], u64(v, rd_verify_names[i]));
+		o->verify[i] = rd_sat_add(o->verify[i], rd_u64(v, rd_verify_names[i]));
 	if (json_object_get(v, "torn"))
 		o->dev_verify = true;
 }
@@ -114,18 +114,18 @@ static void verify_add(struct rd_op *o, json_t *rec)
 /* Adds a recorded op (count, errors, ..., base64 histograms) to o. */
 static int op_add(struct rd_op *o, json_t *rec, double target_ops)
 {
-	o->count = sat_add(o->count, u64(rec, "count"));
-	o->errors = sat_add(o->errors, u64(rec, "errors"));
-	o->bytes = sat_add(o->bytes, u64(rec, "bytes"));
-	o->corrupt = sat_add(o->corrupt, u64(rec, "corrupt"));
-	o->missed = sat_add(o->missed, u64(rec, "missed"));
-	o->pending = u64(rec, "pending");
+	o->count = rd_sat_add(o->count, rd_u64(rec, "count"));
+	o->errors = rd_sat_add(o->errors, rd_u64(rec, "errors"));
+	o->bytes = rd_sat_add(o->bytes, rd_u64(rec, "bytes"));
+	o->corrupt = rd_sat_add(o->corrupt, rd_u64(rec, "corrupt"));
+	o->missed = rd_sat_add(o->missed, rd_u64(rec, "missed"));
+	o->pending = rd_u64(rec, "pending");
 	verify_add(o, rec);
 	o->target_ops += target_ops;
-	int r = merge_b64(o->lat, rec, "latency");
+	int r = rd_merge_b64(o->lat, rec, "latency");
 	if (r == 0)
-		r = merge_b64(o->svc, rec, "service");
-	return r < 0 ? r : merge_b64(o->iss, rec, "issue_delay");
+		r = rd_merge_b64(o->svc, rec, "service");
+	return r < 0 ? r : rd_merge_b64(o->iss, rec, "issue_delay");
 }
 
 /* An interval's op as recorded, into the scratch op o (its histograms
@@ -136,12 +136,12 @@ static int op_load(struct rd_op *o, const char *name, json_t *rec, double target
 	struct hist *hists[] = { o->lat, o->svc, o->iss };
 
 	snprintf(o->name, sizeof(o->name), "%s", name);
-	o->count = u64(rec, "count");
-	o->errors = u64(rec, "errors");
-	o->bytes = u64(rec, "bytes");
-	o->corrupt = u64(rec, "corrupt");
-	o->missed = u64(rec, "missed");
-	o->pending = u64(rec, "pending");
+	o->count = rd_u64(rec, "count");
+	o->errors = rd_u64(rec, "errors");
+	o->bytes = rd_u64(rec, "bytes");
+	o->corrupt = rd_u64(rec, "corrupt");
+	o->missed = rd_u64(rec, "missed");
+	o->pending = rd_u64(rec, "pending");
 	memset(o->verify, 0, sizeof(o->verify));
 	o->dev_verify = false;
 	verify_add(o, rec);
@@ -258,63 +258,13 @@ static bool wanted_op(const struct rundump *d, const char *op)
 	return !d->f.op || strcmp(d->f.op, op) == 0;
 }
 
-static void kernel_free(struct rd_kernel *k)
-{
-	for (size_t i = 0; i < k->n_blk; i++)
-		hist_delete(k->blk[i].lat);
-	memset(k, 0, sizeof(*k));
-}
-
-/* An interval's "kernel" (kernel.blk per request type, kernel.tcp) into k. */
-static int kernel_add(struct rd_kernel *k, json_t *kernel)
-{
-	json_t *blk = json_object_get(kernel, "blk"), *tcp = json_object_get(kernel, "tcp"), *o;
-	const char *name;
-
-	/* Malformed, it is left out: the interval's own ops still count. */
-	if (!json_is_object(kernel))
-		return 0;
-	json_object_foreach(blk, name, o) {
-		struct rd_kblk *b = NULL;
-		for (size_t i = 0; i < k->n_blk && !b; i++)
-			if (strcmp(k->blk[i].name, name) == 0)
-				b = &k->blk[i];
-		if (!b) {
-			if (k->n_blk == RD_MAX_KBLK_OPS || strlen(name) >= sizeof(b->name))
-				continue;
-			b = &k->blk[k->n_blk];
-			memset(b, 0, sizeof(*b));
-			if (!(b->lat = hist_new()))
-				return -ENOMEM;
-			strcpy(b->name, name);
-			k->n_blk++;
-		}
-		b->count = sat_add(b->count, u64(o, "count"));
-		b->errors = sat_add(b->errors, u64(o, "errors"));
-		b->bytes = sat_add(b->bytes, u64(o, "bytes"));
-		b->unstamped = sat_add(b->unstamped, u64(o, "unstamped"));
-		b->unissued = sat_add(b->unissued, u64(o, "unissued"));
-		merge_b64(b->lat, o, "latency_hist");
-	}
-	if (json_is_object(tcp)) {
-		k->tcp = true;
-		k->srtt_samples = sat_add(k->srtt_samples, u64(tcp, "srtt_samples"));
-		k->connects = sat_add(k->connects, u64(tcp, "connects"));
-		k->connect_failures = sat_add(k->connect_failures, u64(tcp, "connect_failures"));
-		k->retransmits = sat_add(k->retransmits, u64(tcp, "retransmits"));
-		k->resets_sent = sat_add(k->resets_sent, u64(tcp, "resets_sent"));
-		k->resets_received = sat_add(k->resets_received, u64(tcp, "resets_received"));
-	}
-	return 0;
-}
-
 static int add_interval(struct rundump *d, json_t *rec)
 {
 	const char *name = json_string_value(json_object_get(rec, "workload"));
 	json_t *ops = json_object_get(rec, "ops");
-	uint64_t start = u64(rec, "start_ns"), end = u64(rec, "end_ns");
-	uint64_t wall_start = u64(rec, "wall_start_ns"), wall_end = u64(rec, "wall_end_ns");
-	uint64_t lag = u64(rec, "lag_max_ns");
+	uint64_t start = rd_u64(rec, "start_ns"), end = rd_u64(rec, "end_ns");
+	uint64_t wall_start = rd_u64(rec, "wall_start_ns"), wall_end = rd_u64(rec, "wall_end_ns");
+	uint64_t lag = rd_u64(rec, "lag_max_ns");
 	/* generator_late: by how much, at least 1 ns so a flag stays a flag. */
 	uint64_t late = 0;
 	if (json_is_true(json_object_get(rec, "generator_late"))) {
@@ -350,7 +300,7 @@ static int add_interval(struct rundump *d, json_t *rec)
 	/* The part of the interval inside the schedule; a record of an older
 	 * soakd lacks it: then all of an interval with ops scheduled. */
 	json_t *scheduled = json_object_get(rec, "scheduled_ns");
-	w->sched_ns += scheduled ? u64(rec, "scheduled_ns") : target > 0 ? end - start : 0;
+	w->sched_ns += scheduled ? rd_u64(rec, "scheduled_ns") : target > 0 ? end - start : 0;
 	w->intervals++;
 	if (!w->wall_first_ns || wall_start < w->wall_first_ns)
 		w->wall_first_ns = wall_start;
@@ -413,7 +363,7 @@ static int add_interval(struct rundump *d, json_t *rec)
 			return r;
 	}
 	if (d->format == RUNDUMP_JSON) {
-		r = kernel_add(&w->kernel, json_object_get(rec, "kernel"));
+		r = rd_kernel_add(&w->kernel, json_object_get(rec, "kernel"));
 		if (r < 0)
 			return r;
 	}
@@ -470,7 +420,7 @@ static void reset_listed(struct rundump *d, json_t *names)
 				w->target_path[t] = NULL;
 			}
 			w->n_targets = 0;
-			kernel_free(&w->kernel);
+			rd_kernel_free(&w->kernel);
 			w->active_ns = w->lag_max_ns = w->intervals = w->sched_ns = 0;
 			w->late_intervals = w->late_max_ns = 0;
 			w->wall_first_ns = w->wall_last_ns = 0;
@@ -499,7 +449,7 @@ int rundump_add(struct rundump *d, json_t *rec)
 		 * it) started over: its totals are the new definition's, as
 		 * soakd's own are.  (Not when merging hosts: one host's
 		 * reload is not all's.) */
-		uint64_t at = u64(rec, "run_ns");
+		uint64_t at = rd_u64(rec, "run_ns");
 		if (at >= d->f.since_ns && (!d->f.until_ns || at < d->f.until_ns)) {
 			reset_listed(d, json_object_get(rec, "replaced"));
 			reset_listed(d, json_object_get(rec, "added"));
@@ -555,7 +505,7 @@ int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_n
 	while ((r = runlog_next(rd, &rec)) > 0) {
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		if (type && strcmp(type, "interval") == 0) {
-			uint64_t a = u64(rec, "wall_start_ns"), b = u64(rec, "wall_end_ns");
+			uint64_t a = rd_u64(rec, "wall_start_ns"), b = rd_u64(rec, "wall_end_ns");
 			from = a < from ? a : from;
 			to = b > to ? b : to;
 		}
@@ -626,7 +576,7 @@ void rundump_free(struct rundump *d)
 			free(w->target_path[t]);
 		}
 		free(w->targets);
-		kernel_free(&w->kernel);
+		rd_kernel_free(&w->kernel);
 		json_decref(w->report_ops);
 		free(w);
 	}

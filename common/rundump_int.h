@@ -126,8 +126,17 @@ struct rundump {
 /* rundump.c */
 
 void rd_flush_slice(struct rundump *d, struct rd_workload *w);
-/* The workload's kernel figures as a dump's "kernel" object; NULL when
- * its records carried none. */
+/* A record's number: a positive integer, else 0. */
+uint64_t rd_u64(json_t *j, const char *key);
+/* a + b, at most INT64_MAX. */
+uint64_t rd_sat_add(uint64_t a, uint64_t b);
+/* Merges the base64 histogram at key (if any) into dst. */
+int rd_merge_b64(struct hist *dst, json_t *j, const char *key);
+
+/* rundump_kernel.c: a record's "kernel" into k; k emptied; k as a dump's
+ * "kernel" object, NULL when its records carried none. */
+int rd_kernel_add(struct rd_kernel *k, json_t *kernel);
+void rd_kernel_free(struct rd_kernel *k);
 json_t *rd_kernel_json(const struct rd_kernel *k);
 
 /* rundump_host.c: "host" records (rundump_host() gives the result). */
@@ -141,6 +150,9 @@ void rd_host_csv(struct rundump *d, const char *workload, const char *op);
 int rd_event_add(struct rundump *d, json_t *rec);
 
 /* rundump_out.c */
+
+/* A latency histogram's p50 ... max in microseconds. */
+json_t *rd_latency_json(const struct hist *h);
 
 void rd_csv_row(struct rundump *d, const char *workload, const struct rd_op *o,
 		uint64_t start_ns, uint64_t end_ns, uint64_t lag_ns, uint64_t late_ns);

@@ -220,7 +220,7 @@ void rd_hdr_line(struct rundump *d, const char *workload, const struct rd_op *o,
 
 /* --- slices ----------------------------------------------------------- */
 
-static json_t *latency_json(const struct hist *h)
+json_t *rd_latency_json(const struct hist *h)
 {
 	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
 			 "p50", hist_percentile(h, 50) / 1e3, "p90", hist_percentile(h, 90) / 1e3,
@@ -244,11 +244,11 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t s
 			"pending", (json_int_t)o->pending,
 			"rate_target", sched_secs > 0 ? o->target_ops / sched_secs : 0.0,
 			"rate_achieved", secs > 0 ? o->count / secs : 0.0,
-			"latency_us", latency_json(o->lat), "service_us", latency_json(o->svc),
+			"latency_us", rd_latency_json(o->lat), "service_us", rd_latency_json(o->svc),
 			"latency_hist", text));
 		if (o->iss && o->iss->count)
 			json_object_set_new(json_object_get(j, o->name), "issue_delay_us",
-					    latency_json(o->iss));
+					    rd_latency_json(o->iss));
 		bool checked = false;
 		for (size_t k = 0; k < RD_VERIFY_CLASSES; k++)
 			checked |= o->verify[k] != 0;
@@ -264,33 +264,6 @@ static json_t *ops_json(const struct rd_ops *ops, uint64_t active_ns, uint64_t s
 		}
 		free(text);
 	}
-	return j;
-}
-
-json_t *rd_kernel_json(const struct rd_kernel *k)
-{
-	if (!k->n_blk && !k->tcp)
-		return NULL;
-	json_t *blk = json_object();
-	for (size_t i = 0; i < k->n_blk; i++) {
-		const struct rd_kblk *b = &k->blk[i];
-		char *text = hist_to_base64(b->lat);
-		json_object_set_new(blk, b->name, json_pack(
-			"{s:I,s:I,s:I,s:I,s:I,s:o,s:s?}", "count", (json_int_t)b->count,
-			"errors", (json_int_t)b->errors, "bytes", (json_int_t)b->bytes,
-			"unstamped", (json_int_t)b->unstamped, "unissued", (json_int_t)b->unissued,
-			"latency_us", latency_json(b->lat), "latency_hist", text));
-		free(text);
-	}
-	json_t *j = json_pack("{s:o}", "blk", blk);
-	if (j && k->tcp)
-		json_object_set_new(j, "tcp", json_pack(
-			"{s:I,s:I,s:I,s:I,s:I,s:I}", "srtt_samples", (json_int_t)k->srtt_samples,
-			"connects", (json_int_t)k->connects,
-			"connect_failures", (json_int_t)k->connect_failures,
-			"retransmits", (json_int_t)k->retransmits,
-			"resets_sent", (json_int_t)k->resets_sent,
-			"resets_received", (json_int_t)k->resets_received));
 	return j;
 }
 
