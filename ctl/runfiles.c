@@ -102,9 +102,10 @@ void run_files_done(struct run_files *rf)
 
 /*
  * An output is written beside its path under a hidden name, then renamed
- * over it: a symlink planted at the path (in /tmp, say) is replaced, not
- * written through, and a write that fails leaves the old file as it was.
- * The files open at once: few (a plot and its search's curve).
+ * over it: a write that fails leaves the old file as it was.  A symlink at
+ * the path (planted in /tmp, say) is refused, not written through; a
+ * device or a pipe (/dev/null, a FIFO) is written as it is.  The files
+ * open at once: few (a plot and its search's curve).
  */
 static struct {
 	FILE *f;
@@ -115,6 +116,18 @@ FILE *output_open(const char *path)
 {
 	if (strcmp(path, "-") == 0)
 		return stdout;
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "soakctl: %s is a symbolic link: not written through (write to "
+				"where it points, or remove it)\n", path);
+		return NULL;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		FILE *f = fopen(path, "we");
+		if (!f)
+			fprintf(stderr, "soakctl: cannot open %s: %s\n", path, strerror(errno));
+		return f;
+	}
 	size_t slot = 0;
 	while (slot < sizeof(outputs) / sizeof(outputs[0]) && outputs[slot].f)
 		slot++;

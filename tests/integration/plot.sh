@@ -46,14 +46,19 @@ printf 'workload,op,start_s,end_s,rate_achieved,latency_p50_us\nw,read,1e17,1e17
 printf 'workload,op,start_s,end_s,rate_achieved,latency_p50_us\nw,read,0,1,1.7e308,100\nw,read,1,2,5,100\n' \
 	>"$WORK/inf.csv"
 # An output path that is a symlink (planted in a shared directory, say) is
-# replaced, not written through: the file it pointed at is as it was.
+# refused, not written through: the file it points at is as it was.  A
+# device is written as it is (not replaced), and a plot that fails leaves
+# the old file and no temporary one.
 echo precious >"$WORK/victim.txt"
 ln -s victim.txt "$WORK/link.svg"
-timeout 20 "$SOAKCTL" plot --output "$WORK/link.svg" "$WORK/dump.csv" 2>/dev/null ||
-	fail "plot over a symlink failed"
-[[ $(cat "$WORK/victim.txt") == precious ]] || fail "plot wrote through a symlink"
-[[ -f $WORK/link.svg && ! -L $WORK/link.svg ]] || fail "the symlink was not replaced by the plot"
-ls -A "$WORK" | grep -q '^\.link\.svg\.' && fail "a temporary file was left: $(ls -A "$WORK")"
+rc=0
+timeout 20 "$SOAKCTL" plot --output "$WORK/link.svg" "$WORK/dump.csv" 2>"$WORK/link.err" || rc=$?
+((rc != 0)) && grep -q "is a symbolic link: not written through" "$WORK/link.err" ||
+	fail "plot over a symlink: exit $rc, $(cat "$WORK/link.err")"
+[[ $(cat "$WORK/victim.txt") == precious && -L $WORK/link.svg ]] || fail "plot wrote through a symlink"
+timeout 20 "$SOAKCTL" plot --output /dev/null "$WORK/dump.csv" 2>/dev/null || fail "plot to /dev/null failed"
+[[ -c /dev/null ]] || fail "/dev/null is no longer a device"
+ls -A "$WORK" | grep -q '^\.' && fail "a temporary file was left: $(ls -A "$WORK")"
 for f in far inf; do
 	rc=0
 	timeout 20 "$SOAKCTL" plot --output "$WORK/$f.svg" "$WORK/$f.csv" 2>/dev/null || rc=$?
