@@ -26,17 +26,25 @@ start_soakd --config "$WORK/end.json" --socket "$SOCK" --state-dir "$WORK/state"
 wait_until 20 "the control socket" ctl_answers
 wait_until 20 "the workload to run" workload_is w running
 
-elapsed=$(ctl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["elapsed_s"])')
-# Stopped 4 s into the run (1 s before its end), continued at 5.5 s.
-pause=$(python3 -c "print(max(0.0, 4.0 - $elapsed))")
-(($(python3 -c "print(int($pause > 0.5))"))) ||
-	fail "the run was ${elapsed}s old before the test could look at it"
-sleep "$pause"
-kill -STOP "$SOAKD_PID"
+# Stopped 4 s into the run (1 s before its end), continued at 5.5 s: one
+# process reads the run's age, sleeps and stops soakd, so a loaded machine
+# (python's start, soakctl's) does not push the stop past the end.
 on_exit kill -CONT "$SOAKD_PID"
+stopped_at=$(timeout 20 python3 - "$SOAKCTL" "$SOCK" "$SOAKD_PID" <<'PY'
+import json, os, signal, subprocess, sys, time
+ctl, sock, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+status = subprocess.run([ctl, "--socket", sock, "status", "--json"], capture_output=True, check=True)
+got, elapsed = time.monotonic(), json.loads(status.stdout)["elapsed_s"]
+if elapsed > 3.5:
+    sys.exit(f"the run was {elapsed}s old before the test could look at it")
+time.sleep(max(0.0, 4.0 - elapsed - (time.monotonic() - got)))
+os.kill(pid, signal.SIGSTOP)
+print(round(elapsed + time.monotonic() - got, 2))
+PY
+) || fail "could not stop soakd in time: $stopped_at"
 sleep 1.5
 kill -CONT "$SOAKD_PID"
-note "soakd stopped from $(python3 -c "print(round($elapsed + $pause, 2))") s to 1.5 s later"
+note "soakd stopped from $stopped_at s to 1.5 s later"
 
 wait_until 30 "the workload to finish" workload_is w finished
 ctl dump --format csv >"$WORK/dump.csv" || fail "soakctl dump --format csv failed"
