@@ -381,6 +381,10 @@ unsigned obj_key_sub(const struct obj_client *cl, unsigned stream, uint64_t id);
  * outside the run's root; -EINVAL for one inside it soakd never makes. */
 int obj_key_parse(const struct obj_client *cl, const char *key, unsigned *ret_stream,
 		  uint64_t *ret_id);
+/* Clears what the previous request on x left of its answer (status, sends,
+ * body, listing text, verify state): every request on x's handle, a
+ * multipart upload's steps too, starts from it. */
+void obj_xfer_reset_response(struct obj_xfer *x);
 /* Sets up x (kind, key, payload, range fields already filled) for sending. */
 int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl);
 /* Sets up the next page of a listing (token NULL: the first). */

@@ -32,18 +32,12 @@ bool obj_mp_wanted(const struct obj_client *cl, const struct obj_xfer *x)
 	       (x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL);
 }
 
-/* Resets what the previous request on the handle set. */
+/* Resets what the previous request on the handle set: its answer, and the
+ * options a step before this one may have left. */
 static void reset_handle(struct obj_xfer *x, const struct obj_client *cl)
 {
 	CURL *e = x->easy;
-	x->status = 0;
-	x->sends = 0;
-	x->resent_gone = false;
-	x->pos = 0;
-	x->body_len = 0;
-	x->body[0] = '\0';
-	x->list_len = 0;
-	x->errbuf[0] = '\0';
+	obj_xfer_reset_response(x);
 	curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
 	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
 	curl_easy_setopt(e, CURLOPT_RANGE, NULL);

@@ -314,7 +314,7 @@ void obj_xfer_trim(struct obj_xfer *x)
 	}
 }
 
-static void reset_response(struct obj_xfer *x)
+void obj_xfer_reset_response(struct obj_xfer *x)
 {
 	x->status = 0;
 	x->sends = 0;
@@ -382,7 +382,7 @@ int obj_xfer_prepare(struct obj_xfer *x, const struct obj_client *cl)
 	CURL *e = x->easy;
 	int r;
 
-	reset_response(x);
+	obj_xfer_reset_response(x);
 	curl_slist_free_all(x->headers);
 	x->headers = NULL;
 	r = cl->proto->object_url(cl, x->key, x->url, sizeof(x->url));
@@ -450,7 +450,7 @@ int obj_xfer_prepare_list(struct obj_xfer *x, const struct obj_client *cl, const
 	CURL *e = x->easy;
 	int r;
 
-	reset_response(x);
+	obj_xfer_reset_response(x);
 	curl_slist_free_all(x->headers);
 	x->headers = NULL;
 	if (!token) {
