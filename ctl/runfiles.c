@@ -116,17 +116,30 @@ FILE *output_open(const char *path)
 {
 	if (strcmp(path, "-") == 0)
 		return stdout;
+	/* Opened once, not following a link, and judged on the descriptor:
+	 * a check of the path before an open can be raced by a symlink. */
 	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
 		fprintf(stderr, "soakctl: %s is a symbolic link: not written through (write to "
 				"where it points, or remove it)\n", path);
 		return NULL;
 	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		FILE *f = fopen(path, "we");
-		if (!f)
+	if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		FILE *f = fdopen(fd, "w");
+		if (!f) {
 			fprintf(stderr, "soakctl: cannot open %s: %s\n", path, strerror(errno));
+			close(fd);
+		}
 		return f;
+	}
+	if (fd >= 0) {
+		close(fd);
+	} else if (errno != ENOENT && errno != EISDIR && lstat(path, &st) == 0 &&
+		   !S_ISREG(st.st_mode)) {
+		/* A device we may not open is not replaced by a file. */
+		fprintf(stderr, "soakctl: cannot open %s: %s\n", path, strerror(errno));
+		return NULL;
 	}
 	size_t slot = 0;
 	while (slot < sizeof(outputs) / sizeof(outputs[0]) && outputs[slot].f)
@@ -134,7 +147,7 @@ FILE *output_open(const char *path)
 	const char *base = strrchr(path, '/');
 	int dir = base ? (int)(base - path) + 1 : 0;
 	char *tmp = NULL;
-	int fd = -1;
+	fd = -1;
 	if (slot == sizeof(outputs) / sizeof(outputs[0]) ||
 	    asprintf(&tmp, "%.*s.%s.XXXXXX", dir, path, path + dir) < 0) {
 		tmp = NULL;
