@@ -245,7 +245,7 @@ static int probe(struct runlog_reader *r, uint64_t from, uint64_t to, uint64_t *
 
 int runlog_seek_run_time(struct runlog_reader *r, uint64_t run_ns)
 {
-	uint64_t lo = r->records_offset, hi, end_ns, after;
+	uint64_t lo = r->records_offset, hi, end_ns = 0, after = 0;
 	off_t size;
 
 	if (fseeko(r->f, 0, SEEK_END) < 0 || (size = ftello(r->f)) < 0)
