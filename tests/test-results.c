@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -393,6 +395,53 @@ static void test_late_stream(void **state)
 	json_decref(dump);
 	for (size_t s = 0; s < 2; s++)
 		fx.w->streams[s].thread_started = false;   /* no thread to join */
+	teardown_workload(&fx);
+}
+
+/* A stream that ends after the stop's deadline: it completes its last
+ * reads, 200 ms late, then ends as a stream thread does. */
+static void *late_thread(void *arg)
+{
+	struct fixture *fx = arg;
+	struct workload_stream *s = &fx->w->streams[0];
+
+	nanosleep(&(struct timespec){ .tv_nsec = 200000000 }, NULL);
+	complete(fx, 0, 350, 150, 10 * USEC);
+	stream_current(&s->stats)->end_ns = RUN_START + 1500 * (NS_PER_S / 1000);
+	atomic_store_explicit(&s->outcome, STREAM_STOPPED, memory_order_release);
+	return NULL;
+}
+
+/* A reload replacing or removing a workload waits for its streams until a
+ * deadline, then lets its targets go: a stream still running then is
+ * joined with its last slot counted, not dropped. */
+static void test_release_late_stream(void **state)
+{
+	struct fixture fx;
+	json_t *dump = NULL, *read;
+	struct workload_stream *s;
+
+	(void)state;
+	setup_workload(&fx, 1);
+	s = &fx.w->streams[0];
+	complete(&fx, 0, 700, 300, 10 * USEC);
+	stream_publish(&s->stats, RUN_START + NS_PER_S);
+	assert_false(results_tick(fx.r, RUN_START + NS_PER_S + 30 * (NS_PER_S / 1000)));
+	atomic_store(&s->outcome, STREAM_RUNNING);
+	assert_int_equal(pthread_create(&s->thread, NULL, late_thread, &fx), 0);
+	s->thread_started = true;
+	workload_request_stop(fx.w, "replaced by a reload");
+	results_wait(fx.r, 0, mono_ns() + 20 * (NS_PER_S / 1000));
+	assert_true(workload_is_active(fx.w));
+	results_release(fx.r, 0);
+	assert_false(s->thread_started);
+	assert_int_equal(fx.w->state, WORKLOAD_STOPPED);
+	assert_true(fx.w->released);
+	read = dump_op(&fx, &dump, "read");
+	assert_int_equal(workload_num(dump, "intervals"), 2);
+	assert_int_equal(num(read, "count"), 1050);
+	assert_near(workload_num(dump, "active_s"), 1.5, 1e-9);
+	json_decref(dump);
 	teardown_workload(&fx);
 }
 
@@ -784,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_resume_pending),
 		cmocka_unit_test(test_streams_merge),
 		cmocka_unit_test(test_late_stream),
+		cmocka_unit_test(test_release_late_stream),
 		cmocka_unit_test(test_resume_from_cut),
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),

@@ -181,6 +181,9 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 		if (p->change[j] != RELOAD_REPLACED)
 			continue;
 		results_wait(d->results, i, until);
+		/* Closes its devices (the replacement opens them exclusively),
+		 * once a stream past the deadline has ended and been counted. */
+		results_release(d->results, i);
 		if (was[i].running) {
 			/* Its schedule was cut at the stop: the old definition,
 			 * if put back, goes on from there. */
@@ -191,8 +194,6 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 			snprintf(was[i].reason, sizeof(was[i].reason), "%s", old->reason);
 		}
 		probes_workload_active(d->probes, i, false);
-		/* Closes its devices: the replacement opens them exclusively. */
-		workload_release(old);
 	}
 	for (size_t j = 0; any && j < p->cfg->n_workloads && r == 0; j++) {
 		char err[512];
@@ -323,12 +324,12 @@ char *handle_reload(struct daemon *d)
 			continue;
 		bool was_active = workload_is_active(d->workloads[i]);
 		results_wait(d->results, i, until);
+		/* Its devices are free for a later reload's workloads; its
+		 * results stay, with the last ops of a stream that ended late. */
+		results_release(d->results, i);
 		if (was_active)
 			results_record_state(d->results, i);
 		probes_workload_active(d->probes, i, false);
-		/* Its devices are free for a later reload's workloads; its
-		 * results stay. */
-		workload_release(d->workloads[i]);
 		d->removed[i] = true;
 	}
 

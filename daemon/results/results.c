@@ -625,3 +625,11 @@ void results_wait(struct results *r, size_t i, uint64_t until_ns)
 	close_interval(r, wr);
 }
 
+void results_release(struct results *r, size_t i)
+{
+	struct workload_results *wr = &r->w[i];
+	workload_join(wr->workload, consume_slot, wr->stream_userdata);
+	close_interval(r, wr);
+	workload_release(wr->workload);
+}
+

@@ -206,6 +206,11 @@ bool results_reap(struct results *r, size_t i);
 /* Waits for workload i's streams to end, until until_ns (mono_ns) at the
  * latest, and closes its interval. */
 void results_wait(struct results *r, size_t i, uint64_t until_ns);
+/* Workload i's streams are ended and joined however long that takes (a
+ * stream past results_wait's deadline too), their last slots recorded,
+ * and its targets closed (workload_release): a reload replacing or
+ * removing it. */
+void results_release(struct results *r, size_t i);
 
 /* systemd STATUS= text: one line of rates and p99s. */
 void results_status_line(const struct results *r, char *buf, size_t len);

@@ -404,6 +404,13 @@ void end_run(struct daemon *d, const char *why)
 	uint64_t until = mono_ns() + STOP_TIMEOUT_NS;
 	for (size_t i = 0; i < d->n_workloads; i++)
 		results_wait(d->results, i, until);
+	/* The results are written now rather than after a thread that may
+	 * never come back (a device stuck in the kernel): said, not hidden. */
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if (workload_is_active(d->workloads[i]))
+			log_warning("%s: a stream has not ended %.0f s after the stop: the ops it "
+				    "did since its last interval are not in the results",
+				    d->workloads[i]->cfg->name, STOP_TIMEOUT_NS / 1e9);
 	probes_tick(d->probes, mono_ns());
 	results_tick(d->results, mono_ns());
 	exports_publish(d->exports, d->results, mono_ns());

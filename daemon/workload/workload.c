@@ -10,7 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/log.h"
 #include "run/cpu_prio.h"
+
+/* A join that has waited this long says so, once. */
+#define JOIN_WARN_NS (UINT64_C(5) * 1000000000)
 
 uint64_t mono_ns(void)
 {
@@ -336,6 +340,29 @@ void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,
 	while (workload_is_active(w) && mono_ns() < until_ns) {
 		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
 		workload_reap(w, fn, userdata_per_stream);
+	}
+}
+
+void workload_join(struct workload *w, stream_consume_fn fn, void **userdata_per_stream)
+{
+	uint64_t since = mono_ns();
+	bool told = false;
+
+	atomic_store(&w->stop_requested, true);
+	for (;;) {
+		workload_reap(w, fn, userdata_per_stream);
+		size_t running = 0;
+		for (size_t i = 0; i < w->n_streams; i++)
+			running += w->streams[i].thread_started;
+		if (!running)
+			return;
+		if (!told && mono_ns() - since >= JOIN_WARN_NS) {
+			log_warning("%s: %zu stream(s) still running %.0f s after the stop was asked "
+				    "again; waiting for them so their last ops are counted",
+				    w->cfg->name, running, JOIN_WARN_NS / 1e9);
+			told = true;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
 	}
 }
 

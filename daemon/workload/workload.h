@@ -181,6 +181,11 @@ bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per
  * workloads stopped together are waited for together. */
 void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,
 		   void **userdata_per_stream);
+/* Asks the streams to stop and waits, however long, for each to end: its
+ * thread joined (or let go, when it left I/O the device never answered)
+ * and its last slots folded through fn.  A stream past a stop's deadline
+ * is one of these: joined without its slots, its last ops would vanish. */
+void workload_join(struct workload *w, stream_consume_fn fn, void **userdata_per_stream);
 void workload_free(struct workload *w);
 /* Ends the threads (which must have been reaped) and closes the targets,
  * keeping what was measured: a reload replacing w opens them anew. */
