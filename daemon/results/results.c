@@ -2,8 +2,9 @@
 /*
  * The live accounting: each workload's intervals merged at the tick, closed
  * (holes and stalls marked), folded into slices and written to the run's
- * log.  results_replay.c reads a resumed run's log back; results_report.c
- * reports what this counts.
+ * log.  results_slices.c keeps the closed intervals as slices;
+ * results_replay.c reads a resumed run's log back; results_report.c reports
+ * what this counts.
  */
 #include "results.h"
 
@@ -314,72 +315,6 @@ static void table_row(struct results *r, const struct workload_results *wr,
 			wr->workload->op_names[op], s->rate_target, s->rate_achieved, s->p50 / 1e3,
 			s->p99 / 1e3, s->p999 / 1e3, s->max / 1e3, s->errors, row->lag_max_ns / 1e6);
 	}
-}
-
-/* Moves the slice being filled to the compact list. */
-struct slice_store *results_slice_store(struct results *r)
-{
-	/* Opened at the first slice closed, live or replayed: the run's
-	 * directory is known by then. */
-	if (!r->slices.tried)
-		slice_store_open(&r->slices, r->rundir ? rundir_path(r->rundir) : NULL);
-	return &r->slices;
-}
-
-static void store_slice(struct results *r, struct op_slices *sl)
-{
-	if (!sl->open)
-		return;
-	results_slice_store(r);
-	if (sl->n == sl->cap) {
-		size_t cap = sl->cap ? sl->cap * 2 : 16;
-		struct stored_slice *stored = realloc(sl->stored, cap * sizeof(*stored));
-		if (!stored) {
-			log_error("out of memory storing a slice; its intervals stay in the totals");
-			return;
-		}
-		sl->stored = stored;
-		sl->cap = cap;
-	}
-	struct stored_slice *st = &sl->stored[sl->n];
-	char *lat = hist_to_base64(sl->latency), *svc = hist_to_base64(sl->service);
-	*st = (struct stored_slice){ .start_ns = sl->start_ns, .end_ns = sl->end_ns,
-				     .count = sl->latency->count };
-	if (!lat || !svc || slice_text_put(&r->slices, &st->latency, lat) < 0 ||
-	    slice_text_put(&r->slices, &st->service, svc) < 0) {
-		slice_text_free(&st->latency);
-		free(lat);
-		free(svc);
-		log_error("out of memory storing a slice; its intervals stay in the totals");
-		return;
-	}
-	free(lat);
-	free(svc);
-	sl->n++;
-	hist_reset(sl->latency);
-	hist_reset(sl->service);
-	sl->open = false;
-}
-
-/* Folds a closed interval into the slice that holds its start. */
-void fold_into_slice(struct results *r, struct workload_results *wr,
-		     const struct interval_row *row)
-{
-	uint64_t index = row->start_ns / r->cfg->slice_ns;
-
-	for (size_t op = 0; op < wr->n_ops; op++) {
-		struct op_slices *sl = &wr->slices[op];
-		if (sl->open && index != wr->slice_index)
-			store_slice(r, sl);
-		if (!sl->open) {
-			sl->open = true;
-			sl->start_ns = row->start_ns;
-		}
-		sl->end_ns = row->end_ns;
-		hist_merge(sl->latency, &wr->interval[op].latency);
-		hist_merge(sl->service, &wr->interval[op].service);
-	}
-	wr->slice_index = index;
 }
 
 /* Whether soakd itself was late in the interval (fidelity.h): its threads
