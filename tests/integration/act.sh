@@ -43,7 +43,7 @@ EOF
 grep -q '"records_per_large_block": 85, ' "$WORK/plan.txt" || fail "plan: $(cat "$WORK/plan.txt")"
 grep -q '"large_block_write": 94.118' "$WORK/plan.txt" || fail "plan: $(cat "$WORK/plan.txt")"
 
-start_soakd --config "$CFG" --socket "$SOCK"
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state"
 wait_until 15 "the control socket" ctl_answers
 wait_until 40 "act-storage to finish" workload_is storage finished
 
@@ -117,7 +117,7 @@ cat >"$CFG" <<EOF
  "workloads": [{"name": "index", "type": "device", "model": "act-index",
                 "devices": [{"path": "${loops[0]}", "destroy_data": true}], "load": "1x"}]}
 EOF
-start_soakd --config "$CFG" --socket "$SOCK"
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state"
 wait_until 15 "the control socket" ctl_answers
 wait_until 30 "act-index to finish" workload_is index finished
 ctl dump --format json >"$WORK/index.json" || fail "dump failed"
