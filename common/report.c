@@ -167,8 +167,19 @@ struct op_table {
 	struct hist *slices;        /* merged to the report's slice length */
 	double *pct;                /* [n_slices * n_thresholds] */
 	double avg[REPORT_MAX_THRESHOLDS], max[REPORT_MAX_THRESHOLDS];
+	/* Over the report's span: failed ops, missed ops (due and never
+	 * completed) and wrong data read back (corrupt, stale, lost, ...). */
+	uint64_t errors, missed, wrong;
+	bool over;                  /* a slice is over a limit */
 	bool pass;
 };
+
+/* A count of the reply's, 0 when absent or not a count. */
+static uint64_t count_of(json_t *op, const char *key)
+{
+	json_t *v = json_object_get(op, key);
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
 
 /* Merges the recorded slices of one op into report slices. */
 static int load_op(json_t *op, const char *key, uint64_t recorded_ns, uint64_t slice_ns,
@@ -217,9 +228,14 @@ static void judge(struct op_table *t, const struct report_options *o)
 			if (p > t->max[j])
 				t->max[j] = p;
 		}
+	t->over = false;
 	for (size_t j = 0; j < k; j++)
 		if (t->judged && report_over_limit(o, j, t->max[j]))
-			t->pass = false;
+			t->over = true;
+	/* ACT stops at a device's first I/O error, and certifies nothing:
+	 * failed and missed ops of a judged op fail it, as wrong data read
+	 * back by any op does. */
+	t->pass = !(t->judged && (t->over || t->errors || t->missed)) && !t->wrong;
 }
 
 bool report_over_limit(const struct report_options *o, size_t j, double max_pct)
@@ -316,10 +332,27 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 				fprintf(out, " %6s", "-");
 	}
 	fputc('\n', out);
-	for (size_t t = 0; t < n; t++)
-		if (tables[t].judged)
-			fprintf(out, "%s %s: %s\n", workload, tables[t].name,
-				tables[t].pass ? "PASS" : "FAIL (a slice is over its limit)");
+	for (size_t t = 0; t < n; t++) {
+		const struct op_table *tb = &tables[t];
+		if (!tb->judged && !tb->wrong)
+			continue;
+		fprintf(out, "%s %s: %s", workload, tb->name, tb->pass ? "PASS\n" : "FAIL (");
+		if (tb->pass)
+			continue;
+		const char *sep = "";
+		if (tb->over)
+			fprintf(out, "a slice is over its limit"), sep = "; ";
+		if (tb->judged && tb->errors)
+			fprintf(out, "%s%" PRIu64 " failed op%s", sep, tb->errors,
+				tb->errors == 1 ? "" : "s"), sep = "; ";
+		if (tb->judged && tb->missed)
+			fprintf(out, "%s%" PRIu64 " missed op%s", sep, tb->missed,
+				tb->missed == 1 ? "" : "s"), sep = "; ";
+		if (tb->wrong)
+			fprintf(out, "%swrong data read back %" PRIu64 " time%s", sep, tb->wrong,
+				tb->wrong == 1 ? "" : "s");
+		fputs(")\n", out);
+	}
 	fputc('\n', out);
 }
 
@@ -400,6 +433,9 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 				    out);
 			if (r < 0)
 				break;
+			t->errors = count_of(op, "errors");
+			t->missed = count_of(op, "missed");
+			t->wrong = count_of(op, "wrong_data");
 			judge(t, o);
 			all_pass = all_pass && t->pass;
 		}

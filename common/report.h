@@ -55,8 +55,10 @@ double report_pct_above(const struct hist *h, uint64_t threshold_ns);
 /*
  * Prints the report of a report response (see the daemon's "report"
  * command: workloads[].ops.OP.slices[] with start_s, end_s and the
- * base64 histograms) and returns 0 when every judged op passed, 1 when one
- * failed, -EDOM when the slice length does not fit the recorded slices,
+ * base64 histograms; ops.OP.errors, missed and wrong_data, the counts over
+ * the same span) and returns 0 when every judged op passed, 1 when one
+ * failed (a slice over a limit, a failed or missed op; or wrong data read
+ * back by any op), -EDOM when the slice length does not fit the recorded slices,
  * -ENOENT when nothing matches, or -EINVAL for a malformed reply (each with
  * a message on out).
  */

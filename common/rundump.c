@@ -222,6 +222,30 @@ static json_t *slice_report_json(const struct rd_workload *w, const struct rd_op
 	return j;
 }
 
+/* Wrong data an op read back, as the daemon counts it for a report: its
+ * corrupt reads (a device's wrong blocks are among them) and an object's
+ * lost, resurrected, stale and wrongly listed ones. */
+static uint64_t wrong_data(const struct rd_op *o)
+{
+	static const char *const object_wrong[] = { "lost", "resurrected", "stale",
+						    "list_missing", "list_extra" };
+	uint64_t n = o->corrupt;
+
+	for (size_t k = 0; !o->dev_verify && k < RD_VERIFY_CLASSES; k++)
+		for (size_t i = 0; i < sizeof(object_wrong) / sizeof(object_wrong[0]); i++)
+			if (strcmp(rd_verify_names[k], object_wrong[i]) == 0)
+				n = rd_sat_add(n, o->verify[k]);
+	return n;
+}
+
+/* Adds n to op's count key, held at INT64_MAX. */
+static void add_count(json_t *op, const char *key, uint64_t n)
+{
+	json_int_t had = json_integer_value(json_object_get(op, key));
+	uint64_t sum = rd_sat_add(had > 0 ? (uint64_t)had : 0, n);
+	json_object_set_new(op, key, json_integer(sum > INT64_MAX ? INT64_MAX : (json_int_t)sum));
+}
+
 void rd_flush_slice(struct rundump *d, struct rd_workload *w)
 {
 	if (!w->slice_open)
@@ -243,6 +267,9 @@ void rd_flush_slice(struct rundump *d, struct rd_workload *w)
 				json_object_set_new(w->report_ops, o->name, op);
 			}
 			json_array_append_new(json_object_get(op, "slices"), slice_report_json(w, o));
+			add_count(op, "errors", o->errors);
+			add_count(op, "missed", o->missed);
+			add_count(op, "wrong_data", wrong_data(o));
 		}
 	}
 	ops_reset(&w->slice);

@@ -124,6 +124,60 @@ static void test_generator_late(void **state)
 	json_decref(reply);
 }
 
+/* Sets a count of op in the reply's only workload. */
+static void set_count(json_t *reply, const char *op, const char *key, json_int_t n)
+{
+	json_t *ops = json_object_get(json_array_get(json_object_get(reply, "workloads"), 0), "ops");
+	json_object_set_new(json_object_get(ops, op), key, json_integer(n));
+}
+
+/* ACT stops at the first I/O error: failed and missed ops of a judged op
+ * fail it however fast the rest were, and wrong data read back fails any
+ * op, judged or not. */
+static void test_errors_and_wrong_data(void **state)
+{
+	(void)state;
+	struct report_options o;
+	char *text;
+	report_default_options(&o);
+	json_t *reply = reply_with(json_pack("[o]", slice(10000, 400, 50)),
+				   json_pack("[o]", slice(1000, 900, 500)));
+
+	/* The write's errors are not judged: reads are. */
+	set_count(reply, "write", "errors", 7);
+	set_count(reply, "read", "errors", 0);
+	assert_int_equal(run_report(reply, &o, &text), 0);
+	assert_non_null(strstr(text, "w read: PASS"));
+	assert_non_null(strstr(text, "verdict: PASS"));
+	free(text);
+
+	set_count(reply, "read", "errors", 3);
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w read: FAIL (3 failed ops)\n"));
+	assert_non_null(strstr(text, "verdict: FAIL"));
+	free(text);
+
+	set_count(reply, "read", "errors", 0);
+	set_count(reply, "read", "missed", 1);
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w read: FAIL (1 missed op)\n"));
+	free(text);
+
+	set_count(reply, "read", "missed", 0);
+	set_count(reply, "write", "wrong_data", 2);
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w read: PASS"));
+	assert_non_null(strstr(text, "w write: FAIL (wrong data read back 2 times)\n"));
+	assert_non_null(strstr(text, "verdict: FAIL"));
+	free(text);
+
+	/* Not a count (a hostile or older reply): read as none. */
+	set_count(reply, "write", "wrong_data", -5);
+	assert_int_equal(run_report(reply, &o, &text), 0);
+	free(text);
+	json_decref(reply);
+}
+
 /* Reads are judged by default; other ops are shown, not judged, unless
  * asked for by name. */
 static void test_judged_ops(void **state)
@@ -279,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_pct_above),
 		cmocka_unit_test(test_pass_and_fail),
 		cmocka_unit_test(test_generator_late),
+		cmocka_unit_test(test_errors_and_wrong_data),
 		cmocka_unit_test(test_judged_ops),
 		cmocka_unit_test(test_object_phases),
 		cmocka_unit_test(test_parse_lists),

@@ -482,6 +482,44 @@ static void test_dump_hostile_names(void **state)
 	json_decref(j);
 }
 
+/* A report read from a log carries each op's failed, missed and wrong
+ * reads over the report's span, as the daemon's does: a device's wrong
+ * blocks are in its corrupt count (not counted twice), an object's lost
+ * and stale reads are their own. */
+static void test_report_counts(void **state)
+{
+	(void)state;
+	struct rundump_filter f = { 0 };
+	struct rundump *d = rundump_new(RUNDUMP_REPORT, &f);
+	for (int i = 0; i < 2; i++) {
+		json_t *rec = json_pack(
+			"{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:I,s:I,s:I,s:f,s:{s:I,s:I}},"
+			"s:{s:I,s:I,s:f,s:{s:I,s:I,s:I}}}}",
+			"type", "interval", "workload", "w", "start_ns", (json_int_t)i * 1000000000,
+			"end_ns", (json_int_t)(i + 1) * 1000000000, "wall_start_ns", (json_int_t)0,
+			"wall_end_ns", (json_int_t)1000000000, "target_ops", 10.0,
+			"ops", "read", "count", (json_int_t)10, "errors", (json_int_t)2, "missed",
+			(json_int_t)1, "corrupt", (json_int_t)3, "share", 0.5, "verify", "checked",
+			(json_int_t)10, "torn", (json_int_t)3,
+			"get", "count", (json_int_t)10, "errors", (json_int_t)0, "share", 0.5,
+			"verify", "checked", (json_int_t)10, "lost", (json_int_t)1, "stale",
+			(json_int_t)4);
+		assert_non_null(rec);
+		assert_int_equal(rundump_add(d, rec), 0);
+		json_decref(rec);
+	}
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	json_t *ops = json_object_get(json_array_get(json_object_get(j, "workloads"), 0), "ops");
+	json_t *read = json_object_get(ops, "read"), *get = json_object_get(ops, "get");
+	assert_int_equal(json_integer_value(json_object_get(read, "errors")), 4);
+	assert_int_equal(json_integer_value(json_object_get(read, "missed")), 2);
+	assert_int_equal(json_integer_value(json_object_get(read, "wrong_data")), 6);
+	assert_int_equal(json_integer_value(json_object_get(get, "errors")), 0);
+	assert_int_equal(json_integer_value(json_object_get(get, "wrong_data")), 10);
+	json_decref(j);
+}
+
 /* A CSV row's host columns are the host's within the dump's window: the
  * records a reader goes on to read past --until are not the last row's. */
 static void test_csv_host_window(void **state)
@@ -626,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_dump_kernel_and_targets),
 		cmocka_unit_test(test_dump_hostile_numbers),
 		cmocka_unit_test(test_dump_hostile_names),
+		cmocka_unit_test(test_report_counts),
 		cmocka_unit_test(test_csv_host_window),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_one_host_workload),

@@ -471,6 +471,12 @@ json_t *results_dump_json(const struct results *r)
 			 "kernel", probes_dump_json(r->probes));
 }
 
+/* A count as JSON holds it: one past INT64_MAX stays a large count. */
+static json_int_t json_count(uint64_t n)
+{
+	return n > INT64_MAX ? INT64_MAX : (json_int_t)n;
+}
+
 static json_t *slice_json(uint64_t start_ns, uint64_t end_ns, uint64_t count, char *latency,
 			  char *service, bool partial)
 {
@@ -511,8 +517,12 @@ json_t *results_report_json(const struct results *r)
 				free(lat);
 				free(svc);
 			}
+			const struct op_stats *t = &wr->totals[op];
 			json_object_set_new(ops, wr->workload->op_names[op],
-					    json_pack("{s:o}", "slices", slices));
+					    json_pack("{s:o,s:I,s:I,s:I}", "slices", slices,
+						      "errors", json_count(t->errors),
+						      "missed", json_count(t->missed),
+						      "wrong_data", json_count(op_stats_wrong_data(t))));
 		}
 		json_t *wj = json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
 				       "state", workload_state_name(wr->workload->state), "ops", ops);

@@ -110,6 +110,18 @@ void op_stats_record_error(struct op_stats *o, enum op_error_class c)
 		o->error_class[c]++;
 }
 
+uint64_t op_stats_wrong_data(const struct op_stats *o)
+{
+	const struct obj_verify *v = &o->obj_verify;
+	const uint64_t part[] = { o->corrupt, v->lost, v->resurrected, v->stale, v->list_missing,
+				  v->list_extra };
+	uint64_t n = 0;
+	/* Saturating: counts read back from a log can be anything. */
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		n = part[i] > UINT64_MAX - n ? UINT64_MAX : n + part[i];
+	return n;
+}
+
 void op_stats_record_corrupt(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
 			     uint64_t bytes)
 {

@@ -128,6 +128,10 @@ void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_n
 void op_stats_record_error(struct op_stats *o, enum op_error_class c);
 void op_stats_record_corrupt(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
 			     uint64_t bytes);
+/* Times o read back data other than what was written: corrupt reads (a
+ * device's wrong blocks are among them) and an object's lost, resurrected,
+ * stale and wrongly listed ones.  Any fails a report's verdict. */
+uint64_t op_stats_wrong_data(const struct op_stats *o);
 /* Adds src's object verification counters to dst; true if any is set. */
 bool obj_verify_add(struct obj_verify *dst, const struct obj_verify *src);
 /* An op declared missed wait_ns after it was due: its wait is a lower bound

@@ -7,7 +7,8 @@
 # `error` or `flakey` target; the loop device's failures reach soakd the
 # same way, as failed completions.  soakd must live, count each failed
 # write as an error of the write op (not of reads), log the first few and
-# say the rest are only counted, and record every interval.
+# say the rest are only counted, record every interval, and fail a report
+# that judges the writes.
 source "$(dirname "$0")/lib.sh"
 need_root "loop devices and a tmpfs"
 need_cmd losetup python3 mount umount
@@ -35,7 +36,23 @@ wait_until 15 "the control socket" ctl_answers
 wait_until 20 "the workload to finish" workload_is e finished
 ctl dump --format json >"$WORK/dump.json" || fail "dump failed"
 ctl dump --format csv >"$WORK/dump.csv" || fail "dump --format csv failed"
+# The failed writes fail a report that judges writes however fast the few
+# served ones were (ACT certifies nothing past an I/O error); the reads,
+# judged by default, pass.  Limits no latency can reach: errors alone fail.
+report_of() { # SOURCE... -> exit status in rc, text in $WORK/report.txt
+	rc=0
+	"$@" --thresholds 1,8,5000 --limits -,-,100 >"$WORK/report.txt" 2>&1 || rc=$?
+}
+report_of ctl report
+((rc == 0)) || fail "report of the reads exited $rc: $(cat "$WORK/report.txt")"
+report_of ctl report --op write
+((rc == 3)) && grep -q '^e write: FAIL ([0-9]* failed ops)$' "$WORK/report.txt" &&
+	grep -q '^verdict: FAIL$' "$WORK/report.txt" ||
+	fail "report --op write exited $rc without failing on errors: $(cat "$WORK/report.txt")"
 stop_soakd 10
+report_of "$SOAKCTL" report --run-dir "$WORK/state/errors" --op write
+((rc == 3)) && grep -q '^e write: FAIL ([0-9]* failed ops)$' "$WORK/report.txt" ||
+	fail "report --run-dir --op write exited $rc without failing on errors: $(cat "$WORK/report.txt")"
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 python3 - "$WORK/dump.json" <<'EOF' || fail "errors were not counted where they belong"
 import json, sys
