@@ -153,7 +153,7 @@ static void test_tolerant_reader(void **state)
 
 	int verdict;
 	char *html = render(m, NULL, &verdict);
-	assert_int_equal(verdict, 1);    /* missed ops and corrupt data fail it */
+	assert_int_equal(verdict, 1);    /* corrupt data fails it */
 	assert_non_null(strstr(html, "data-verdict=\"FAIL\""));
 	assert_non_null(strstr(html, "data-workload=\"w&lt;1&gt;\""));
 	assert_non_null(strstr(html, "data-k=\"w&lt;1&gt;/read/verify.novel_class\">2<"));

@@ -131,9 +131,9 @@ static void set_count(json_t *reply, const char *op, const char *key, json_int_t
 	json_object_set_new(json_object_get(ops, op), key, json_integer(n));
 }
 
-/* ACT stops at the first I/O error: failed and missed ops of a judged op
- * fail it however fast the rest were, and wrong data read back fails any
- * op, judged or not. */
+/* ACT stops at the first I/O error: failed ops of a judged op fail it
+ * however fast the rest were, and wrong data read back fails any op,
+ * judged or not. */
 static void test_errors_and_wrong_data(void **state)
 {
 	(void)state;
@@ -157,10 +157,12 @@ static void test_errors_and_wrong_data(void **state)
 	assert_non_null(strstr(text, "verdict: FAIL"));
 	free(text);
 
+	/* A missed op is judged by its wait, in the histograms: a count of
+	 * them alone fails nothing. */
 	set_count(reply, "read", "errors", 0);
 	set_count(reply, "read", "missed", 1);
-	assert_int_equal(run_report(reply, &o, &text), 1);
-	assert_non_null(strstr(text, "w read: FAIL (1 missed op)\n"));
+	assert_int_equal(run_report(reply, &o, &text), 0);
+	assert_non_null(strstr(text, "w read: PASS"));
 	free(text);
 
 	set_count(reply, "read", "missed", 0);

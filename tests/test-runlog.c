@@ -489,18 +489,19 @@ static void test_dump_hostile_names(void **state)
 static void test_report_counts(void **state)
 {
 	(void)state;
-	struct rundump_filter f = { 0 };
+	/* Two slices: the counts add up over them. */
+	struct rundump_filter f = { .slice_ns = 1000000000 };
 	struct rundump *d = rundump_new(RUNDUMP_REPORT, &f);
 	for (int i = 0; i < 2; i++) {
 		json_t *rec = json_pack(
-			"{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:I,s:I,s:I,s:f,s:{s:I,s:I}},"
+			"{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:I,s:I,s:I,s:f,s:{s:I,s:I,s:I}},"
 			"s:{s:I,s:I,s:f,s:{s:I,s:I,s:I}}}}",
 			"type", "interval", "workload", "w", "start_ns", (json_int_t)i * 1000000000,
 			"end_ns", (json_int_t)(i + 1) * 1000000000, "wall_start_ns", (json_int_t)0,
 			"wall_end_ns", (json_int_t)1000000000, "target_ops", 10.0,
 			"ops", "read", "count", (json_int_t)10, "errors", (json_int_t)2, "missed",
 			(json_int_t)1, "corrupt", (json_int_t)3, "share", 0.5, "verify", "checked",
-			(json_int_t)10, "torn", (json_int_t)3,
+			(json_int_t)10, "torn", (json_int_t)1, "stale", (json_int_t)2,
 			"get", "count", (json_int_t)10, "errors", (json_int_t)0, "share", 0.5,
 			"verify", "checked", (json_int_t)10, "lost", (json_int_t)1, "stale",
 			(json_int_t)4);
@@ -517,6 +518,7 @@ static void test_report_counts(void **state)
 	assert_int_equal(json_integer_value(json_object_get(read, "wrong_data")), 6);
 	assert_int_equal(json_integer_value(json_object_get(get, "errors")), 0);
 	assert_int_equal(json_integer_value(json_object_get(get, "wrong_data")), 10);
+	assert_int_equal(json_array_size(json_object_get(read, "slices")), 2);
 	json_decref(j);
 }
 

@@ -46,12 +46,12 @@ report_of() { # SOURCE... -> exit status in rc, text in $WORK/report.txt
 report_of ctl report
 ((rc == 0)) || fail "report of the reads exited $rc: $(cat "$WORK/report.txt")"
 report_of ctl report --op write
-((rc == 3)) && grep -q '^e write: FAIL ([0-9]* failed ops)$' "$WORK/report.txt" &&
+((rc == 3)) && grep -Eq '^e write: FAIL \((.*; )?[0-9]+ failed ops(;.*)?\)$' "$WORK/report.txt" &&
 	grep -q '^verdict: FAIL$' "$WORK/report.txt" ||
 	fail "report --op write exited $rc without failing on errors: $(cat "$WORK/report.txt")"
 stop_soakd 10
 report_of "$SOAKCTL" report --run-dir "$WORK/state/errors" --op write
-((rc == 3)) && grep -q '^e write: FAIL ([0-9]* failed ops)$' "$WORK/report.txt" ||
+((rc == 3)) && grep -Eq '^e write: FAIL \((.*; )?[0-9]+ failed ops(;.*)?\)$' "$WORK/report.txt" ||
 	fail "report --run-dir --op write exited $rc without failing on errors: $(cat "$WORK/report.txt")"
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 python3 - "$WORK/dump.json" <<'EOF' || fail "errors were not counted where they belong"
