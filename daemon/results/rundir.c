@@ -86,6 +86,25 @@ static int save_plan(struct rundir *d)
 	return r;
 }
 
+/* The length of fd's first size bytes up to and with the last newline:
+ * what a torn last line leaves whole.  -errno when it cannot be read. */
+static off_t whole_lines(int fd, off_t size)
+{
+	char buf[65536];
+
+	for (off_t end = size; end > 0;) {
+		size_t n = end < (off_t)sizeof(buf) ? (size_t)end : sizeof(buf);
+		ssize_t got = pread(fd, buf, n, end - (off_t)n);
+		if (got != (ssize_t)n)
+			return got < 0 ? -errno : -EIO;
+		for (size_t k = n; k > 0; k--)
+			if (buf[k - 1] == '\n')
+				return end - (off_t)n + (off_t)k;
+		end -= (off_t)n;
+	}
+	return 0;
+}
+
 /* Opens the log for appending, creating the directory, plan.json and the
  * header, in that order; makes sure plan.json is current when it is
  * open. */
@@ -104,7 +123,8 @@ int rundir_open_log(struct rundir *d)
 	}
 	if (d->fd >= 0)
 		return 0;
-	int fd = open(d->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	/* Read too: a torn last line is looked for. */
+	int fd = open(d->log_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	if (fd < 0) {
 		r = -errno;
 		set_error(d, r, "cannot open the interval log in");
@@ -116,6 +136,22 @@ int rundir_open_log(struct rundir *d)
 		close(fd);
 		set_error(d, r, "cannot open the interval log in");
 		return r;
+	}
+	if (!d->opened && st.st_size > 0) {
+		/* A crash may have cut the last record short: what follows it
+		 * must start a line of its own, or the next record (a resume's
+		 * gap) joins the torn one and is lost with it. */
+		off_t whole = whole_lines(fd, st.st_size);
+		if (whole < 0 || (whole < st.st_size && ftruncate(fd, whole) < 0)) {
+			r = whole < 0 ? (int)whole : -errno;
+			close(fd);
+			set_error(d, r, "cannot cut the torn last record off the interval log in");
+			return r;
+		}
+		if (whole < st.st_size)
+			log_notice("%s: the last %lld byte(s), a record a crash cut short, are cut off",
+				   d->log_path, (long long)(st.st_size - whole));
+		st.st_size = whole;
 	}
 	if (d->opened && (uint64_t)st.st_size != d->synced_size) {
 		/* Reopened after a failure: what lies beyond the last sync
