@@ -80,13 +80,17 @@ int __wrap_open64(const char *path, int flags, ...)
  */
 int __real_rename(const char *from, const char *to);
 int __wrap_rename(const char *from, const char *to);
-static volatile int plan_fails;
+static volatile int plan_fails, moves_fail;
 
 int __wrap_rename(const char *from, const char *to)
 {
 	size_t n = strlen(to), tail = strlen("/plan.json");
 	if (plan_fails && n >= tail && strcmp(to + n - tail, "/plan.json") == 0) {
 		errno = ENOSPC;
+		return -1;
+	}
+	if (moves_fail && !strstr(to, "plan.json")) {
+		errno = EBUSY;   /* the run's directory is a mount point, say */
 		return -1;
 	}
 	return __real_rename(from, to);
@@ -432,6 +436,37 @@ static void test_plan_write_failure_retried(void **state)
 	assert_int_not_equal(stat(path, &st), 0);
 }
 
+/* A new run (its configuration changed) whose old run cannot be moved
+ * aside is refused: it would append to the old run's log, under its plan. */
+static void test_unmovable_old_run(void **state)
+{
+	struct rundir *d;
+	bool resume;
+	char path[256];
+	struct stat st;
+	(void)state;
+
+	assert_int_equal(rundir_open(dir, "stuck", "{\"plan\": 1}\n", false, &d, &resume), 0);
+	append(d, 1);
+	assert_int_equal(rundir_sync(d), 0);
+	rundir_close(d);
+	moves_fail = 1;
+	assert_int_equal(rundir_open(dir, "stuck", "{\"plan\": 2}\n", false, &d, &resume), -EBUSY);
+	assert_int_equal(rundir_open(dir, "stuck", "{\"plan\": 1}\n", true, &d, &resume), -EBUSY);
+	moves_fail = 0;
+	snprintf(path, sizeof(path), "%s/stuck/plan.json", dir);
+	char *text = read_text(path);
+	assert_non_null(text);
+	assert_string_equal(text, "{\"plan\": 1}\n");
+	free(text);
+	/* The old configuration resumes as before. */
+	assert_int_equal(rundir_open(dir, "stuck", "{\"plan\": 1}\n", false, &d, &resume), 0);
+	assert_true(resume);
+	rundir_close(d);
+	snprintf(path, sizeof(path), "%s/stuck.1", dir);
+	assert_int_not_equal(stat(path, &st), 0);
+}
+
 /* A reload's plan that cannot be written is written before the records
  * that follow it, which wait meanwhile. */
 static void test_reload_plan_retried(void **state)
@@ -473,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_pending_bound),
 		cmocka_unit_test(test_bound_after_failed_write),
 		cmocka_unit_test(test_plan_write_failure_retried),
+		cmocka_unit_test(test_unmovable_old_run),
 		cmocka_unit_test(test_reload_plan_retried),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

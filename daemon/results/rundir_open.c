@@ -115,13 +115,20 @@ int rundir_open(const char *state_dir, const char *run_name, const char *plan, b
 			else
 				log_notice("the configuration of run %s has changed: starting a new run",
 					   run_name);
+			/* Not moved, it would take the new run's records:
+			 * two runs in one log, under the old one's plan. */
 			r = rotate(d->path);
-			if (r < 0)
-				log_warning_errno(r, "cannot move the previous run in %s aside", d->path);
+			if (r < 0) {
+				log_error_errno(r, "cannot move the previous run in %s aside, so the "
+						"new run cannot be written there (move or remove it)",
+						d->path);
+				free(old_plan);
+				rundir_close(d);
+				return r;
+			}
 		}
 		free(old_plan);
-		/* Resumed, or a run that could not be moved aside: the
-		 * plan.json there stays as it is. */
+		/* Resumed: the plan.json there stays as it is. */
 		if (stat(d->path, &st) == 0 && asprintf(&plan_path, "%s/plan.json", d->path) >= 0) {
 			if (stat(plan_path, &st) == 0)
 				d->plan_saved_gen = d->plan_gen;
