@@ -174,6 +174,38 @@ static void test_prefill_in_flight(void **state)
 	op_stats_reset(&ops[1]);
 }
 
+/* An object's stale, lost or resurrected reads fail a step as a corrupt
+ * read does (and as the reports fail them), in the prefill's intervals
+ * too. */
+static void test_object_wrong_data(void **state)
+{
+	struct certify_part part;
+	struct op_stats ops[2];
+
+	(void)state;
+	memset(&part, 0, sizeof(part));
+	for (size_t i = 0; i < STATS_MAX_OPS; i++)
+		hist_init(&part.ops[i].latency);
+	op_stats_init(&ops[0]);
+	op_stats_init(&ops[1]);
+	ops[0].count = 100;
+	ops[0].obj_verify.stale = 2;
+	ops[0].obj_verify.lost = 1;
+	ops[0].corrupt = 1;
+	certify_add_interval(&part, false, ops, 2, 1);
+	assert_int_equal(part.intervals, 1);
+	assert_int_equal(part.ops[0].corrupt, 4);
+	ops[1].pending = 1;        /* a prefill interval */
+	ops[0].obj_verify.resurrected = 1;
+	certify_add_interval(&part, false, ops, 2, 1);
+	assert_int_equal(part.prefill_intervals, 1);
+	assert_int_equal(part.ops[0].corrupt, 9);
+	for (size_t i = 0; i < STATS_MAX_OPS; i++)
+		hist_reset(&part.ops[i].latency);
+	op_stats_reset(&ops[0]);
+	op_stats_reset(&ops[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_certify_errors),
 		cmocka_unit_test(test_search),
 		cmocka_unit_test(test_prefill_in_flight),
+		cmocka_unit_test(test_object_wrong_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,7 @@ void certify_add_interval(struct certify_part *p, bool generator_late,
 		p->prefill_intervals++;
 		for (size_t op = 0; op < n_ops && op < STATS_MAX_OPS; op++) {
 			p->ops[op].errors += ops[op].errors;
-			p->ops[op].corrupt += ops[op].corrupt;
+			p->ops[op].corrupt += op_stats_wrong_data(&ops[op]);
 			if ((int)op != prefill_op)
 				p->prefill_count += ops[op].count;
 			p->prefill_missed += ops[op].missed;
@@ -60,7 +60,9 @@ void certify_add_interval(struct certify_part *p, bool generator_late,
 		o->count += ops[op].count;
 		o->errors += ops[op].errors;
 		o->missed += ops[op].missed;
-		o->corrupt += ops[op].corrupt;
+		/* An object's stale, lost or resurrected reads, not only
+		 * corrupt ones: the same wrong data the reports fail on. */
+		o->corrupt += op_stats_wrong_data(&ops[op]);
 		hist_merge(&o->latency, &ops[op].latency);
 	}
 	p->intervals++;
@@ -212,8 +214,8 @@ static json_t *op_table(const struct certify *c, const struct certify_load *l, s
 	if (o->errors)
 		why_add(why, "%s %s: %" PRIu64 " ops failed", l->cfg->name, name, o->errors);
 	if (o->corrupt)
-		why_add(why, "%s %s: %" PRIu64 " ops read back data other than was written",
-			l->cfg->name, name, o->corrupt);
+		why_add(why, "%s %s: %" PRIu64 " ops read back data other than was written "
+			"(corrupt, stale, lost or resurrected)", l->cfg->name, name, o->corrupt);
 	return json_pack("{s:b,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:o}", "judged", is_judged,
 			 "count", (json_int_t)o->count, "errors", (json_int_t)o->errors,
 			 "missed", (json_int_t)o->missed, "corrupt", (json_int_t)o->corrupt,

@@ -12,7 +12,8 @@
  * A step fails when, over its intervals, a judged op (reads, or every op
  * of a workload without reads, as soakctl report judges) has a share of
  * ops over a threshold at or above its limit (missed ops count as over
- * every threshold), or when an op failed, read back corrupt data, an
+ * every threshold), or when an op failed, read back wrong data (corrupt;
+ * an object's stale, lost or resurrected too), an
  * interval was generator_late (soakd itself was late: the step measured
  * soakd, not the device), or the workload ended before the hold did.
  *
