@@ -280,7 +280,8 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t ta
 		st->target = target;
 		st->target_known = 1;
 		st->epoch = 1;
-		/* Last: a state without its magic is started again. */
+		/* Last: a state without its magic was never made whole, and
+		 * is refused at the next open. */
 		__atomic_store_n(&st->magic, STATE_MAGIC, __ATOMIC_RELEASE);
 		m.created = true;
 	} else if (m.st->magic != STATE_MAGIC || m.st->version != STATE_VERSION ||
@@ -309,6 +310,17 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t ta
 	}
 	m.st->boot_wall_s = boot_wall_s;
 	m.st->clean = 0;
+	/* On disk before the first write: a new state whole (its magic with
+	 * it, its files in the directory), and an old one no longer clean (a
+	 * clean flag left from the last stop would have a power cut from here
+	 * on trust a map older than the blocks). */
+	if (msync(m.st, m.st_len, MS_SYNC) < 0 ||
+	    (map_new && msync(m.gens, m.map_len, MS_SYNC) < 0) ||
+	    ((state_new || map_new) && fsync(dir_fd) < 0)) {
+		r = -errno;
+		snprintf(err, errlen, "cannot sync the verify state %s: %s", name, strerror(-r));
+		goto fail;
+	}
 	*ret = m;
 	return 0;
 fail:
@@ -332,9 +344,13 @@ void verify_map_untrusted(struct verify_map *m)
 	msync(m->st, STATE_HEADER, MS_SYNC);
 }
 
-void verify_map_dirty(struct verify_map *m)
+int verify_map_dirty(struct verify_map *m)
 {
+	if (!m->st->clean)
+		return 0;
 	m->st->clean = 0;
+	/* Before the writes it comes ahead of: see verify_map_open. */
+	return msync(m->st, STATE_HEADER, MS_SYNC) < 0 ? -errno : 0;
 }
 
 void verify_map_close(struct verify_map *m)

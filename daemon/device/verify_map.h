@@ -70,9 +70,9 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t ta
 void verify_map_close(struct verify_map *m);
 /* Syncs both files and marks them clean (nothing written since): a host
  * restart then leaves them trustworthy.  verify_map_dirty before writing
- * again. */
+ * again: it puts the mark back, on disk, before it returns. */
 int verify_map_sync_clean(struct verify_map *m);
-void verify_map_dirty(struct verify_map *m);
+int verify_map_dirty(struct verify_map *m);
 /* The next open is to find host_restarted again: a check owed after a
  * host restart was interrupted. */
 void verify_map_untrusted(struct verify_map *m);
