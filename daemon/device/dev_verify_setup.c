@@ -156,8 +156,19 @@ static int check_full(struct dev_stream *d, struct dev_verify *v, uint8_t *buf)
 		uint64_t n = v->n_blocks - b < FILL_CHUNK / VERIFY_BLOCK ? v->n_blocks - b
 									 : FILL_CHUNK / VERIFY_BLOCK;
 		if (read_blocks(d, buf, b, n) < 0) {
-			for (uint64_t i = 0; i < n; i++)
+			/* Block by block: one bad sector leaves only itself
+			 * unread.  After a host restart the map of a block
+			 * not read is no truth to judge it by later: any
+			 * generation of the run may be there. */
+			for (uint64_t i = 0; i < n; i++) {
+				if (read_blocks(d, buf, b + i, 1) == 0) {
+					count(v, dev_verify_block(v, b + i, buf, false));
+					continue;
+				}
 				count(v, VERIFY_UNCHECKED);
+				if (v->adopt_all)
+					verify_map_mark_uncertain(&v->map, b + i, 127);
+			}
 		} else {
 			for (uint64_t i = 0; i < n; i++)
 				count(v, dev_verify_block(v, b + i, buf + i * VERIFY_BLOCK, false));
