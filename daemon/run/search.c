@@ -229,6 +229,7 @@ json_t *search_answer_record(const struct search *s)
 	json_object_set_new(rec, "answer_rate", s->lo > 0 ? json_real(s->lo) : json_null());
 	json_object_set_new(rec, "confidence", json_string(conf));
 	json_object_set_new(rec, "why", json_string(
+		s->gave_up ? s->gave_up :
 		s->lo == 0 ? "even \"min\" is above the target" :
 		s->lo >= sc->max_rate ? "\"max\" is below the target: the capacity may be higher" :
 		"the highest rate below the target, within \"resolution\" of the lowest above"));
@@ -246,9 +247,16 @@ static void start_probe(struct daemon *d, struct search *s, double rate, uint64_
 						.duration_ns = length_ns };
 	s->wcfg.n_steps = 1;
 	search_reset_windows(s);
-	if (start_workload(d, s->slot, err, sizeof(err)) < 0)
-		log_error("search: cannot start workload %s at %.1f ops/s: %s", s->wcfg.name, rate,
-			  err);
+	if (start_workload(d, s->slot, err, sizeof(err)) < 0) {
+		/* Not run, so not judged: tried again at the next tick (the
+		 * last probe's ops a stalled device still holds, say). */
+		if (s->start_failures++ == 0)
+			log_error("search: cannot start workload %s at %.1f ops/s: %s; trying again "
+				  "each interval", s->wcfg.name, rate, err);
+		s->restart_pending = true;
+		return;
+	}
+	s->start_failures = 0;
 }
 
 /* The search has its answer: the soak after it, if asked for. */
@@ -257,7 +265,7 @@ static void finish(struct daemon *d, struct search *s)
 	s->answer = search_answer_record(s);
 	if (s->answer)
 		search_publish(d, s->answer);
-	if (s->cfg->then_fraction > 0 && s->lo > 0) {
+	if (s->cfg->then_fraction > 0 && s->lo > 0 && !s->gave_up) {
 		s->soaking = true;
 		log_notice("search: soaking at %g%% of %.1f ops/s", s->cfg->then_fraction * 100, s->lo);
 		start_probe(d, s, s->lo * s->cfg->then_fraction, s->cfg->then_ns);
@@ -280,6 +288,14 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 		return;
 	}
 	if (s->restart_pending) {
+		if (s->start_failures >= SEARCH_START_TRIES) {
+			log_error("search: workload %s could not start at %.1f ops/s in %u tries: "
+				  "the search ends", w->cfg->name, s->rate, s->start_failures);
+			s->gave_up = "a probe could not start";
+			s->soaking = false;
+			finish(d, s);
+			return;
+		}
 		start_probe(d, s, s->rate, s->cfg->window_ns * s->cfg->windows);
 		return;
 	}

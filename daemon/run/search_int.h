@@ -42,6 +42,10 @@ struct search_window {
 	uint64_t prefill_intervals, prefill_count, prefill_missed;
 };
 
+/* Ticks a probe that cannot start is tried again before the search ends
+ * (a device still holding the last probe's ops lets go within them). */
+#define SEARCH_START_TRIES 60u
+
 struct search {
 	const struct search_config *cfg;
 	const char *run_name;
@@ -60,8 +64,11 @@ struct search {
 	struct search_window win[SEARCH_MAX_WINDOWS];
 	struct hist all;            /* the probe's latencies, for its curve point */
 	bool soaking;
-	/* Resumed between probes: the next one starts, nothing to judge. */
+	/* Resumed between probes, or a probe that could not start: the next
+	 * one starts, nothing to judge. */
 	bool restart_pending;
+	unsigned start_failures;    /* in a row, of the probe at rate */
+	const char *gave_up;        /* why the search ended without its bracket */
 	uint64_t intervals_seen;     /* since the last probe was judged */
 	json_t *curve;              /* the probes' records, in order */
 	json_t *answer;             /* NULL: still searching */
