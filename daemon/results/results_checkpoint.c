@@ -100,6 +100,13 @@ json_t *results_checkpoint(const struct results *r, uint64_t run_ns)
 			json_decref(wj);
 			wj = NULL;
 		}
+		/* An object pool's endpoints as its last record left them: the
+		 * base a resume's totals go on from (the records the checkpoint
+		 * holds are not read again). */
+		json_t *eps = r->endpoints_last ? json_object_get(r->endpoints_last,
+								  wr->workload->cfg->name) : NULL;
+		if (wj && json_is_object(eps))
+			json_object_set(wj, "endpoints", eps);
 		/* Optional (an older checkpoint has none): intervals soakd was late. */
 		if (wj && wr->late_intervals) {
 			json_object_set_new(wj, "late_intervals", json_integer((json_int_t)wr->late_intervals));
@@ -216,6 +223,18 @@ static int restore_workload(struct results *res, struct workload_results *wr, js
 		wr->late_max_ns = u64_of(j, "late_max_ns", &err);
 	}
 	wr->slice_index = u64_of(j, "slice_index", &err);
+	json_t *eps = json_object_get(j, "endpoints");
+	const char *name = wr->workload->cfg->name;
+	if (json_is_object(eps)) {
+		if (!res->endpoints_last)
+			res->endpoints_last = json_object();
+		if (!res->endpoints_base)
+			res->endpoints_base = json_object();
+		if (!res->endpoints_last || !res->endpoints_base ||
+		    json_object_set(res->endpoints_last, name, eps) < 0 ||
+		    json_object_set(res->endpoints_base, name, eps) < 0)
+			return -ENOMEM;
+	}
 	/* An older soakd's checkpoint has neither: it held what ended by
 	 * its run time, as it was then replayed. */
 	json_t *covered = json_object_get(j, "covered_ns");
