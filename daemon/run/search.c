@@ -137,7 +137,9 @@ static json_t *judge_probe(struct search *s, const struct workload *w)
 			json_object_set_new(jw, "prefill", json_true());  /* not judged */
 		json_array_append_new(windows, jw);
 	}
-	bool pass = below * 2 > judged_windows;
+	/* A workload that failed (max_lag: far behind) is above, whatever
+	 * its windows before the failure said. */
+	bool pass = below * 2 > judged_windows && w->state != WORKLOAD_FAILED;
 	uint64_t pall = percentile_with_missed(&s->all, missed, sc->percentile);
 	json_t *rec = json_pack("{s:s,s:I,s:f,s:s,s:I,s:I,s:f,s:f,s:f,s:o,s:I,s:I,s:I,s:I,s:o}",
 		"type", "search", "probe", (json_int_t)(s->probes + 1), "rate", s->rate,
