@@ -189,6 +189,10 @@ static void tick(struct daemon *d, uint64_t now)
 		}
 		probes_workload_active(d->probes, i, workload_is_active(w));
 	}
+	/* CLOCK_REALTIME may have been stepped (NTP after a boot with no
+	 * clock, a VM resumed): the records carry the wall clock of now. */
+	if (d->results)
+		d->results->wall_offset_ns = (int64_t)wall_ns() - (int64_t)now;
 	/* The host's interval before the workloads' it covers, so a dump's
 	 * CSV rows can carry it. */
 	sample_host(d, now);
@@ -404,38 +408,6 @@ uint64_t wall_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int prepare_workloads(struct daemon *d)
-{
-	char err[512];
-
-	d->n_workloads = d->cfg->n_workloads;
-	d->workloads = calloc(CONFIG_MAX_WORKLOADS, sizeof(*d->workloads));
-	d->pending_start_ns = calloc(CONFIG_MAX_WORKLOADS, sizeof(*d->pending_start_ns));
-	if (!d->workloads || !d->pending_start_ns)
-		return log_error_errno(-ENOMEM, "cannot set up workloads");
-	for (size_t i = 0; i < d->n_workloads; i++) {
-		const struct workload_config *wc = &d->cfg->workloads[i];
-		int r = workload_new(wc, 0, d->cfg->interval_ns, &d->workloads[i], err, sizeof(err));
-		if (r == 0) {
-			d->workloads[i]->slot = i;
-			d->workloads[i]->resuming = d->resuming;
-			d->workloads[i]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
-			d->preparing.workload = wc->name;
-			r = workload_prepare(d->workloads[i], err, sizeof(err));
-		}
-		if (r < 0 && d->preparing.interrupted) {
-			log_notice("workload %s: %s; soakd stops before the run goes on", wc->name,
-				   err);
-			return r;
-		}
-		if (r < 0) {
-			log_error("workload %s: %s", wc->name, err);
-			return r;
-		}
-	}
-	return 0;
 }
 
 static void free_daemon(struct daemon *d)

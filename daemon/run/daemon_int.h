@@ -114,6 +114,7 @@ struct workload *find_workload(struct daemon *d, const char *name, size_t *ret_i
  * The progress hook (workload_set_progress_hook) with the daemon; what
  * status says meanwhile; a control request meanwhile. */
 bool prepare_progress(void *userdata, const struct workload_progress *p);
+int prepare_workloads(struct daemon *d);
 json_t *preparing_status_json(const struct daemon *d);
 char *handle_preparing(struct daemon *d, const struct proto_request *req);
 /* A signal read meanwhile: SIGTERM and SIGINT stop the preparation. */

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * While the workloads are prepared (set_up, before the run begins: a
+ * The workloads built and prepared (set_up, before the run begins: a
  * verify fill or check, a prep, each on the main thread): their progress
  * kept for status, the control socket and signals served meanwhile, and
  * a stop that ends the preparation.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <systemd/sd-daemon.h>
@@ -14,6 +16,7 @@
 #include "base/log.h"
 #include "base/loop.h"
 #include "ctl/ctl_server.h"
+#include "results/rundir.h"
 #include "workload/workload.h"
 
 #include "daemon_int.h"
@@ -54,6 +57,40 @@ bool prepare_progress(void *userdata, const struct workload_progress *p)
 			log_warning_errno(r, "event loop failed while preparing");
 	}
 	return !pr->interrupted;
+}
+
+/* set_up's: every workload built and prepared in turn, before the run
+ * begins. */
+int prepare_workloads(struct daemon *d)
+{
+	char err[512];
+
+	d->n_workloads = d->cfg->n_workloads;
+	d->workloads = calloc(CONFIG_MAX_WORKLOADS, sizeof(*d->workloads));
+	d->pending_start_ns = calloc(CONFIG_MAX_WORKLOADS, sizeof(*d->pending_start_ns));
+	if (!d->workloads || !d->pending_start_ns)
+		return log_error_errno(-ENOMEM, "cannot set up workloads");
+	for (size_t i = 0; i < d->n_workloads; i++) {
+		const struct workload_config *wc = &d->cfg->workloads[i];
+		int r = workload_new(wc, 0, d->cfg->interval_ns, &d->workloads[i], err, sizeof(err));
+		if (r == 0) {
+			d->workloads[i]->slot = i;
+			d->workloads[i]->resuming = d->resuming;
+			d->workloads[i]->run_dir = d->rundir ? rundir_path(d->rundir) : NULL;
+			d->preparing.workload = wc->name;
+			r = workload_prepare(d->workloads[i], err, sizeof(err));
+		}
+		if (r < 0 && d->preparing.interrupted) {
+			log_notice("workload %s: %s; soakd stops before the run goes on", wc->name,
+				   err);
+			return r;
+		}
+		if (r < 0) {
+			log_error("workload %s: %s", wc->name, err);
+			return r;
+		}
+	}
+	return 0;
 }
 
 json_t *preparing_status_json(const struct daemon *d)
