@@ -367,6 +367,14 @@ int begin_run(struct daemon *d)
 				snprintf(w->reason, sizeof(w->reason), "%s", wr->recorded_reason);
 				continue;
 			}
+			if (certify_holds_stopped(d->certify, i)) {
+				/* Its certification was over: the loads that
+				 * failed are not run again. */
+				w->state = WORKLOAD_STOPPED;
+				snprintf(w->reason, sizeof(w->reason), "the certification was over");
+				results_record_state(d->results, i);
+				continue;
+			}
 			r = workload_resume(w, mono_ns(), wr->recorded_sched_ns, err, sizeof(err));
 			if (r == 0) {
 				probes_workload_active(d->probes, i, true);

@@ -336,6 +336,16 @@ void certify_end(struct daemon *d, struct certify *c, bool stop)
 			workload_request_stop(d->workloads[c->loads[i].slot], reason);
 }
 
+bool certify_holds_stopped(const struct certify *c, size_t slot)
+{
+	if (!c || !(c->answer || (c->confirming && !c->confirm_started)))
+		return false;
+	for (size_t i = 0; i < c->n_loads; i++)
+		if (c->loads[i].slot == slot)
+			return true;
+	return false;
+}
+
 void certify_tick(struct daemon *d, uint64_t now_ns)
 {
 	struct certify *c = d->certify;
@@ -435,6 +445,10 @@ int certify_begin(struct daemon *d, bool resume)
 			return log_error_errno(r, "cannot read the certification back from the run's log");
 		}
 		certify_confirm_resume(d, c);
+		/* soakd stopped between the last verdict and the answer. */
+		if (c->answer_unlogged)
+			certify_publish(d, c->answer);
+		c->answer_unlogged = false;
 	}
 	d->certify = c;
 	d->results->interval_seen = certify_interval_seen;

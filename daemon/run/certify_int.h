@@ -81,6 +81,7 @@ struct certify {
 	size_t step;                     /* the step being held (0-based) */
 	json_t *verdicts;                /* the steps' records, in order */
 	json_t *answer;                  /* the answer's record; NULL: not over */
+	bool answer_unlogged;            /* read back, computed: not in the log yet */
 	/* "confirm": once the steps are over, the highest that passed (best)
 	 * runs again for confirm_ns, each workload on a copy of its
 	 * definition with that one step (confirm_cfg[n_loads]). */

@@ -217,6 +217,7 @@ int certify_read_back(struct certify *c, const char *log_path)
 		c->confirming = true;   /* the confirmation goes on, or starts */
 	} else if (!c->answer && steps_over) {
 		c->answer = certify_answer_record(c);  /* cut off between the two records */
+		c->answer_unlogged = c->answer != NULL;
 	}
 	if (c->answer || (c->confirming && !c->confirm_started)) {
 		c->step = n ? n - 1 : 0;

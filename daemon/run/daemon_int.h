@@ -182,6 +182,10 @@ char *handle_new_run(struct daemon *d);
 int certify_begin(struct daemon *d, bool resume);
 void certify_free(struct certify *c);
 
+/* A resumed run's certified workload (slot) that must not run again: the
+ * certification was over (or its steps were, the confirmation not yet
+ * begun) when soakd stopped, though the workload was still draining. */
+bool certify_holds_stopped(const struct certify *c, size_t slot);
 /* After each tick's results: judges the steps whose hold has ended. */
 void certify_tick(struct daemon *d, uint64_t now_ns);
 
