@@ -45,11 +45,13 @@ static int teardown(void **state)
 }
 
 static int64_t boot = 1700000000;
+static uint64_t boot_id;   /* 0: unknown, the boot time decides */
 
 static void open_map(struct verify_map *m, const char *name, uint64_t n, bool filled)
 {
 	char err[256] = "";
-	int r = verify_map_open(dir_fd, name, n, 0xfeed, 77, filled, boot, m, err, sizeof(err));
+	int r = verify_map_open(dir_fd, name, n, 0xfeed, 77, filled, boot, boot_id, m, err,
+				sizeof(err));
 	if (r < 0)
 		fail_msg("%s", err);
 }
@@ -103,13 +105,13 @@ static void test_crash_and_flush(void **state)
 
 	/* Another size is another device. */
 	char err[256];
-	assert_true(verify_map_open(dir_fd, "a", 999, 0xfeed, 77, true, boot, &m, err,
+	assert_true(verify_map_open(dir_fd, "a", 999, 0xfeed, 77, true, boot, 0, &m, err,
 				    sizeof(err)) < 0);
 	assert_non_null(strstr(err, "another device size"));
 	/* As many blocks of another target (a reload or a restart changed
 	 * its path): its generations are not this device's. */
 	err[0] = '\0';
-	assert_true(verify_map_open(dir_fd, "a", 1000, 0xbeef, 77, true, boot, &m, err,
+	assert_true(verify_map_open(dir_fd, "a", 1000, 0xbeef, 77, true, boot, 0, &m, err,
 				    sizeof(err)) < 0);
 	assert_non_null(strstr(err, "made for another target"));
 	/* Refused without a change: its own target still opens it. */
@@ -143,6 +145,22 @@ static void test_host_restart(void **state)
 	assert_false(m.host_restarted);         /* a clean stop, then a reboot */
 	assert_int_equal(m.gens[1], 1);
 	verify_map_close(&m);
+
+	/* With the kernel's boot id: a step of the wall clock within one
+	 * boot (NTP, a VM paused) is no restart, and another boot is one
+	 * whatever the clocks say. */
+	boot_id = 0x1111;
+	open_map(&m, "d", 100, true);
+	verify_map_close(&m);
+	boot += 600;
+	open_map(&m, "d", 100, true);
+	assert_false(m.host_restarted);
+	verify_map_close(&m);
+	boot_id = 0x2222;
+	open_map(&m, "d", 100, true);
+	assert_true(m.host_restarted);
+	verify_map_close(&m);
+	boot_id = 0;
 }
 
 static void test_ring_full(void **state)

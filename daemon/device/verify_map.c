@@ -49,7 +49,7 @@ struct verify_map_state {
 	uint64_t unc_dropped;       /* marks the full table could not take (0 in older files) */
 	uint32_t target;            /* the target it was made for (verify_hash of its path) */
 	uint32_t target_known;      /* 0 in older files: taken as this one's at the next open */
-	uint8_t reserved[STATE_HEADER - 120];
+	uint64_t boot_id;           /* the last opener's boot (0 in older files, or unknown) */
 	struct verify_map_entry ring[VERIFY_MAP_RING];
 	struct verify_map_slot unc[VERIFY_MAP_UNCERTAIN];
 };
@@ -242,8 +242,8 @@ static void take_open_epochs(struct verify_map *m)
 }
 
 int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t target,
-		    uint64_t run_id, bool filled, int64_t boot_wall_s, struct verify_map *ret,
-		    char *err, size_t errlen)
+		    uint64_t run_id, bool filled, int64_t boot_wall_s, uint64_t boot_id,
+		    struct verify_map *ret, char *err, size_t errlen)
 {
 	char path[256];
 	bool state_new, map_new;
@@ -304,11 +304,17 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t ta
 		/* The host went down with the files unsynced: what of them
 		 * reached the disk, and in what order, is anyone's guess. */
 		int64_t d = m.st->boot_wall_s - boot_wall_s;
-		m.host_restarted = !m.st->clean && (d > 2 || d < -2);
+		/* The kernel's boot id says it exactly; the boot time, read
+		 * from clocks a step of CLOCK_REALTIME moves, where either
+		 * opener had none. */
+		bool other_boot = m.st->boot_id && boot_id ? m.st->boot_id != boot_id
+							   : d > 2 || d < -2;
+		m.host_restarted = !m.st->clean && other_boot;
 		take_open_epochs(&m);
 		m.st->epoch++;          /* this process's writes: a new epoch */
 	}
 	m.st->boot_wall_s = boot_wall_s;
+	m.st->boot_id = boot_id;
 	m.st->clean = 0;
 	/* On disk before the first write: a new state whole (its magic with
 	 * it, its files in the directory), and an old one no longer clean (a

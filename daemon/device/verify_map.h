@@ -60,13 +60,15 @@ struct verify_map {
  * block holds generation 0).  An existing one must be for as many blocks
  * and the same target (one from before targets were recorded takes this
  * one); its open epochs turn into uncertain blocks.
- * boot_wall_s is when the host booted (CLOCK_REALTIME - CLOCK_BOOTTIME): a
- * map not closed cleanly under another boot sets host_restarted.
+ * boot_id is the kernel's boot id (the first 64 bits; 0: unknown) and
+ * boot_wall_s when the host booted (CLOCK_REALTIME - CLOCK_BOOTTIME, which
+ * a clock step moves: used where either opener had no boot id): a map not
+ * closed cleanly under another boot sets host_restarted.
  * Returns 0 or -errno with err set.
  */
 int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t target,
-		    uint64_t run_id, bool filled, int64_t boot_wall_s, struct verify_map *ret,
-		    char *err, size_t errlen);
+		    uint64_t run_id, bool filled, int64_t boot_wall_s, uint64_t boot_id,
+		    struct verify_map *ret, char *err, size_t errlen);
 void verify_map_close(struct verify_map *m);
 /* Syncs both files and marks them clean (nothing written since): a host
  * restart then leaves them trustworthy.  verify_map_dirty before writing

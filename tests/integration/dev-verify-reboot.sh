@@ -12,7 +12,7 @@
 #     page cache whole) and reports those blocks as stale: what the planted
 #     state means when nothing says the host restarted;
 #   - restarted as after a reboot (a time namespace whose boot time is
-#     another), soakd sees that its state was not closed cleanly under
+#     another, and another kernel boot id bound over /proc's), soakd sees that its state was not closed cleanly under
 #     another boot, reads every block back once and takes the generation of
 #     this run it holds as the truth: no failure, then or after.
 source "$(dirname "$0")/lib.sh"
@@ -95,8 +95,12 @@ plant 20
 SOAKD_LOG="$WORK/soakd.rebooted.log"
 up=$(cut -d. -f1 /proc/uptime)
 ((up > 10)) || skip "the machine booted $up s ago: a time namespace cannot look like another boot"
-spawn "$SOAKD_LOG" unshare --time --monotonic $((1 - up)) --boottime $((1 - up)) --fork \
-	sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$INNER_PID" \
+# And the kernel's boot id of another boot, which soakd reads first (a
+# file bound over /proc's, in a mount namespace of its own).
+cat /proc/sys/kernel/random/uuid >"$WORK/boot_id"
+spawn "$SOAKD_LOG" unshare --time --monotonic $((1 - up)) --boottime $((1 - up)) --mount --fork \
+	sh -c 'mount --bind "$2" /proc/sys/kernel/random/boot_id || exit 125
+	       echo $$ >"$1"; shift 2; exec "$@"' sh "$INNER_PID" "$WORK/boot_id" \
 	"$SOAKD" --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 SOAKD_PID=$SPAWNED
 wait_until 60 "the control socket (rebooted)" ctl_answers
