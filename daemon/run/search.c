@@ -286,6 +286,9 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 		return;
 	if (w->state == WORKLOAD_STOPPED) {
 		log_notice("search: workload %s was stopped: the search ends", w->cfg->name);
+		/* Its answer says so, not that the bracket closed. */
+		if (!search_done(s))
+			s->gave_up = "the workload was stopped before the search was done";
 		finish(d, s);
 		return;
 	}
