@@ -149,6 +149,15 @@ static void test_torn(void **state)
 	raced.raced = true;
 	raced.back = 1;
 	assert_int_equal(check(block, raced), VERIFY_UNCHECKED);
+	/* Its last write failed, or a crash left it unflushed: torn is one
+	 * thing it may be, not judged; a sector of another place still is. */
+	struct verify_expect unsure = expect(4096, 3);
+	unsure.uncertain = true;
+	unsure.back = 1;
+	assert_int_equal(check(block, unsure), VERIFY_UNCHECKED);
+	verify_encode(other, &id, 8192, 5, 2, 0);
+	memcpy(block + 1024, other + 1024, 512);
+	assert_int_equal(check(block, unsure), VERIFY_CORRUPT);
 }
 
 static void test_generations(void **state)

@@ -180,10 +180,14 @@ enum verify_class verify_check(const uint8_t *block, const struct verify_expect 
 	if (d == VERIFY_DECODE_NOT_OURS)
 		return e->known ? VERIFY_FOREIGN : VERIFY_UNCHECKED;
 	if (d == VERIFY_DECODE_BAD_CRC) {
-		/* A read racing a write may see sectors of both. */
-		if (e->raced)
+		/* A read racing a write may see sectors of both; so may a
+		 * block whose last write failed or was unflushed at a crash
+		 * (a device promises whole sectors, not whole blocks): not
+		 * judged, and left uncertain. */
+		bool torn = verify_sectors_torn(block, &h);
+		if (e->raced || (e->uncertain && torn))
 			return VERIFY_UNCHECKED;
-		return verify_sectors_torn(block, &h) ? VERIFY_TORN : VERIFY_CORRUPT;
+		return torn ? VERIFY_TORN : VERIFY_CORRUPT;
 	}
 	if (h.run != e->id.run)
 		return e->known ? VERIFY_FOREIGN : VERIFY_UNCHECKED;
