@@ -451,6 +451,11 @@ static void reset_listed(struct rundump *d, json_t *names)
 			w->active_ns = w->lag_max_ns = w->intervals = w->sched_ns = 0;
 			w->late_intervals = w->late_max_ns = 0;
 			w->wall_first_ns = w->wall_last_ns = 0;
+			/* A report's slices are the new definition's too. */
+			ops_reset(&w->slice);
+			w->slice_open = false;
+			json_decref(w->report_ops);
+			w->report_ops = NULL;
 		}
 }
 
@@ -471,11 +476,12 @@ int rundump_add(struct rundump *d, json_t *rec)
 		const char *run = json_string_value(json_object_get(rec, "run"));
 		if (run && !d->run[0])
 			snprintf(d->run, sizeof(d->run), "%s", run);
-	} else if (strcmp(type, "reload") == 0 && d->format == RUNDUMP_JSON && !d->f.wall_to_ns) {
+	} else if (strcmp(type, "reload") == 0 &&
+		   (d->format == RUNDUMP_JSON || d->format == RUNDUMP_REPORT) && !d->f.wall_to_ns) {
 		/* A workload a reload replaced (or added back after removing
-		 * it) started over: its totals are the new definition's, as
-		 * soakd's own are.  (Not when merging hosts: one host's
-		 * reload is not all's.) */
+		 * it) started over: its totals and report slices are the new
+		 * definition's, as soakd's own are.  (Not when merging hosts:
+		 * one host's reload is not all's.) */
 		uint64_t at = rd_u64(rec, "run_ns");
 		if (at >= d->f.since_ns && (!d->f.until_ns || at < d->f.until_ns)) {
 			reset_listed(d, json_object_get(rec, "replaced"));

@@ -522,6 +522,40 @@ static void test_report_counts(void **state)
 	json_decref(j);
 }
 
+/* A reload that replaced a workload starts its report over, as soakd's
+ * own report does: the old definition's slices and failures are not the
+ * new one's. */
+static void test_report_after_reload(void **state)
+{
+	(void)state;
+	struct rundump_filter f = { .slice_ns = 1000000000 };
+	struct rundump *d = rundump_new(RUNDUMP_REPORT, &f);
+	for (int i = 0; i < 2; i++) {
+		if (i == 1) {
+			json_t *rl = json_pack("{s:s,s:I,s:[s]}", "type", "reload", "run_ns",
+					       (json_int_t)1000000000, "replaced", "w");
+			assert_int_equal(rundump_add(d, rl), 0);
+			json_decref(rl);
+		}
+		json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:{s:{s:I,s:I,s:f}}}",
+					"type", "interval", "workload", "w", "start_ns",
+					(json_int_t)i * 1000000000, "end_ns",
+					(json_int_t)(i + 1) * 1000000000, "wall_start_ns", (json_int_t)0,
+					"wall_end_ns", (json_int_t)1000000000, "target_ops", 10.0,
+					"ops", "read", "count", (json_int_t)10, "errors",
+					(json_int_t)(i == 0 ? 3 : 0), "share", 1.0);
+		assert_int_equal(rundump_add(d, rec), 0);
+		json_decref(rec);
+	}
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	json_t *read = json_object_get(json_object_get(json_array_get(json_object_get(j, "workloads"),
+								      0), "ops"), "read");
+	assert_int_equal(json_integer_value(json_object_get(read, "errors")), 0);
+	assert_int_equal(json_array_size(json_object_get(read, "slices")), 1);
+	json_decref(j);
+}
+
 /* A CSV row's host columns are the host's within the dump's window: the
  * records a reader goes on to read past --until are not the last row's. */
 static void test_csv_host_window(void **state)
@@ -667,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_dump_hostile_numbers),
 		cmocka_unit_test(test_dump_hostile_names),
 		cmocka_unit_test(test_report_counts),
+		cmocka_unit_test(test_report_after_reload),
 		cmocka_unit_test(test_csv_host_window),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_one_host_workload),
