@@ -24,11 +24,12 @@ static void add(json_t *reply, json_t *rec)
 
 	if (type && strcmp(type, "certify") == 0) {
 		json_t *c = section(reply, "certify", "steps");
-		if (json_object_get(rec, "step")) {
+		/* A step's verdict, the answer (its "answer" a load or null),
+		 * or where a confirmation began: no answer yet. */
+		if (json_object_get(rec, "step"))
 			json_array_append(json_object_get(c, "steps"), rec);
-		} else {
+		else if (json_object_get(rec, "answer"))
 			json_object_set(c, "answer", rec);
-		}
 		if (json_object_get(rec, "thresholds_ms")) {
 			json_object_set(c, "thresholds_ms", json_object_get(rec, "thresholds_ms"));
 			json_object_set(c, "limits_pct", json_object_get(rec, "limits_pct"));

@@ -378,6 +378,11 @@ confirming() {
 }
 killed_and_resumed "$CFG3" "$LOG3" "$WORK/before-kill3.log" "three intervals of the confirmation" \
 	confirming 1
+# The log as the kill left it, in the confirmation: not over, no answer.
+"$SOAKCTL" report --run-dir "$WORK/before-kill3.log" >"$WORK/report-confirming.txt" 2>&1 || true
+grep -q '^certification: not over yet$' "$WORK/report-confirming.txt" &&
+	! grep -q '^answer:' "$WORK/report-confirming.txt" ||
+	fail "report --run-dir of a run in its confirmation: $(cat "$WORK/report-confirming.txt")"
 ((SOAKD_RC == 0)) || fail "the confirmed certification exited $SOAKD_RC"
 grep -q "certify: resuming the confirmation of step 1" "$SOAKD_LOG" ||
 	fail "soakd did not say it resumed the confirmation"
