@@ -142,6 +142,14 @@ enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8
 		c = VERIFY_UNCERTAIN;
 	}
 	report(v, c, &e, &found, block);
+	/* Torn, where a host restart left any generation possible (verify.c
+	 * does not judge it): no truth to settle at, so it stays uncertain
+	 * until a write settles it, not judged against the map at its next
+	 * read. */
+	if (c == VERIFY_UNCHECKED && e.any_gen && !raced &&
+	    verify_decode(block, VERIFY_BLOCK, &found) == VERIFY_DECODE_BAD_CRC &&
+	    verify_sectors_torn(block, &found))
+		verify_map_mark_uncertain(&v->map, b, 127);
 	/* Now known: what the block holds is the truth from here on; unless
 	 * a write to it was in flight during the read, and may land after. */
 	if (c == VERIFY_UNCERTAIN && !raced)

@@ -187,11 +187,17 @@ static int check_full(struct dev_stream *d, struct dev_verify *v, uint8_t *buf)
 			for (uint64_t i = 0; i < n; i++) {
 				if (read_blocks(d, buf, b + i, 1) == 0) {
 					count(v, dev_verify_block(v, b + i, buf, false));
-					continue;
+				} else {
+					count(v, VERIFY_UNCHECKED);
+					if (v->adopt_all)
+						verify_map_mark_uncertain(&v->map, b + i, 127);
 				}
-				count(v, VERIFY_UNCHECKED);
-				if (v->adopt_all)
-					verify_map_mark_uncertain(&v->map, b + i, 127);
+				/* Each read of a failing device may take its
+				 * timeout: systemd and a stop hear of it. */
+				if (!progress(v->adopt_all ? "verify on resume (full, after a host "
+							     "restart)" : "verify on resume (full)",
+					      v->label, b + i + 1, v->n_blocks, &last))
+					return -EINTR;
 			}
 		} else {
 			for (uint64_t i = 0; i < n; i++)

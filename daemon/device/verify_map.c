@@ -344,8 +344,10 @@ int verify_map_sync_clean(struct verify_map *m)
 
 void verify_map_untrusted(struct verify_map *m)
 {
-	/* As if written under another boot and not closed cleanly. */
+	/* As if written under another boot and not closed cleanly: the
+	 * boot id (which decides where both opens have one) too. */
 	m->st->boot_wall_s = INT64_MIN / 2;
+	m->st->boot_id = UINT64_MAX;
 	m->st->clean = 0;
 	msync(m->st, STATE_HEADER, MS_SYNC);
 }
