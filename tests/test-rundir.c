@@ -465,6 +465,23 @@ static void test_unmovable_old_run(void **state)
 	rundir_close(d);
 	snprintf(path, sizeof(path), "%s/stuck.1", dir);
 	assert_int_not_equal(stat(path, &st), 0);
+
+	/* No log in it (an empty mount point with a plan.json): nothing to
+	 * mix with, so the new run goes in, under its own plan. */
+	snprintf(path, sizeof(path), "%s/stuck/intervals.log", dir);
+	assert_int_equal(unlink(path), 0);
+	moves_fail = 1;
+	assert_int_equal(rundir_open(dir, "stuck", "{\"plan\": 3}\n", false, &d, &resume), 0);
+	moves_fail = 0;
+	assert_false(resume);
+	append(d, 1);
+	assert_int_equal(rundir_sync(d), 0);
+	rundir_close(d);
+	snprintf(path, sizeof(path), "%s/stuck/plan.json", dir);
+	text = read_text(path);
+	assert_non_null(text);
+	assert_string_equal(text, "{\"plan\": 3}\n");
+	free(text);
 }
 
 /* A reload's plan that cannot be written is written before the records

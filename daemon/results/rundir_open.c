@@ -118,7 +118,7 @@ int rundir_open(const char *state_dir, const char *run_name, const char *plan, b
 			/* Not moved, it would take the new run's records:
 			 * two runs in one log, under the old one's plan. */
 			r = rotate(d->path);
-			if (r < 0) {
+			if (r < 0 && logged) {
 				log_error_errno(r, "cannot move the previous run in %s aside, so the "
 						"new run cannot be written there (move or remove it)",
 						d->path);
@@ -126,10 +126,16 @@ int rundir_open(const char *state_dir, const char *run_name, const char *plan, b
 				rundir_close(d);
 				return r;
 			}
+			/* No log to mix with (an empty mount point, say): the
+			 * new run goes in, its own plan.json written over. */
+			if (r < 0)
+				log_warning_errno(r, "cannot move the previous run in %s aside; it "
+						  "has no interval log, so the new run is written there",
+						  d->path);
 		}
 		free(old_plan);
 		/* Resumed: the plan.json there stays as it is. */
-		if (stat(d->path, &st) == 0 && asprintf(&plan_path, "%s/plan.json", d->path) >= 0) {
+		if (*ret_resume && asprintf(&plan_path, "%s/plan.json", d->path) >= 0) {
 			if (stat(plan_path, &st) == 0)
 				d->plan_saved_gen = d->plan_gen;
 			free(plan_path);

@@ -404,6 +404,10 @@ int begin_run(struct daemon *d)
 void end_run(struct daemon *d, const char *why)
 {
 	stop_all(d, why);
+	/* A new run that could not start (its directory refused): the old
+	 * one ended already, and no workload of the new one was started. */
+	if (!d->results)
+		return;
 	/* No "stopped" record: a workload cut short by soakd stopping (a
 	 * reboot, systemctl stop) is still running as far as its run goes,
 	 * and resumes when soakd comes back. */

@@ -294,6 +294,9 @@ char *ctl_handle(void *userdata, const struct proto_request *req)
 
 	if (d->preparing.active)
 		return handle_preparing(d, req);
+	/* A new run that could not start: soakd is on its way out. */
+	if (!d->results)
+		return proto_error_line("soakd is stopping: the new run could not start (see its log)");
 	switch (req->cmd) {
 	case PROTO_STATUS:
 		return reply(status_json(d));

@@ -201,4 +201,29 @@ sleep 1.5
 	fail "intervals recorded before start_at"
 stop_soakd 15
 
+# 7. A new run whose old run cannot be moved aside (its directory a mount
+# point: rename says EBUSY) is refused, not written into the old run's
+# log, and soakd, its old run ended, stops cleanly.
+config 1s a=200
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table --new-run
+wait_until 15 "the control socket" ctl_answers
+wait_until 10 "an interval of a" grep -q '"type":"interval"' "$STATE/reload/intervals.log"
+mount --bind "$STATE/reload" "$STATE/reload" || fail "cannot bind-mount the run directory"
+on_exit "umount -l '$STATE/reload' 2>/dev/null"
+rc=0
+out=$(ctl start --new-run 2>&1) || rc=$?
+((rc == 1)) && [[ $out == *"the new run could not start"* ]] ||
+	fail "start --new-run into an unmovable run exited $rc: $out"
+wait_soakd_exit 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after the new run was refused"
+grep -q "cannot move the previous run in .* aside, so the new run cannot be written there" \
+	"$SOAKD_LOG" || fail "soakd did not say why the new run was refused"
+python3 - "$STATE/reload/intervals.log" <<'EOF' || fail "the new run wrote into the old one's log"
+import json, sys
+recs = [json.loads(l.split(" ", 1)[1]) for l in open(sys.argv[1]).read().splitlines()[1:]]
+starts = [r for r in recs if r.get("type") == "start"]
+if len(starts) != 1:
+    sys.exit(f"{len(starts)} start records in one run's log")
+EOF
+
 note "reload: kept, replaced, added, removed, refused and resumed as expected"
