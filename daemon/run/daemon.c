@@ -106,6 +106,8 @@ static bool run_is_over(struct daemon *d, uint64_t now)
 	for (size_t i = 0; i < d->n_workloads; i++)
 		if (workload_is_active(d->workloads[i]) || d->pending_start_ns[i])
 			return false;
+	if (search_holds_run(d->search))
+		return false;
 	/* A run whose workloads all wait for soakctl start is not over
 	 * before it began. */
 	return d->ever_started || run_end_reached(d, now);
@@ -173,6 +175,9 @@ static void tick(struct daemon *d, uint64_t now)
 {
 	char status[1024];
 
+	if (!d->results)
+		return;   /* a new run that could not start: soakd is stopping */
+
 	/* The kernel's interval first, so the workloads' records can carry it. */
 	probes_tick(d->probes, now);
 	for (size_t i = 0; i < d->n_workloads; i++) {
@@ -191,8 +196,8 @@ static void tick(struct daemon *d, uint64_t now)
 	}
 	/* CLOCK_REALTIME may have been stepped (NTP after a boot with no
 	 * clock, a VM resumed): the records carry the wall clock of now. */
-	if (d->results)
-		d->results->wall_offset_ns = (int64_t)wall_ns() - (int64_t)now;
+	uint64_t mono = mono_ns();
+	d->results->wall_offset_ns = (int64_t)wall_ns() - (int64_t)mono;
 	/* The host's interval before the workloads' it covers, so a dump's
 	 * CSV rows can carry it. */
 	sample_host(d, now);

@@ -208,6 +208,9 @@ void search_free(struct search *s);
 /* After each tick's results: a probe that ended is judged, the next one
  * started. */
 void search_tick(struct daemon *d, uint64_t now_ns);
+/* A probe (or the soak after the answer) waits to start again: the run is
+ * not over for the searched workload being idle meanwhile. */
+bool search_holds_run(const struct search *s);
 json_t *search_status_json(const struct search *s);
 json_t *search_report_json(const struct search *s);
 /* systemd's STATUS= part: the probe running and the bracket so far, the

@@ -229,6 +229,8 @@ json_t *search_answer_record(const struct search *s)
 			 json_integer_value(json_object_get(s->hi_probe, "windows")), s->hi);
 	}
 	json_object_set_new(rec, "answer_rate", s->lo > 0 ? json_real(s->lo) : json_null());
+	if (s->gave_up)
+		json_object_set_new(rec, "gave_up", json_true());   /* no soak follows */
 	json_object_set_new(rec, "confidence", json_string(conf));
 	json_object_set_new(rec, "why", json_string(
 		s->gave_up ? s->gave_up :
@@ -279,7 +281,10 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 	struct search *s = d->search;
 
 	(void)now_ns;
-	if (!s || s->answer || d->state == RUN_STOPPING)
+	if (!s || d->state == RUN_STOPPING)
+		return;
+	/* Over, but for a soak that could not start yet. */
+	if (s->answer && !(s->soaking && s->restart_pending))
 		return;
 	const struct workload *w = d->workloads[s->slot];
 	if (workload_is_active(w) || d->pending_start_ns[s->slot] || w->state == WORKLOAD_IDLE)
@@ -293,15 +298,22 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 		return;
 	}
 	if (s->restart_pending) {
+		if (s->start_failures >= SEARCH_START_TRIES && s->answer) {
+			log_error("search: workload %s could not start its soak in %u tries",
+				  w->cfg->name, s->start_failures);
+			s->soaking = s->restart_pending = false;
+			return;
+		}
 		if (s->start_failures >= SEARCH_START_TRIES) {
 			log_error("search: workload %s could not start at %.1f ops/s in %u tries: "
 				  "the search ends", w->cfg->name, s->rate, s->start_failures);
 			s->gave_up = "a probe could not start";
-			s->soaking = false;
+			s->restart_pending = false;
 			finish(d, s);
 			return;
 		}
-		start_probe(d, s, s->rate, s->cfg->window_ns * s->cfg->windows);
+		start_probe(d, s, s->rate, s->soaking ? s->cfg->then_ns
+						       : s->cfg->window_ns * s->cfg->windows);
 		return;
 	}
 	/* Finished its probe, or failed (max_lag: far above the target). */
@@ -315,6 +327,11 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 		finish(d, s);
 	else
 		start_probe(d, s, search_next_rate(s), s->cfg->window_ns * s->cfg->windows);
+}
+
+bool search_holds_run(const struct search *s)
+{
+	return s && s->restart_pending && (!s->answer || s->soaking);
 }
 
 void search_free(struct search *s)
@@ -385,7 +402,8 @@ int search_begin(struct daemon *d, bool resume)
 	/* The probe (or soak) to run, or to resume where it was. */
 	if (!s->answer)
 		s->rate = search_next_rate(s);
-	else if (s->cfg->then_fraction > 0 && s->lo > 0)
+	else if (s->cfg->then_fraction > 0 && s->lo > 0 &&
+		 !json_is_true(json_object_get(s->answer, "gave_up")))
 		s->rate = s->lo * s->cfg->then_fraction, s->soaking = true;
 	s->wcfg.steps[0].scale = s->rate / orig->rate;
 	if (s->soaking)

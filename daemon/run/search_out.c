@@ -87,9 +87,11 @@ void search_publish(struct daemon *d, json_t *record)
 	if (log_to_journal())
 		return;
 	if (json_is_number(a))
-		log_notice("search: the highest rate with p%g below %.0f us is %.1f ops/s (%s)",
+		log_notice("search: the highest rate with p%g below %.0f us is %.1f ops/s (%s)%s%s",
 			   d->cfg->search.percentile, d->cfg->search.below_ns / 1e3,
-			   json_number_value(a), str(record, "confidence"));
+			   json_number_value(a), str(record, "confidence"),
+			   json_is_true(json_object_get(record, "gave_up")) ? "; " : "",
+			   json_is_true(json_object_get(record, "gave_up")) ? str(record, "why") : "");
 	else
 		log_notice("search: no rate found: %s", str(record, "why"));
 }
