@@ -215,7 +215,8 @@ static json_t *op_table(const struct certify *c, const struct certify_load *l, s
 		why_add(why, "%s %s: %" PRIu64 " ops failed", l->cfg->name, name, o->errors);
 	if (o->corrupt)
 		why_add(why, "%s %s: %" PRIu64 " ops read back data other than was written "
-			"(corrupt, stale, lost or resurrected)", l->cfg->name, name, o->corrupt);
+			"(corrupt, stale, lost, resurrected or wrongly listed)", l->cfg->name, name,
+			o->corrupt);
 	return json_pack("{s:b,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:o}", "judged", is_judged,
 			 "count", (json_int_t)o->count, "errors", (json_int_t)o->errors,
 			 "missed", (json_int_t)o->missed, "corrupt", (json_int_t)o->corrupt,
