@@ -67,6 +67,10 @@ int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_n
  * (index: the slice of slice_ns the host interval began in).  A new
  * reference; NULL when there were none. */
 json_t *rundump_host(const struct rundump *d);
+/* The host records' accumulators as they stand (a copy; NULL: none yet),
+ * and put back: what a checkpoint keeps of them. */
+json_t *rundump_host_state(const struct rundump *d);
+int rundump_host_restore(struct rundump *d, json_t *state);
 
 /* HdrHistogram's compressed V2 encoding of a histogram, base64. */
 char *rundump_hdr_encode(const struct hist *h);

@@ -258,3 +258,24 @@ json_t *rundump_host(const struct rundump *d)
 		finish(host);
 	return host;
 }
+
+json_t *rundump_host_state(const struct rundump *d)
+{
+	return d->host ? json_deep_copy(d->host) : NULL;
+}
+
+int rundump_host_restore(struct rundump *d, json_t *state)
+{
+	/* Of this rundump's shape: a report's slices, or a dump's sums. */
+	bool report = d->format == RUNDUMP_REPORT;
+	if (!json_is_object(state) ||
+	    (report ? !json_is_array(json_object_get(state, "slices"))
+		    : !json_is_integer(json_object_get(state, "intervals"))))
+		return -EINVAL;
+	json_t *copy = json_deep_copy(state);
+	if (!copy)
+		return -ENOMEM;
+	json_decref(d->host);
+	d->host = copy;
+	return 0;
+}

@@ -289,6 +289,57 @@ static void test_sampler(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A host record of run time [start, start + 1 s) with the CPU's steal. */
+static json_t *host_record(uint64_t start_s, double steal)
+{
+	return json_pack("{s:s,s:I,s:I,s:{s:f,s:f}}", "type", "host", "start_ns",
+			 (json_int_t)(start_s * 1000000000), "end_ns",
+			 (json_int_t)((start_s + 1) * 1000000000), "cpu", "steal", steal, "iowait",
+			 1.0);
+}
+
+/* What a checkpoint keeps of the host's records, put back into another
+ * host (a resumed soakd), gives the same summary and report slices once
+ * the records after it are folded. */
+static void test_checkpoint(void **state)
+{
+	struct host *live, *resumed;
+	(void)state;
+
+	assert_int_equal(host_new("/nonexistent", "/nonexistent", &live), 0);
+	assert_int_equal(host_new("/nonexistent", "/nonexistent", &resumed), 0);
+	host_begin_run(live, UINT64_C(2) * 1000000000);
+	host_begin_run(resumed, UINT64_C(2) * 1000000000);
+	for (uint64_t t = 0; t < 3; t++) {
+		json_t *rec = host_record(t, (double)t * 10);
+		host_fold(live, rec);
+		json_decref(rec);
+	}
+	json_t *ck = host_checkpoint(live);
+	assert_non_null(ck);
+	assert_int_equal(host_restore(resumed, ck), 0);
+	json_decref(ck);
+	assert_int_equal(host_folded_through(resumed), UINT64_C(3) * 1000000000);
+	json_t *rec = host_record(3, 50);
+	host_fold(live, rec);
+	host_fold(resumed, rec);
+	json_decref(rec);
+	for (int report = 0; report < 2; report++) {
+		json_t *a = json_object(), *b = json_object();
+		host_add_to_reply(live, a, report);
+		host_add_to_reply(resumed, b, report);
+		assert_non_null(json_object_get(a, "host"));
+		assert_true(json_equal(a, b));
+		json_decref(a);
+		json_decref(b);
+	}
+	json_t *bad = json_pack("{s:s}", "through_ns", "x");
+	assert_int_equal(host_restore(resumed, bad), -EINVAL);
+	json_decref(bad);
+	host_free(live);
+	host_free(resumed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_blkstat),
 		cmocka_unit_test(test_nvme_smart),
 		cmocka_unit_test(test_sampler),
+		cmocka_unit_test(test_checkpoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

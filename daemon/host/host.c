@@ -74,6 +74,7 @@ struct host {
 	bool have_prev;
 	long clk_tck;
 	struct rundump *summary, *slices;  /* host_fold */
+	uint64_t folded_through_ns;        /* run time the last record folded ended */
 	uint64_t slice_ns;
 	char buf[HOST_READ_MAX];
 };
@@ -420,6 +421,7 @@ void host_begin_run(struct host *h, uint64_t slice_ns)
 	rundump_free(h->summary);
 	rundump_free(h->slices);
 	h->summary = h->slices = NULL;
+	h->folded_through_ns = 0;
 	h->slice_ns = slice_ns;
 }
 
@@ -436,6 +438,50 @@ void host_fold(struct host *h, json_t *rec)
 		rundump_add(h->summary, rec);
 	if (h->slices)
 		rundump_add(h->slices, rec);
+	json_t *end = json_object_get(rec, "end_ns");
+	if (json_is_integer(end) && json_integer_value(end) > 0 &&
+	    (uint64_t)json_integer_value(end) > h->folded_through_ns)
+		h->folded_through_ns = (uint64_t)json_integer_value(end);
+}
+
+json_t *host_checkpoint(const struct host *h)
+{
+	json_t *summary = h && h->summary ? rundump_host_state(h->summary) : NULL;
+	if (!summary)
+		return NULL;
+	json_t *slices = h->slices ? rundump_host_state(h->slices) : NULL;
+	return json_pack("{s:o,s:o*,s:I}", "summary", summary, "slices", slices, "through_ns",
+			 (json_int_t)h->folded_through_ns);
+}
+
+int host_restore(struct host *h, json_t *state)
+{
+	json_t *through = json_object_get(state, "through_ns");
+	json_t *slices = json_object_get(state, "slices");
+	int r;
+
+	if (!h)
+		return 0;
+	if (!json_is_integer(through) || json_integer_value(through) < 0)
+		return -EINVAL;
+	if (!h->summary)
+		h->summary = rundump_new(RUNDUMP_JSON, NULL);
+	if (!h->slices && h->slice_ns)
+		h->slices = rundump_new(RUNDUMP_REPORT,
+					&(struct rundump_filter){ .slice_ns = h->slice_ns });
+	if (!h->summary || (h->slice_ns && !h->slices))
+		return -ENOMEM;
+	r = rundump_host_restore(h->summary, json_object_get(state, "summary"));
+	if (r == 0 && h->slices && slices)
+		r = rundump_host_restore(h->slices, slices);
+	if (r == 0)
+		h->folded_through_ns = (uint64_t)json_integer_value(through);
+	return r;
+}
+
+uint64_t host_folded_through(const struct host *h)
+{
+	return h ? h->folded_through_ns : 0;
 }
 
 void host_add_to_reply(const struct host *h, json_t *reply, bool report)

@@ -60,5 +60,12 @@ void host_fold(struct host *h, json_t *rec);
  * slice_ns. */
 void host_begin_run(struct host *h, uint64_t slice_ns);
 void host_add_to_reply(const struct host *h, json_t *reply, bool report);
+/* What a checkpoint keeps of the records folded ({"summary", "slices",
+ * "through_ns": the run time the last one ended}; NULL: none), and a
+ * resumed run puts back: its replay then folds only the host records
+ * that end after through_ns (host_folded_through). */
+json_t *host_checkpoint(const struct host *h);
+int host_restore(struct host *h, json_t *state);
+uint64_t host_folded_through(const struct host *h);
 
 #endif

@@ -55,14 +55,19 @@ void checkpointer_wait(struct checkpointer *c)
 }
 
 void checkpointer_write(struct checkpointer *c, struct rundir *rundir, const struct results *r,
-			uint64_t run_ns, bool wait)
+			uint64_t run_ns, bool wait, json_t *host)
 {
-	if (c->running && !atomic_load(&c->done) && !wait)
+	if (c->running && !atomic_load(&c->done) && !wait) {
+		json_decref(host);
 		return;
+	}
 	checkpointer_wait(c);
 	/* Built here (the histograms' compact form: cheap); encoded and
 	 * written by the thread. */
 	json_t *ck = results_checkpoint(r, run_ns);
+	if (ck && host)
+		json_object_set(ck, "host", host);
+	json_decref(host);
 	struct checkpoint_job *job = ck ? malloc(sizeof(*job)) : NULL;
 	if (!job) {
 		json_decref(ck);
@@ -78,7 +83,8 @@ void checkpointer_write(struct checkpointer *c, struct rundir *rundir, const str
 	checkpoint_main(job);
 }
 
-bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered)
+bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered,
+			json_t **ret_host)
 {
 	char *path = NULL;
 	json_error_t jerr;
@@ -95,6 +101,7 @@ bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_
 		r->recorded_end_ns = r->recorded_wall_ns = 0;
 		run_ns = 0;
 	}
+	*ret_host = ret == 0 ? json_incref(json_object_get(ck, "host")) : NULL;
 	json_decref(ck);
 	/* Used once: the run writes the next one before anything new is
 	 * logged; should that fail, the next resume reads the whole log

@@ -27,17 +27,19 @@ struct checkpointer {
 	uint64_t last_run_ns;  /* run time of the last one */
 };
 
-/* Writes the results as of run time run_ns: on a thread (skipped while the
- * last one is still being written) or, with wait, here and now. */
+/* Writes the results as of run time run_ns, with host (the host records'
+ * state, host_checkpoint: taken; NULL: none): on a thread (skipped while
+ * the last one is still being written) or, with wait, here and now. */
 void checkpointer_write(struct checkpointer *c, struct rundir *rundir, const struct results *r,
-			uint64_t run_ns, bool wait);
+			uint64_t run_ns, bool wait, json_t *host);
 /* Waits for the one being written, if any. */
 void checkpointer_wait(struct checkpointer *c);
 
 /* Takes the run directory's checkpoint into r: true, with the run time it
- * covers in *ret_covered; false when there is none that fits (r is then as
+ * covers in *ret_covered and its host state in *ret_host (NULL: none); false when there is none that fits (r is then as
  * new, and the whole log is to be replayed). */
-bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered);
+bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered,
+			json_t **ret_host);
 /* A record's run time: an interval's end, else when it was written.
  * Which records a checkpoint holds: results_in_checkpoint. */
 uint64_t checkpoint_record_run_ns(json_t *record);

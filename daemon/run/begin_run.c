@@ -130,7 +130,15 @@ static void replay(struct daemon *d)
 		return;
 	}
 	uint64_t covered = 0;
-	bool restored = checkpoint_restore(d->rundir, d->results, &covered);
+	json_t *host_state = NULL;
+	bool restored = checkpoint_restore(d->rundir, d->results, &covered, &host_state);
+	/* The host's records the checkpoint folded: the replay folds only
+	 * the later ones (an older checkpoint has none: from the seek on). */
+	if (host_state && host_restore(d->host, host_state) < 0)
+		log_warning("the checkpoint's host records do not fit: the host's summary starts "
+			    "at the checkpoint");
+	json_decref(host_state);
+	uint64_t host_through = host_folded_through(d->host);
 	/* Not from covered: an interval recorded after the checkpoint may
 	 * have ended before it (results_in_checkpoint). */
 	if (restored &&
@@ -158,9 +166,10 @@ static void replay(struct daemon *d)
 				d->last_watchdog_ns = now;
 			}
 		}
-		/* The host's records are not in checkpoints. */
+		/* The host's records after the checkpoint's. */
 		const char *type = json_string_value(json_object_get(rec, "type"));
-		if (type && strcmp(type, "host") == 0)
+		if (type && strcmp(type, "host") == 0 &&
+		    checkpoint_record_run_ns(rec) > host_through)
 			host_fold(d->host, rec);
 		/* Nor the drift tests' references and windows (those up to
 		 * it were fed above). */

@@ -121,7 +121,8 @@ void checkpoint(struct daemon *d, uint64_t now, bool wait)
 		return;
 	/* One waiting for its start_at is at 0. */
 	uint64_t run_ns = mono_since(d->run_start_ns, now);
-	checkpointer_write(&d->checkpointer, d->rundir, d->results, run_ns, wait);
+	checkpointer_write(&d->checkpointer, d->rundir, d->results, run_ns, wait,
+			   host_checkpoint(d->host));
 }
 
 /* The host's interval beside the workloads' (host.h): while a workload

@@ -148,4 +148,37 @@ grep -q "^soakd_host_disk_bytes_per_second{run=\"host\",device=\"$NAME\",directi
 	"$WORK/last.prom" || fail "no $NAME write throughput gauge in the metrics"
 promtool check metrics <"$WORK/last.prom" >"$WORK/promtool.out" 2>&1 ||
 	fail "promtool check metrics: $(cat "$WORK/promtool.out")"
+# Restarted after a clean stop, whose checkpoint covers the whole log: the
+# live summary still holds every host record of the run, the checkpoint's
+# and those after it.  A log past 256 KiB (short intervals), so the resume
+# seeks to the checkpoint rather than read it all.
+CFG2="$WORK/host2.json"
+sed -e 's/"name": "host", "duration": "6s", "interval": "1s", "slice": "2s"/"name": "host2", "duration": "60s", "interval": "20ms", "slice": "1s"/' \
+	-e 's/"rate": 8000/"rate": 2000/' "$CFG" >"$CFG2"
+grep -q '"interval": "20ms"' "$CFG2" || fail "could not make $CFG2"
+start_soakd --config "$CFG2" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket (host2)" ctl_answers
+log_past() { (($(stat -c %s "$WORK/state/host2/intervals.log" 2>/dev/null || echo 0) > $1)); }
+wait_until 40 "host2's log to pass 256 KiB" log_past 300000
+stop_soakd 15
+"$SOAKCTL" dump --format json --run-dir "$WORK/state/host2" >"$WORK/host2-before.json" ||
+	fail "soakctl dump --run-dir of host2 failed"
+start_soakd --config "$CFG2" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket (host2 restarted)" ctl_answers
+ctl dump --format json >"$WORK/host2-after.json" || fail "soakctl dump after the restart failed"
+stop_soakd 15
+grep -q "from its checkpoint" "$SOAKD_LOG" || fail "host2 did not resume from its checkpoint"
+"$SOAKCTL" dump --format json --run-dir "$WORK/state/host2" >"$WORK/host2-final.json" ||
+	fail "soakctl dump --run-dir of host2 failed"
+# Neither lost nor counted twice: between the log before the restart and
+# the log once the restarted soakd stopped.
+python3 - "$WORK/host2-before.json" "$WORK/host2-after.json" "$WORK/host2-final.json" <<'EOF' ||
+import json, sys
+before, after, final = (json.load(open(p)).get("host", {}).get("intervals", 0)
+                        for p in sys.argv[1:])
+if before < 20 or not before <= after <= final:
+    sys.exit(f"host intervals: {before} before the restart, {after} after it, {final} in the log")
+print(f"# host intervals: {before} before the restart, {after} after it, {final} in the log")
+EOF
+	fail "the host's summary lost the records before the restart's checkpoint"
 note "host records, dumps and metrics are plausible"
