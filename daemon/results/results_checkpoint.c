@@ -223,18 +223,10 @@ static int restore_workload(struct results *res, struct workload_results *wr, js
 		wr->late_max_ns = u64_of(j, "late_max_ns", &err);
 	}
 	wr->slice_index = u64_of(j, "slice_index", &err);
+	/* The pool's endpoints as the last record it holds left them. */
 	json_t *eps = json_object_get(j, "endpoints");
-	const char *name = wr->workload->cfg->name;
-	if (json_is_object(eps)) {
-		if (!res->endpoints_last)
-			res->endpoints_last = json_object();
-		if (!res->endpoints_base)
-			res->endpoints_base = json_object();
-		if (!res->endpoints_last || !res->endpoints_base ||
-		    json_object_set(res->endpoints_last, name, eps) < 0 ||
-		    json_object_set(res->endpoints_base, name, eps) < 0)
-			return -ENOMEM;
-	}
+	if (json_is_object(eps) && results_resume_endpoints(res, wr->workload->cfg->name, eps) < 0)
+		return -ENOMEM;
 	/* An older soakd's checkpoint has neither: it held what ended by
 	 * its run time, as it was then replayed. */
 	json_t *covered = json_object_get(j, "covered_ns");

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What results.c (the live accounting, slices, the log records),
- * results_replay.c (a resumed run's log read back) and results_report.c (the
- * journal, the status and dump replies, the summary) share.  Only the files
- * of daemon/results include this.
+ * What results.c (the live accounting, the log records), results_slices.c
+ * (the slices), results_replay.c and results_checkpoint.c (a resumed run's
+ * log and checkpoint read back) and results_report.c (the journal, the
+ * status and dump replies, the summary) share.  Only the files of
+ * daemon/results include this.
  */
 #ifndef SOAK_RESULTS_INT_H
 #define SOAK_RESULTS_INT_H
@@ -19,7 +20,7 @@ struct op_summary;
 struct results;
 struct workload_results;
 
-/* results.c */
+/* results_slices.c */
 
 /* Where closed slices go (slice_store.h), made at its first use. */
 struct slice_store *results_slice_store(struct results *r);
@@ -27,6 +28,13 @@ struct slice_store *results_slice_store(struct results *r);
 /* Folds a closed interval into the slice that holds its start. */
 void fold_into_slice(struct results *r, struct workload_results *wr,
 		     const struct interval_row *row);
+
+/* results_replay.c */
+
+/* An object pool's endpoints as a record of the log (or a checkpoint)
+ * left them: shown until the first new record, and the base the pool's
+ * totals go on from.  0 or -ENOMEM. */
+int results_resume_endpoints(struct results *r, const char *workload, json_t *eps);
 
 /* results_report.c */
 

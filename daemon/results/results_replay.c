@@ -95,20 +95,9 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 		if (late > wr->late_max_ns)
 			wr->late_max_ns = late;
 	}
-	/* An object pool's figures as the log left them: shown until the
-	 * first new record, and the base its totals go on from. */
 	json_t *eps = json_object_get(rec, "endpoints");
-	const char *name = w->cfg->name;
-	if (json_is_object(eps)) {
-		if (!r->endpoints_last)
-			r->endpoints_last = json_object();
-		if (!r->endpoints_base)
-			r->endpoints_base = json_object();
-		if (!r->endpoints_last || !r->endpoints_base ||
-		    json_object_set(r->endpoints_last, name, eps) < 0 ||
-		    json_object_set(r->endpoints_base, name, eps) < 0)
-			err = -ENOMEM;
-	}
+	if (json_is_object(eps) && results_resume_endpoints(r, w->cfg->name, eps) < 0)
+		err = -ENOMEM;
 	wr->last = row;
 	wr->have_last = true;
 	wr->intervals++;
@@ -121,6 +110,19 @@ static int replay_interval(struct results *r, struct workload_results *wr, json_
 	if (get_u64(rec, "wall_end_ns") > r->recorded_wall_ns)
 		r->recorded_wall_ns = get_u64(rec, "wall_end_ns");
 	return err;
+}
+
+int results_resume_endpoints(struct results *r, const char *workload, json_t *eps)
+{
+	if (!r->endpoints_last)
+		r->endpoints_last = json_object();
+	if (!r->endpoints_base)
+		r->endpoints_base = json_object();
+	if (!r->endpoints_last || !r->endpoints_base ||
+	    json_object_set(r->endpoints_last, workload, eps) < 0 ||
+	    json_object_set(r->endpoints_base, workload, eps) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 int results_replay(struct results *r, json_t *rec)
