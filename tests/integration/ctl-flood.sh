@@ -67,8 +67,12 @@ STORM_RATE=15000
 STORM_SECONDS=30
 STORM_BEFORE=8
 STORM_DURATION=$((STORM_BEFORE + STORM_SECONDS + 6))
-# What soakd's main thread may spend on the storm, in % of a core.
-STORM_MAIN_CPU_MAX=20
+# What soakd's main thread may spend on the storm, in % of a core.  An
+# accepted and refused connection costs what the machine makes it: on a
+# 2-vCPU VM of 2026-11-29 (the ASan build), 20% alone and 27% within the
+# suite; with the budget broken (every request answered), 77%.  The bound
+# tells the two apart on slower machines too.
+STORM_MAIN_CPU_MAX=40
 
 # user + system time of a process's main thread, in clock ticks.
 main_thread_ticks() {
