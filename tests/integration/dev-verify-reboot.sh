@@ -32,6 +32,10 @@ cat >"$CFG" <<EOF
 EOF
 RUN="$WORK/state/reboot"
 INNER_PID="$WORK/inner.pid"
+# lib.sh stops unshare, not the soakd inside it: a test that fails while
+# it runs leaves it to this.
+on_exit "p=\$(cat '$INNER_PID' 2>/dev/null) && [[ \$(cat /proc/\$p/comm 2>/dev/null) == soakd ]] &&
+	kill -KILL \$p"
 
 totals() {
 	ctl status --json | python3 -c '

@@ -17,6 +17,10 @@ unshare --time --monotonic -1 --boottime -1 --fork true 2>/dev/null ||
 
 STATE="$WORK/state"
 INNER_PID="$WORK/inner.pid"
+# lib.sh stops unshare, not the soakd inside it: a test that fails while
+# it runs leaves it to this.
+on_exit "p=\$(cat '$INNER_PID' 2>/dev/null) && [[ \$(cat /proc/\$p/comm 2>/dev/null) == soakd ]] &&
+	kill -KILL \$p"
 NS_UPTIME="$WORK/ns-uptime"
 
 # start_rebooted ARGS...: soakd in a new time namespace whose monotonic
