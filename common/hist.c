@@ -352,6 +352,18 @@ uint64_t hist_percentile(const struct hist *h, double p)
 	return mid;
 }
 
+bool hist_percentile_interval(const struct hist *h, double p, uint64_t *ret_lo,
+			      uint64_t *ret_hi)
+{
+	double n = (double)h->count, q = p / 100;
+	double half = 1.96 * sqrt(n * q * (1 - q));
+	double lo_rank = floor(n * q - half), hi_rank = ceil(n * q + half) + 1;
+
+	*ret_lo = lo_rank < 1 ? 0 : hist_percentile(h, 100 * lo_rank / n);
+	*ret_hi = hi_rank > n ? UINT64_MAX : hist_percentile(h, 100 * hi_rank / n);
+	return hi_rank <= n;
+}
+
 uint64_t hist_count_above(const struct hist *h, uint64_t threshold_ns)
 {
 	uint64_t above = 0;

@@ -111,6 +111,17 @@ void hist_bucket_range(size_t bucket, uint64_t *ret_lo, uint64_t *ret_hi);
  * [min, max].  p = 100 returns max exactly.  0 when empty.
  */
 uint64_t hist_percentile(const struct hist *h, double p);
+/*
+ * A 95% confidence interval for the percentile p of what the recorded
+ * values were drawn from, free of any assumed distribution: the values
+ * of rank count*q -/+ 1.96 * sqrt(count*q*(1-q)) (+1 above), q = p/100,
+ * the normal approximation of the binomial count of values below the
+ * percentile.  A bound past the recorded values is open: *lo 0, *hi
+ * UINT64_MAX.  Returns false when the upper bound is open, when too few
+ * values lie above p to bound it (of 540 values, p99.9 is the largest).
+ */
+bool hist_percentile_interval(const struct hist *h, double p, uint64_t *ret_lo,
+			      uint64_t *ret_hi);
 /* Number of recorded values strictly greater than threshold_ns; exact when
  * threshold_ns is a bucket boundary (the hi of hist_bucket_range), below min
  * or at/above max; otherwise the bucket that holds the threshold is not

@@ -45,6 +45,22 @@ static double spread(const struct rm_op *o, const char *stat, uint64_t slice_ns)
 	return hi - lo;
 }
 
+/* hist_percentile_interval in µs, an open upper bound as infinity. */
+static bool confidence(const struct hist *h, double p, double *lo, double *hi)
+{
+	uint64_t l, u;
+	bool bounded = hist_percentile_interval(h, p, &l, &u);
+
+	*lo = l / 1e3;
+	*hi = bounded ? u / 1e3 : INFINITY;
+	return bounded;
+}
+
+static json_t *range_json(double lo, double hi)
+{
+	return json_pack("[f,o]", lo, isinf(hi) ? json_null() : json_real(hi));
+}
+
 static uint64_t verify_of(const struct rm_op *o, const char *name)
 {
 	for (size_t i = 0; i < o->n_verify; i++)
@@ -96,8 +112,19 @@ static json_t *compare(const struct runmodel *a, const struct runmodel *b, doubl
 				double change = vb - va;
 				bool sig = noise >= 0 && fabs(change) > noise &&
 					   fabs(change) > min_change_pct / 100 * fabs(va);
-				significant |= sig;
 				json_t *m = json_pack("{s:f,s:f,s:f}", "a", va, "b", vb, "change", change);
+				if (s > 0) {
+					/* A percentile changed only where the two runs'
+					 * confidence intervals for it do not overlap. */
+					double p = s == 1 ? 50 : s == 2 ? 99 : 99.9, alo, ahi, blo, bhi;
+					bool bounded_a = confidence(oa->lat, p, &alo, &ahi);
+					bool bounded = confidence(ob->lat, p, &blo, &bhi) && bounded_a;
+					sig = sig && (vb > va ? blo > ahi : alo > bhi);
+					json_object_set_new(m, "a_range", range_json(alo, ahi));
+					json_object_set_new(m, "b_range", range_json(blo, bhi));
+					json_object_set_new(m, "few_ops", json_boolean(!bounded));
+				}
+				significant |= sig;
 				json_object_set_new(m, "change_pct", va != 0 ? json_real(100 * change / va)
 									 : json_null());
 				json_object_set_new(m, "noise", noise >= 0 ? json_real(noise) : json_null());
@@ -162,7 +189,8 @@ static void print_text(json_t *ws, const char *na, const char *nb, FILE *out)
 				fprintf(out, "%-14s %-18s %-*s %14.3f %14.3f %9s %12s%s\n", wname, op,
 					pad(stat_names[s], 20), stat_names[s], json_number_value(json_object_get(m, "a")),
 					json_number_value(json_object_get(m, "b")), change, nz,
-					json_is_true(json_object_get(m, "significant")) ? "  CHANGED" : "");
+					json_is_true(json_object_get(m, "significant")) ? "  CHANGED"
+					: json_is_true(json_object_get(m, "few_ops")) ? "  too few ops" : "");
 			}
 			static const char *const counters[] = { "count", "errors", "missed" };
 			for (size_t c = 0; c < 3; c++) {
@@ -217,7 +245,9 @@ static void print_html(json_t *ws, json_t *answers, const char *na, const char *
 	html_text(out, nb);
 	fprintf(out, "</p></header>\n<section id=\"cmp\" data-changed=\"%s\"><h2>Changes</h2>\n"
 		     "<p><span class=\"verdict %s\">%s</span> A change is marked when it exceeds the "
-		     "larger slice-to-slice spread of the two runs and %g%% of A's value; counters "
+		     "larger slice-to-slice spread of the two runs and %g%% of A's value, and a "
+		     "percentile when the two runs' 95%% confidence intervals for it do not overlap "
+		     "(too few ops: a run has too few ops past it to bound it); counters "
 		     "when they grow, and an answer of a certification or capacity search when it "
 		     "is another.</p>\n<table><tr><th class=\"name\">workload</th><th class=\"name\">"
 		     "op</th><th class=\"name\">metric</th><th>A</th><th>B</th><th>change</th>"
@@ -247,7 +277,9 @@ static void print_html(json_t *ws, json_t *answers, const char *na, const char *
 				else
 					fputs("<td>-</td>", out);
 				if (json_is_number(noise))
-					fprintf(out, "<td>±%.3f</td></tr>\n", json_number_value(noise));
+					fprintf(out, "<td>±%.3f%s</td></tr>\n", json_number_value(noise),
+						json_is_true(json_object_get(m, "few_ops")) && !sig
+						? " (too few ops)" : "");
 				else
 					fputs("<td>unknown</td></tr>\n", out);
 			}

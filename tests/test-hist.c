@@ -236,6 +236,45 @@ static void test_percentile_exact_small(void **state)
 	hist_delete(h);
 }
 
+/* The values of the ranks that bound a percentile with 95% confidence. */
+static void test_percentile_interval(void **state)
+{
+	struct hist *h = hist_new_checked();
+	uint64_t lo, hi;
+
+	(void)state;
+	assert_false(hist_percentile_interval(h, 50, &lo, &hi));
+	assert_int_equal(lo, 0);
+	assert_int_equal(hi, UINT64_MAX);
+	for (uint64_t v = 1; v <= 200; v++)
+		hist_record(h, v);
+	/* p50 of 200: rank 100 -/+ 1.96 * sqrt(50) = 13.9, so ranks 86..115. */
+	assert_true(hist_percentile_interval(h, 50, &lo, &hi));
+	assert_int_equal(lo, 86);
+	assert_int_equal(hi, 115);
+	/* p99 of 200: rank 198 + 2.8 + 1 is past the largest value. */
+	assert_false(hist_percentile_interval(h, 99, &lo, &hi));
+	assert_int_equal(lo, 195);
+	assert_int_equal(hi, UINT64_MAX);
+
+	/* cmp's runs: of 540 or 1260 ops, p99.9 is unbounded, p99 of 1260 is not. */
+	hist_reset(h);
+	for (uint64_t v = 1; v <= 540; v++)
+		hist_record(h, 1000 * v);
+	assert_false(hist_percentile_interval(h, 99.9, &lo, &hi));
+	for (uint64_t v = 541; v <= 1260; v++)
+		hist_record(h, 1000 * v);
+	assert_false(hist_percentile_interval(h, 99.9, &lo, &hi));
+	assert_true(hist_percentile_interval(h, 99, &lo, &hi));
+	assert_true(lo <= hist_percentile(h, 99) && hist_percentile(h, 99) <= hi);
+	assert_true(hi < hist_max(h));
+	for (uint64_t v = 1261; v <= 10000; v++)
+		hist_record(h, 1000 * v);
+	assert_true(hist_percentile_interval(h, 99.9, &lo, &hi));
+	assert_true(lo <= hist_percentile(h, 99.9) && hist_percentile(h, 99.9) <= hi);
+	hist_delete(h);
+}
+
 static void test_merge(void **state)
 {
 	struct hist *whole = hist_new_checked(), *merged = hist_new_checked(), *parts[5];
@@ -750,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_percentile_exponential),
 		cmocka_unit_test(test_percentile_pareto),
 		cmocka_unit_test(test_percentile_exact_small),
+		cmocka_unit_test(test_percentile_interval),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_record_n),
 		cmocka_unit_test(test_clamp),
