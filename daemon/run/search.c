@@ -289,6 +289,12 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 	const struct workload *w = d->workloads[s->slot];
 	if (workload_is_active(w) || d->pending_start_ns[s->slot] || w->state == WORKLOAD_IDLE)
 		return;
+	if (w->state == WORKLOAD_STOPPED && s->answer) {
+		/* Stopped while its soak waited to start: the answer stands. */
+		log_notice("search: workload %s was stopped: no soak", w->cfg->name);
+		s->soaking = s->restart_pending = false;
+		return;
+	}
 	if (w->state == WORKLOAD_STOPPED) {
 		log_notice("search: workload %s was stopped: the search ends", w->cfg->name);
 		/* Its answer says so, not that the bracket closed. */
