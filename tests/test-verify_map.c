@@ -229,28 +229,73 @@ static void test_table(void **state)
 	verify_map_close(&m);
 }
 
-/* A full table takes no more marks, and says how many it could not take,
- * in the file: a crash does not make them forgotten. */
+/* A full table's further marks are held in memory, exactly; the file
+ * counts them, so a process that ends with them held leaves them lost
+ * for the next; as the table empties they move into it. */
 static void test_table_full(void **state)
 {
-	const uint64_t limit = VERIFY_MAP_UNCERTAIN / 4 * 3;
+	const uint64_t limit = VERIFY_MAP_UNCERTAIN / 4 * 3, extra = 10000;
 	struct verify_map m;
 	(void)state;
 
-	open_map(&m, "full", limit + 10, false);
+	open_map(&m, "full", limit + extra, false);
 	for (uint64_t b = 0; b < limit; b++)
 		assert_int_equal(verify_map_mark_uncertain(&m, b, 1), 0);
-	assert_int_equal(verify_map_unc_dropped(&m), 0);
+	assert_int_equal(verify_map_n_spilled(&m), 0);
 	/* Marking a block already in it still works. */
 	assert_int_equal(verify_map_mark_uncertain(&m, 7, 3), 0);
 	assert_int_equal(verify_map_uncertain(&m, 7), 3);
-	assert_int_equal(verify_map_mark_uncertain(&m, limit, 1), -ENOSPC);
-	assert_int_equal(verify_map_mark_uncertain(&m, limit + 1, 2), -ENOSPC);
-	assert_int_equal(verify_map_uncertain(&m, limit), 0);
-	assert_int_equal(verify_map_unc_dropped(&m), 2);
+	for (uint64_t b = limit; b < limit + extra; b++)
+		assert_int_equal(verify_map_mark_uncertain(&m, b, (uint8_t)(1 + b % 50)), 0);
+	assert_int_equal(verify_map_mark_uncertain(&m, limit + 1, 99), 0);
+	assert_int_equal(verify_map_n_spilled(&m), extra);
+	assert_int_equal(verify_map_n_uncertain(&m), limit + extra);
+	assert_int_equal(verify_map_unc_lost(&m), 0);
+	for (uint64_t b = limit; b < limit + extra; b++)
+		assert_int_equal(verify_map_uncertain(&m, b), b == limit + 1 ? 99 : 1 + b % 50);
+	/* Read back: settled, in the table or in memory. */
+	verify_map_settle(&m, limit + 2, 0);
+	verify_map_settle(&m, 3, 0);
+	assert_int_equal(verify_map_uncertain(&m, limit + 2), 0);
+	assert_int_equal(verify_map_uncertain(&m, 3), 0);
+	assert_int_equal(verify_map_n_spilled(&m), extra - 1);
+	size_t cursor = 0, seen = 0;
+	uint64_t got;
+	while (verify_map_next_uncertain(&m, &cursor, &got)) {
+		assert_int_not_equal(verify_map_uncertain(&m, got), 0);
+		seen++;
+		cursor++;
+	}
+	assert_int_equal(seen, limit + extra - 2);
+	/* Ended with marks in memory (a crash): the next open lost them. */
 	verify_map_close(&m);
-	open_map(&m, "full", limit + 10, false);
-	assert_int_equal(verify_map_unc_dropped(&m), 2);
+	open_map(&m, "full", limit + extra, false);
+	assert_int_equal(verify_map_unc_lost(&m), extra - 1);
+	assert_int_equal(verify_map_n_spilled(&m), 0);
+	verify_map_close(&m);
+
+	/* Room made in the table: a flush moves the marks into it, and a
+	 * restart keeps them all. */
+	unlinkat(dir_fd, "full2.state", 0);
+	unlinkat(dir_fd, "full2.map", 0);
+	open_map(&m, "full2", limit + extra, false);
+	for (uint64_t b = 0; b < limit + extra; b++)
+		assert_int_equal(verify_map_mark_uncertain(&m, b, (uint8_t)(1 + b % 50)), 0);
+	for (uint64_t b = 0; b < extra / 2; b++)
+		verify_map_settle(&m, b, 0);
+	verify_map_sync_async(&m);
+	assert_int_equal(verify_map_n_spilled(&m), extra / 2);
+	for (uint64_t b = extra / 2; b < extra; b++)
+		verify_map_settle(&m, b, 0);
+	verify_map_sync_async(&m);
+	assert_int_equal(verify_map_n_spilled(&m), 0);
+	assert_int_equal(verify_map_n_uncertain(&m), limit);
+	verify_map_close(&m);
+	open_map(&m, "full2", limit + extra, false);
+	assert_int_equal(verify_map_unc_lost(&m), 0);
+	assert_int_equal(verify_map_n_uncertain(&m), limit);
+	for (uint64_t b = 0; b < limit + extra; b++)
+		assert_int_equal(verify_map_uncertain(&m, b), b < extra ? 0 : 1 + b % 50);
 	verify_map_close(&m);
 }
 

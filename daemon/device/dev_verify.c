@@ -130,14 +130,15 @@ enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8
 
 	expect_block(v, b, raced, &e);
 	enum verify_class c = verify_check(block, &e, &found);
-	/* A block the full table could not mark uncertain may rightly hold
-	 * an older write: once one was dropped, older is uncertain. */
-	if (c == VERIFY_STALE && verify_map_unc_dropped(&v->map)) {
+	/* A block whose uncertain mark was lost may rightly hold an older
+	 * write: once one was lost, older is uncertain. */
+	if (c == VERIFY_STALE && verify_map_unc_lost(&v->map)) {
 		if (!v->dropped_logged)
-			log_warning("%s: verify: %" PRIu64 " blocks could not be marked uncertain "
-				    "(the table of uncertain blocks is full); from now on a block "
-				    "older than the last write is counted uncertain, not stale",
-				    v->label, verify_map_unc_dropped(&v->map));
+			log_warning("%s: verify: %" PRIu64 " blocks' uncertain marks were lost (held "
+				    "in memory when soakd last stopped, the table of uncertain blocks "
+				    "being full, or no memory for them); from now on a block older "
+				    "than the last write is counted uncertain, not stale",
+				    v->label, verify_map_unc_lost(&v->map));
 		v->dropped_logged = true;
 		c = VERIFY_UNCERTAIN;
 	}
@@ -429,6 +430,13 @@ void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int 
 	v->flush_retry_ns = 0;
 	verify_map_flushed(&v->map, v->closing_epoch);
 	verify_map_sync_async(&v->map);
+	if (verify_map_n_spilled(&v->map) && !v->spill_logged) {
+		v->spill_logged = true;
+		log_warning("%s: verify: the table of uncertain blocks is full: %" PRIu64 " marks "
+			    "are held in memory until it has room; if soakd stops before, the "
+			    "run counts older blocks as uncertain, not stale, from then on",
+			    s->label, verify_map_n_spilled(&v->map));
+	}
 }
 
 void dev_verify_finish(struct workload_stream *s, struct dev_stream *d)
@@ -444,6 +452,12 @@ void dev_verify_finish(struct workload_stream *s, struct dev_stream *d)
 		return;
 	}
 	verify_map_flushed(&v->map, epoch);
+	verify_map_sync_async(&v->map);
+	if (verify_map_n_spilled(&v->map))
+		log_warning("%s: verify: %" PRIu64 " uncertain marks did not fit the table and are "
+			    "lost with this stop: from the next start a block older than the "
+			    "last write is counted uncertain, not stale", s->label,
+			    verify_map_n_spilled(&v->map));
 	/* Synced and marked clean: a host restart before the next write
 	 * finds them trustworthy. */
 	if (verify_map_sync_clean(&v->map) < 0)

@@ -48,6 +48,7 @@ struct dev_verify {
 
 	unsigned logged[VERIFY_CLASSES];
 	bool dropped_logged;            /* the note that stale became uncertain */
+	bool spill_logged;              /* the note that marks are held in memory */
 	unsigned saved;
 	uint64_t flush_errors;
 	/* What the resume's check found, for the first interval. */

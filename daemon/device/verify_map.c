@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -46,7 +47,7 @@ struct verify_map_state {
 	int64_t boot_wall_s;        /* when the host last booted, as the last opener saw it */
 	uint32_t clean;             /* closed by verify_map_close_clean: everything synced */
 	uint32_t pad0;
-	uint64_t unc_dropped;       /* marks the full table could not take (0 in older files) */
+	uint64_t unc_dropped;       /* marks not in the table: lost if this process ends */
 	uint32_t target;            /* the target it was made for (verify_hash of its path) */
 	uint32_t target_known;      /* 0 in older files: taken as this one's at the next open */
 	uint64_t boot_id;           /* the last opener's boot (0 in older files, or unknown) */
@@ -119,12 +120,84 @@ static size_t unc_find(const struct verify_map_state *st, uint64_t block)
 	return i;
 }
 
+/* Linear probing stays short while the table is at most 3/4 full. */
+static bool unc_full(const struct verify_map_state *st)
+{
+	return st->unc_n >= VERIFY_MAP_UNCERTAIN / 4 * 3;
+}
+
+static size_t spill_find(const struct verify_map *m, uint64_t block)
+{
+	size_t mask = m->spill_cap - 1;
+	size_t i = (size_t)((block * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+
+	while (m->spill[i].key && m->spill[i].key != block + 1)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* The file counts what only memory holds, and what was lost. */
+static void spill_count(struct verify_map *m)
+{
+	m->st->unc_dropped = m->lost + m->spill_n;
+}
+
+static int spill_grow(struct verify_map *m)
+{
+	size_t cap = m->spill_cap ? 2 * m->spill_cap : 4096;
+	struct verify_map_slot *old = m->spill, *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	size_t old_cap = m->spill_cap;
+	m->spill = slots;
+	m->spill_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].key)
+			m->spill[spill_find(m, old[i].key - 1)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Backward-shift deletion, as unc_delete (in memory: no order to keep). */
+static void spill_delete(struct verify_map *m, size_t i)
+{
+	size_t mask = m->spill_cap - 1, j = i;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!m->spill[j].key)
+			break;
+		uint64_t b = m->spill[j].key - 1;
+		size_t home = (size_t)((b * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		m->spill[i] = m->spill[j];
+		i = j;
+	}
+	m->spill[i].key = 0;
+	m->spill_n--;
+	spill_count(m);
+}
+
 uint8_t verify_map_uncertain(const struct verify_map *m, uint64_t block)
 {
-	if (!m->st->unc_n)
+	if (m->st->unc_n) {
+		const struct verify_map_slot *s = &m->st->unc[unc_find(m->st, block)];
+		if (s->key)
+			return s->back;
+	}
+	if (!m->spill_n)
 		return 0;
-	const struct verify_map_slot *s = &m->st->unc[unc_find(m->st, block)];
+	const struct verify_map_slot *s = &m->spill[spill_find(m, block)];
 	return s->key ? s->back : 0;
+}
+
+static void unc_insert(struct verify_map_state *st, size_t i, uint64_t block, uint8_t back)
+{
+	st->unc[i].back = back;
+	st->unc[i].key = block + 1;
+	st->unc_n++;
 }
 
 int verify_map_mark_uncertain(struct verify_map *m, uint64_t block, uint8_t back)
@@ -141,14 +214,30 @@ int verify_map_mark_uncertain(struct verify_map *m, uint64_t block, uint8_t back
 			st->unc[i].back = back;
 		return 0;
 	}
-	/* Linear probing stays short while the table is at most 3/4 full. */
-	if (st->unc_n >= VERIFY_MAP_UNCERTAIN / 4 * 3) {
-		st->unc_dropped++;
+	if (m->spill_n) {
+		size_t k = spill_find(m, block);
+		if (m->spill[k].key) {
+			if (back > m->spill[k].back)
+				m->spill[k].back = back;
+			return 0;
+		}
+	}
+	if (!unc_full(st)) {
+		unc_insert(st, i, block, back);
+		return 0;
+	}
+	/* Full: held in memory, exactly, and counted in the file first, so
+	 * a crash from here on finds it lost. */
+	if ((m->spill_n + 1) * 2 > m->spill_cap && spill_grow(m) < 0) {
+		m->lost++;
+		spill_count(m);
 		return -ENOSPC;
 	}
-	st->unc[i].back = back;
-	st->unc[i].key = block + 1;
-	st->unc_n++;
+	size_t k = spill_find(m, block);
+	m->spill_n++;
+	spill_count(m);
+	m->spill[k].key = block + 1;
+	m->spill[k].back = back;
 	return 0;
 }
 
@@ -184,11 +273,18 @@ static void unc_delete(struct verify_map_state *st, size_t i)
 void verify_map_settle(struct verify_map *m, uint64_t block, uint8_t gen)
 {
 	m->gens[block] = gen;
-	if (!m->st->unc_n)
-		return;
-	size_t i = unc_find(m->st, block);
-	if (m->st->unc[i].key)
-		unc_delete(m->st, i);
+	if (m->st->unc_n) {
+		size_t i = unc_find(m->st, block);
+		if (m->st->unc[i].key) {
+			unc_delete(m->st, i);
+			return;
+		}
+	}
+	if (m->spill_n) {
+		size_t k = spill_find(m, block);
+		if (m->spill[k].key)
+			spill_delete(m, k);
+	}
 }
 
 bool verify_map_next_uncertain(const struct verify_map *m, size_t *cursor, uint64_t *ret_block)
@@ -200,17 +296,53 @@ bool verify_map_next_uncertain(const struct verify_map *m, size_t *cursor, uint6
 			 * slot: look at it again. */
 			return true;
 		}
+	for (; *cursor - VERIFY_MAP_UNCERTAIN < m->spill_cap; (*cursor)++)
+		if (m->spill[*cursor - VERIFY_MAP_UNCERTAIN].key) {
+			*ret_block = m->spill[*cursor - VERIFY_MAP_UNCERTAIN].key - 1;
+			return true;
+		}
 	return false;
 }
 
 uint64_t verify_map_n_uncertain(const struct verify_map *m)
 {
-	return m->st->unc_n;
+	return m->st->unc_n + m->spill_n;
 }
 
-uint64_t verify_map_unc_dropped(const struct verify_map *m)
+uint64_t verify_map_n_spilled(const struct verify_map *m)
 {
-	return m->st->unc_dropped;
+	return m->spill_n;
+}
+
+uint64_t verify_map_unc_lost(const struct verify_map *m)
+{
+	return m->lost;
+}
+
+/* The spill's marks into the table's room: the table first, then the
+ * count, so a crash between finds one lost too many, never one too few. */
+static void spill_drain(struct verify_map *m)
+{
+	struct verify_map_state *st = m->st;
+
+	for (size_t k = 0; k < m->spill_cap && m->spill_n && !unc_full(st);) {
+		if (!m->spill[k].key) {
+			k++;
+			continue;
+		}
+		uint64_t block = m->spill[k].key - 1;
+		size_t i = unc_find(st, block);
+		if (!st->unc[i].key)
+			unc_insert(st, i, block, m->spill[k].back);
+		atomic_signal_fence(memory_order_seq_cst);
+		/* A later mark may move back into k: look at it again. */
+		spill_delete(m, k);
+	}
+	if (!m->spill_n && m->spill_cap) {
+		free(m->spill);
+		m->spill = NULL;
+		m->spill_cap = 0;
+	}
 }
 
 static bool epoch_done(uint32_t entry_epoch, uint64_t flushed)
@@ -310,6 +442,7 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t ta
 		bool other_boot = m.st->boot_id && boot_id ? m.st->boot_id != boot_id
 							   : d > 2 || d < -2;
 		m.host_restarted = !m.st->clean && other_boot;
+		m.lost = m.st->unc_dropped;
 		take_open_epochs(&m);
 		m.st->epoch++;          /* this process's writes: a new epoch */
 	}
@@ -363,6 +496,9 @@ int verify_map_dirty(struct verify_map *m)
 
 void verify_map_close(struct verify_map *m)
 {
+	free(m->spill);
+	m->spill = NULL;
+	m->spill_cap = m->spill_n = 0;
 	if (m->gens)
 		munmap(m->gens, m->map_len);
 	if (m->st)
@@ -468,6 +604,8 @@ uint64_t verify_map_open_writes(const struct verify_map *m)
 
 void verify_map_sync_async(struct verify_map *m)
 {
+	if (m->spill_n)
+		spill_drain(m);
 	msync(m->st, m->st_len, MS_ASYNC);
 	msync(m->gens, m->map_len, MS_ASYNC);
 }

@@ -31,15 +31,18 @@
  * in the file too, so a second crash before that read forgets nothing.
  * When the ring fills before a flush completes, the caller must flush
  * synchronously (verify_map_ring_full).  When the uncertain table is full
- * (more than 3/4 of VERIFY_MAP_UNCERTAIN blocks: far more than a ring), a
- * block is not marked (verify_map_mark_uncertain fails) and the map
- * counts it (verify_map_unc_dropped), in the file.
+ * (more than 3/4 of VERIFY_MAP_UNCERTAIN blocks: far more than a ring),
+ * further marks are kept exactly in memory, the spill, and move into the
+ * table as it empties (verify_map_sync_async); the file counts the marks
+ * only memory holds, so the next open knows it lost them
+ * (verify_map_unc_lost) if this process ends first.
  */
 
 #define VERIFY_MAP_RING 65536u
 #define VERIFY_MAP_UNCERTAIN (4 * VERIFY_MAP_RING)
 
 struct verify_map_state;    /* the .state file's layout */
+struct verify_map_slot;
 
 struct verify_map {
 	uint8_t *gens;              /* n_blocks bytes, MAP_SHARED */
@@ -51,6 +54,13 @@ struct verify_map {
 	 * closed cleanly: neither the map nor the ring can be trusted. */
 	bool host_restarted;
 	uint64_t resumed_uncertain; /* blocks a crash left uncertain, at open */
+	/* Uncertain marks the full table could not take, in memory: an
+	 * open-addressing table of spill_cap (a power of 2) slots. */
+	struct verify_map_slot *spill;
+	size_t spill_cap, spill_n;
+	/* Marks lost: held only in memory by an earlier process (the file's
+	 * count at open), or no memory to hold them. */
+	uint64_t lost;
 };
 
 /*
@@ -110,18 +120,23 @@ uint64_t verify_map_open_writes(const struct verify_map *m);
 /* Uncertain blocks: how many generations back block b may be (0: it is
  * certain); marking one (keeps the larger window); settling one at gen. */
 uint8_t verify_map_uncertain(const struct verify_map *m, uint64_t block);
+/* -ENOSPC when neither the table nor memory could take it (counted lost). */
 int verify_map_mark_uncertain(struct verify_map *m, uint64_t block, uint8_t back);
 void verify_map_settle(struct verify_map *m, uint64_t block, uint8_t gen);
-/* Uncertain blocks, in table order: *cursor starts at 0; returns false at
- * the end (resume: "touched").  Settling the returned block is allowed. */
+/* Uncertain blocks, in table order, then the spill's: *cursor starts at
+ * 0; returns false at the end (resume: "touched").  Settling the returned
+ * block is allowed. */
 bool verify_map_next_uncertain(const struct verify_map *m, size_t *cursor, uint64_t *ret_block);
 uint64_t verify_map_n_uncertain(const struct verify_map *m);
-/* Blocks that should have been marked uncertain and were not (the table
- * was full), since the map was made: from the first, a block older than
- * the map says may be one of them, so it cannot be called stale. */
-uint64_t verify_map_unc_dropped(const struct verify_map *m);
+/* Of them, held only in memory (the table is full). */
+uint64_t verify_map_n_spilled(const struct verify_map *m);
+/* Blocks that should be marked uncertain and are not, since the map was
+ * made: from the first, a block older than the map says may be one of
+ * them, so it cannot be called stale. */
+uint64_t verify_map_unc_lost(const struct verify_map *m);
 
-/* Starts writeback of both files (no wait): at each flush. */
+/* Moves what the spill holds into the table as far as it has room, then
+ * starts writeback of both files (no wait): at each flush. */
 void verify_map_sync_async(struct verify_map *m);
 
 #endif
