@@ -322,6 +322,48 @@ static void add_host_values(struct runmodel *m, const char *prefix, json_t *obj,
 	}
 }
 
+/* A workload a reload replaced (or added back) starts over, as soakd's
+ * own totals and the text reports do: what is judged is the new
+ * definition's.  Its series stay, the run's history over time; an op the
+ * new definition lacks is left unused (no row, no panels). */
+static void reset_workload(struct rm_workload *w)
+{
+	for (size_t j = 0; j < w->n_ops; j++) {
+		struct rm_op *o = &w->ops[j];
+		o->count = o->errors = o->missed = o->bytes = o->corrupt = 0;
+		o->target_ops = o->active_s = 0;
+		if (o->lat)
+			hist_reset(o->lat);
+		for (size_t k = 0; k < o->n_slices; k++)
+			free(o->slices[k].bytes);
+		free(o->slices);
+		o->slices = NULL;
+		o->n_slices = 0;
+		o->has_open = false;
+		o->n_verify = 0;
+	}
+	free(w->late);
+	w->late = NULL;
+	w->n_late = 0;
+	w->stalled_intervals = w->intervals = 0;
+}
+
+static void reset_listed(struct runmodel *m, json_t *names)
+{
+	size_t k;
+	json_t *v;
+
+	json_array_foreach(names, k, v) {
+		char name[sizeof(((struct rm_workload *)0)->name)];
+		if (!json_is_string(v))
+			continue;
+		runlog_clean_name(name, sizeof(name), json_string_value(v));
+		struct rm_workload *w = runmodel_workload(m, name);
+		if (w)
+			reset_workload(w);
+	}
+}
+
 int runmodel_add(struct runmodel *m, json_t *rec)
 {
 	const char *type = json_string_value(json_object_get(rec, "type"));
@@ -344,6 +386,9 @@ int runmodel_add(struct runmodel *m, json_t *rec)
 			 json_string_value(json_object_get(rec, "version")) ?: "");
 		if (run)
 			snprintf(m->run, sizeof(m->run), "%s", run);
+	} else if (strcmp(type, "reload") == 0) {
+		reset_listed(m, json_object_get(rec, "replaced"));
+		reset_listed(m, json_object_get(rec, "added"));
 	} else if (strcmp(type, "gap") == 0) {
 		struct rm_gap *g = realloc(m->gaps, (m->n_gaps + 1) * sizeof(*g));
 		if (!g)

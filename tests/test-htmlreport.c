@@ -245,6 +245,54 @@ static void test_verdicts(void **state)
 	runmodel_free(m);
 }
 
+/* A reload that replaced a workload: what its old definition measured
+ * (failed reads, wrong data, 50 ms latencies) is not the new one's
+ * verdict, as the text reports say; the series keep the whole run. */
+static void test_reload_starts_over(void **state)
+{
+	(void)state;
+	struct runmodel *m = runmodel_new(UINT64_C(1000000000));
+	struct hist slow, fast;
+	hist_init(&slow);
+	hist_init(&fast);
+	hist_record_n(&slow, 50000000, 100);
+	hist_record_n(&fast, 50000, 100);
+	char *b_slow = hist_to_base64(&slow), *b_fast = hist_to_base64(&fast), buf[2048];
+	hist_free(&slow);
+	hist_free(&fast);
+#define RELOAD_IV "{\"type\":\"interval\",\"workload\":\"w\",\"start_ns\":%d000000000," \
+		  "\"end_ns\":%d000000000,\"target_ops\":100,\"ops\":{\"read\":{" \
+		  "\"count\":100,\"errors\":%d,\"share\":1,\"latency\":\"%s\"%s}}}"
+	for (int t = 1; t < 4; t++) {
+		snprintf(buf, sizeof(buf), RELOAD_IV, t, t + 1, 5, b_slow,
+			 ",\"verify\":{\"corrupt\":1}");
+		add(m, buf);
+	}
+	int verdict;
+	char *html = render(m, NULL, &verdict);
+	assert_non_null(strstr(html, "data-verdict=\"FAIL\""));
+	free(html);
+	add(m, "{\"type\":\"reload\",\"run_ns\":4000000000,\"replaced\":[\"w\"]}");
+	for (int t = 4; t < 6; t++) {
+		snprintf(buf, sizeof(buf), RELOAD_IV, t, t + 1, 0, b_fast, "");
+		add(m, buf);
+	}
+	const struct rm_op *o = runmodel_op(runmodel_workload(m, "w"), "read");
+	assert_int_equal(o->count, 200);
+	assert_int_equal(o->errors, 0);
+	assert_int_equal(o->n_verify, 0);
+	assert_true(hist_percentile(o->lat, 100) < 100000);
+	assert_int_equal(o->s_p99->n, 5);
+	html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 0);
+	assert_non_null(strstr(html, "data-verdict=\"PASS\""));
+	free(html);
+#undef RELOAD_IV
+	free(b_slow);
+	free(b_fast);
+	runmodel_free(m);
+}
+
 /* A week of 1 s intervals at 100 µs with one interval at 1 s: the chart's
  * one column that holds it still reaches the top. */
 static void test_decimation_keeps_maxima(void **state)
@@ -366,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_tolerant_reader),
 		cmocka_unit_test(test_secrets_never_shown),
 		cmocka_unit_test(test_verdicts),
+		cmocka_unit_test(test_reload_starts_over),
 		cmocka_unit_test(test_decimation_keeps_maxima),
 		cmocka_unit_test(test_series_bounded),
 		cmocka_unit_test(test_slices_bounded),
