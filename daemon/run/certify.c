@@ -306,10 +306,15 @@ json_t *certify_judge(struct daemon *d, struct certify *c)
 
 bool certify_step_over(const struct daemon *d, const struct certify *c)
 {
+	/* The last step (and the confirmation) ends its load's schedule: the
+	 * ops still in flight complete in the drain's interval, its slowest,
+	 * which is judged with it; a middle step's go into the next step. */
+	bool last = c->confirming || c->step + 1 == c->cfg->n_steps;
+
 	for (size_t i = 0; i < c->n_loads; i++) {
 		const struct certify_load *l = &c->loads[i];
 		const struct workload *w = d->workloads[l->slot];
-		if (certify_step_reached(c, l->sched_ns))
+		if (certify_step_reached(c, l->sched_ns) && !(last && workload_is_active(w)))
 			continue;
 		if (workload_is_active(w) || d->pending_start_ns[l->slot] ||
 		    w->state == WORKLOAD_IDLE)
@@ -345,6 +350,11 @@ bool certify_holds_stopped(const struct certify *c, size_t slot)
 		if (c->loads[i].slot == slot)
 			return true;
 	return false;
+}
+
+bool certify_holds_run(const struct certify *c)
+{
+	return c && !c->answer && c->confirming && !c->confirm_started;
 }
 
 void certify_tick(struct daemon *d, uint64_t now_ns)

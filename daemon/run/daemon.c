@@ -106,7 +106,7 @@ static bool run_is_over(struct daemon *d, uint64_t now)
 	for (size_t i = 0; i < d->n_workloads; i++)
 		if (workload_is_active(d->workloads[i]) || d->pending_start_ns[i])
 			return false;
-	if (search_holds_run(d->search))
+	if (search_holds_run(d->search) || certify_holds_run(d->certify))
 		return false;
 	/* A run whose workloads all wait for soakctl start is not over
 	 * before it began. */

@@ -188,6 +188,9 @@ void certify_free(struct certify *c);
 bool certify_holds_stopped(const struct certify *c, size_t slot);
 /* After each tick's results: judges the steps whose hold has ended. */
 void certify_tick(struct daemon *d, uint64_t now_ns);
+/* The steps are over and the confirmation starts at the next tick: the
+ * run is not over for the certified workloads being idle meanwhile. */
+bool certify_holds_run(const struct certify *c);
 
 /* status: the current step and the verdicts so far; report and dump:
  * every verdict with its table, and the answer.  NULL without one. */
