@@ -185,10 +185,14 @@ static void check_sse(struct obj_stream *st, const struct obj_xfer *x)
 			    st->cl->wcfg->name, x->key);
 }
 
-/* Whether a write that failed may still have happened. */
-static bool outcome_unknown(enum op_error_class c)
+/* Whether a write that failed may still have happened: also one that
+ * could not connect after it was sent once (libcurl sends a request again
+ * on a new connection when a kept-alive one dies unanswered, and it is
+ * that connect that failed; the first send may have been carried out). */
+static bool outcome_unknown(const struct obj_xfer *x, enum op_error_class c)
 {
-	return c == OP_ERR_TIMEOUT || c == OP_ERR_HTTP_5XX || c == OP_ERR_TRANSFER;
+	return c == OP_ERR_TIMEOUT || c == OP_ERR_HTTP_5XX || c == OP_ERR_TRANSFER ||
+	       (c == OP_ERR_CONNECT && x->sends > 0);
 }
 
 /* A versioned bucket's x-amz-version-id, "" when there is none. */
@@ -287,8 +291,8 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		if (ok && st->cl->cfg->sse_s3)
 			check_sse(st, x);
 		if (e)
-			end_write(st, x, ok, outcome == OBJ_ERROR && outcome_unknown(c), v);
-		else if (outcome == OBJ_ERROR && outcome_unknown(c) && v)
+			end_write(st, x, ok, outcome == OBJ_ERROR && outcome_unknown(x, c), v);
+		else if (outcome == OBJ_ERROR && outcome_unknown(x, c) && v)
 			v->uncertain++;
 		return;
 	case OBJ_KIND_DELETE:
@@ -302,9 +306,9 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 				       "object whose PUT it acknowledged");
 		}
 		if (e)
-			end_write(st, x, ok || gone, outcome == OBJ_ERROR && !gone && outcome_unknown(c),
+			end_write(st, x, ok || gone, outcome == OBJ_ERROR && !gone && outcome_unknown(x, c),
 				  v);
-		else if (outcome == OBJ_ERROR && !gone && outcome_unknown(c) && v)
+		else if (outcome == OBJ_ERROR && !gone && outcome_unknown(x, c) && v)
 			v->uncertain++;
 		return;
 	case OBJ_KIND_AUDIT_HEAD:

@@ -17,7 +17,12 @@ answered 200 without a length, the connection closed halfway through)
 or "delete-drop" (a DELETE on a connection that served a request before
 deletes the object, then resets the connection unanswered, as a server
 that closes idle connections can: libcurl sends it again on a new one,
-answered 404 when the object is gone).
+answered 404 when the object is gone) or "put-refuse" (a PUT on a
+connection that served a request before stores the object, then the
+server stops listening for 1.5 s and resets the connection unanswered:
+libcurl's resend on a new connection is refused, so the client sees
+"could not connect" for a PUT the server carried out; a line
+"put-refuse PATH" on stdout says when).
 A GET of "/BUCKET/?list-type=2" answers a ListObjectsV2 page of the objects
 under /BUCKET/ (path-style), from the prefix and continuation token asked,
 max-keys at a time.  Prints its port on stdout.
@@ -34,6 +39,8 @@ from xml.sax.saxutils import escape
 objects = {}
 lock = threading.Lock()
 mode_file = sys.argv[2]
+refused_until = 0.0         # "put-refuse": no listener before this (monotonic)
+listener_closed = threading.Event()
 
 
 def mode():
@@ -99,10 +106,26 @@ class Handler(BaseHTTPRequestHandler):
         if mode() != "forget":
             with lock:
                 objects[self.path] = body
+        if mode() == "put-refuse" and getattr(self, "served", 0):
+            self.refuse_and_drop()
+            return
         self.send_response(201)
         self.send_header("Content-Length", "0")
         self.end_headers()
         self.served = 1
+
+    def refuse_and_drop(self):
+        """The listener closed (the main loop does it, and opens a new one
+        1.5 s later), then this connection reset unanswered."""
+        global refused_until
+        refused_until = time.monotonic() + 1.5
+        listener_closed.clear()
+        threading.Thread(target=self.server.shutdown, daemon=True).start()
+        listener_closed.wait(5)
+        print(f"put-refuse {self.path}", flush=True)
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
 
     def reply(self, with_body):
         if self.misbehave():
@@ -182,7 +205,15 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
 
-server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-server.daemon_threads = True
-print(server.server_address[1], flush=True)
-server.serve_forever()
+port = int(sys.argv[1])
+while True:
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    if not port:
+        port = server.server_address[1]
+        print(port, flush=True)
+    server.serve_forever()
+    server.server_close()
+    listener_closed.set()
+    while time.monotonic() < refused_until:
+        time.sleep(0.05)
