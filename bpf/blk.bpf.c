@@ -162,12 +162,20 @@ int BPF_PROG(soak_blk_complete, struct request *rq, blk_status_t error, unsigned
 	__u64 now = bpf_ktime_get_ns(), issue_ns, start_ns;
 	struct soak_blk_stash *stashed = NULL;
 	struct soak_blk_hist *h;
-	__u32 key, i, flags;
+	__u32 key, i, flags, op;
 	__u64 rq_key = (__u64)rq;
 
+	op = request_op(rq);
+	/* A read or write of no bytes is not I/O of its own: the empty
+	 * PREFLUSH request an fsync makes (its flush is the FLUSH request
+	 * counted beside it), or the second completion of a FUA write on a
+	 * device without FUA, ended again after its post-flush (its data
+	 * were counted when they completed). */
+	if (!nr_bytes && !rq->__data_len && (op == SOAK_BLK_READ || op == SOAK_BLK_WRITE))
+		return 0;
 	if (!device_slot(request_dev(rq), &flags))
 		return 0;
-	key = (flags & SOAK_DEV_SLOT_MASK) * SOAK_BLK_OPS + request_op(rq);
+	key = (flags & SOAK_DEV_SLOT_MASK) * SOAK_BLK_OPS + op;
 	h = bpf_map_lookup_elem(&blk_hists, &key);
 	if (!h)
 		return 0;
