@@ -76,12 +76,18 @@ struct {
 } stash SEC(".maps");
 
 /* What the block layer calls the device: the partition the request was
- * made for, or the whole disk when it has none (flushes, passthrough). */
+ * made for, or the whole disk when it has none (flushes, passthrough).
+ * The first bio's device says it first: rq->part is set only where the
+ * queue keeps I/O statistics (queue/iostats 1), and a partition's
+ * requests would otherwise go to its whole disk. */
 static __always_inline __u32 request_dev(const struct request *rq)
 {
-	struct block_device *part = rq->part;
+	struct bio *bio = rq->bio;
+	struct block_device *part = bio ? bio->bi_bdev : NULL;
 	struct gendisk *disk;
 
+	if (!part)
+		part = rq->part;
 	if (part)
 		return part->bd_dev;
 	disk = rq->q->disk;
