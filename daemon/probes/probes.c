@@ -429,13 +429,17 @@ static void read_blk(struct probes *p)
 			if (!o->last && !(o->last = calloc((size_t)p->ncpus, stride)))
 				continue;
 			blk_delta(p->percpu, o->last, p->ncpus, stride, p->blk_delta);
-			if (!p->blk_delta->count && !p->blk_delta->bytes)
+			bool fresh = p->blk_delta->count || p->blk_delta->bytes;
+			if (!fresh && !o->carried)
 				continue;
 			if (probe_blk_op_alloc(o) < 0)
 				continue;
-			kstats_blk_reset(o->interval);
+			/* What a reload carried over is in total already. */
+			if (!o->carried)
+				kstats_blk_reset(o->interval);
+			o->carried = false;
 			kstats_blk_add(o->interval, p->blk_delta);
-			kstats_blk_merge(o->total, o->interval);
+			kstats_blk_add(o->total, p->blk_delta);
 			o->has_interval = true;
 			if (p->blk_delta->unstamped && !d->stash)
 				start_stash(p, d, (__u32)s);
@@ -461,14 +465,71 @@ static void read_tcp(struct probes *p)
 		tcp_delta(p->percpu, e->last, p->ncpus, stride, p->tcp_delta);
 		if (probe_endpoint_alloc(e) < 0)
 			continue;
-		kstats_tcp_reset(e->interval);
+		if (!e->carried)
+			kstats_tcp_reset(e->interval);
+		e->carried = false;
 		kstats_tcp_add(e->interval, p->tcp_delta);
 		if (kstats_tcp_empty(e->interval))
 			continue;
-		kstats_tcp_merge(e->total, e->interval);
+		kstats_tcp_add(e->total, p->tcp_delta);
 		e->has_interval = true;
 	}
 	pthread_mutex_unlock(p->eps_lock);
+}
+
+static struct probe_device *device_of(struct probes *p, __u32 kdev)
+{
+	for (size_t s = 0; s < p->n_devs; s++)
+		if (p->devs[s].used && p->devs[s].kdev == kdev)
+			return &p->devs[s];
+	return NULL;
+}
+
+static struct probe_endpoint *endpoint_of(struct probes *p, const struct soak_tcp_key *key)
+{
+	for (size_t i = 0; i < p->n_eps; i++)
+		if (memcmp(&p->eps[i].key, key, sizeof(*key)) == 0)
+			return &p->eps[i];
+	return NULL;
+}
+
+void probes_carry(struct probes *to, struct probes *from)
+{
+	if (!to || !from)
+		return;
+	/* What the old programs counted since the last tick, into their
+	 * totals and intervals, as a tick would. */
+	if (from->blk && from->fam[PROBE_BLK].state != PROBE_UNAVAILABLE)
+		read_blk(from);
+	if (from->tcp && from->fam[PROBE_TCP].state != PROBE_UNAVAILABLE)
+		read_tcp(from);
+	for (size_t s = 0; s < from->n_devs; s++) {
+		struct probe_device *a = &from->devs[s], *b = a->used ? device_of(to, a->kdev) : NULL;
+		for (int op = 0; b && op < SOAK_BLK_OPS; op++) {
+			struct probe_blk_op *x = &a->ops[op], *y = &b->ops[op];
+			if (!x->total || probe_blk_op_alloc(y) < 0)
+				continue;
+			kstats_blk_merge(y->total, x->total);
+			if (x->has_interval) {
+				kstats_blk_merge(y->interval, x->interval);
+				y->carried = true;
+			}
+		}
+	}
+	pthread_mutex_lock(from->eps_lock);
+	pthread_mutex_lock(to->eps_lock);
+	for (size_t i = 0; i < from->n_eps; i++) {
+		struct probe_endpoint *x = &from->eps[i], *y = endpoint_of(to, &x->key);
+		if (!y || !x->total || probe_endpoint_alloc(y) < 0)
+			continue;
+		kstats_tcp_merge(y->total, x->total);
+		if (x->has_interval) {
+			kstats_tcp_merge(y->interval, x->interval);
+			y->carried = true;
+		}
+	}
+	pthread_mutex_unlock(to->eps_lock);
+	pthread_mutex_unlock(from->eps_lock);
 }
 
 void probes_tick(struct probes *p, uint64_t now_ns)

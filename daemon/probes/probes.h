@@ -36,6 +36,10 @@ struct probes;
  * lack of memory. */
 int probes_new(const struct run_config *cfg, struct probes **ret);
 void probes_free(struct probes *p);
+/* A reload's new probes take over the old ones' run totals, and what
+ * they counted since the last tick goes into the new ones' next interval,
+ * for each device and endpoint both watch.  Before from is freed. */
+void probes_carry(struct probes *to, struct probes *from);
 
 const char *probe_family_name(enum probe_family f);
 /* -1 when name is neither "blk" nor "tcp". */

@@ -46,6 +46,7 @@ struct probe_blk_op {
 	void *last;                 /* the per-CPU value at the last read */
 	struct kstats_blk *total, *interval;  /* allocated with the first data */
 	bool has_interval;
+	bool carried;               /* interval holds what a reload carried over */
 };
 
 /* A block device as the block layer names it, by slot. */
@@ -68,6 +69,7 @@ struct probe_endpoint {
 	void *last;
 	struct kstats_tcp *total, *interval;
 	bool has_interval;
+	bool carried;               /* as probe_blk_op's */
 };
 
 /* One workload's devices, by slot. */

@@ -392,7 +392,7 @@ char *handle_reload(struct daemon *d)
 		enum probe_state was[PROBE_FAMILIES];
 		for (int f = 0; f < PROBE_FAMILIES; f++)
 			was[f] = probes_state(d->probes, (enum probe_family)f);
-		probes_free(d->probes);
+		struct probes *old = d->probes;
 		d->probes = NULL;
 		if (probes_new(view, &d->probes) < 0)
 			log_warning("reload: kernel tracing is unavailable (out of memory)");
@@ -404,10 +404,13 @@ char *handle_reload(struct daemon *d)
 				       sizeof(why)) < 0)
 				log_warning("reload: %s", why);
 		}
-		d->results->probes = d->probes;
-		d->results->record_extra_userdata = d->probes;
 		for (size_t i = 0; i < d->n_workloads; i++)
 			probes_workload_active(d->probes, i, workload_is_active(d->workloads[i]));
+		/* The new programs count now: the old ones' counts end here. */
+		probes_carry(d->probes, old);
+		probes_free(old);
+		d->results->probes = d->probes;
+		d->results->record_extra_userdata = d->probes;
 	}
 	if (view && d->view && !(workloads_changed || trace_changed)) {
 		/* The probes keep the view they have: the same workloads, and
