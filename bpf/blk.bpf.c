@@ -103,6 +103,12 @@ static __always_inline __u32 *lookup_or_add(__u32 dev)
 
 	if (slot || !all_devices || !dev)
 		return slot;
+	/* Full: next_slot stays where it is (counting every miss on, it
+	 * would wrap and hand out slots in use). */
+	if (*(volatile __u32 *)&next_slot + first_auto_slot >= max_slots) {
+		__sync_fetch_and_add(&slots_exhausted, 1);
+		return NULL;
+	}
 	fresh = __sync_fetch_and_add(&next_slot, 1) + first_auto_slot;
 	if (fresh >= max_slots) {
 		__sync_fetch_and_add(&slots_exhausted, 1);

@@ -413,8 +413,16 @@ static void read_blk(struct probes *p)
 	size_t stride = (sizeof(struct soak_blk_hist) + 7) & ~(size_t)7;
 	int fd = bpf_map__fd(p->blk->maps.blk_hists);
 
-	if (p->cfg->trace.all_devices)
+	if (p->cfg->trace.all_devices) {
 		learn_devices(p);
+		if (p->blk->bss->slots_exhausted && !p->exhausted_logged) {
+			p->exhausted_logged = true;
+			log_warning("block probes: \"all_devices\" met more devices than "
+				    "\"max_devices\" (%zu) holds: the I/O of the devices beyond it is "
+				    "not counted; raise \"max_devices\" to watch them",
+				    p->max_slots - p->n_fixed_devs);
+		}
+	}
 	for (size_t s = 0; s < p->n_devs; s++) {
 		struct probe_device *d = &p->devs[s];
 		if (!d->used)

@@ -95,6 +95,7 @@ struct probes {
 	struct probe_workload *workloads;
 	size_t n_workloads;
 	char unwatched[PROBE_REASON_MAX]; /* targets without a block device */
+	bool exhausted_logged;      /* all_devices met more devices than max_devices */
 
 	pthread_mutex_t *eps_lock;  /* eps, n_eps: probes_watch_endpoint may come from any thread */
 	struct probe_endpoint *eps; /* [max_eps] */

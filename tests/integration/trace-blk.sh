@@ -163,6 +163,12 @@ for dev in "$L" "$O"; do
 	note "all_devices: $dev read $n"
 done
 
+# More devices than max_devices: what is beyond it is not counted, and
+# the log says so.
+run_phase few '{"blk": true, "all_devices": true, "max_devices": 1}'
+grep -q 'met more devices than "max_devices" (1) holds' "$SOAKD_LOG" ||
+	fail "no word of the devices beyond max_devices: $(grep -i 'block probes' "$SOAKD_LOG")"
+
 run_phase map '{"blk": true, "blk_timestamps": "map"}'
 python3 - "$WORK/map.dump.json" "$L" <<'EOF' || fail "per-request map: $(cat "$WORK/map.dump.json")"
 import json, sys
