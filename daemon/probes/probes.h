@@ -66,7 +66,8 @@ void probes_workload_active(struct probes *p, size_t workload, bool active);
 /*
  * TCP: watch connections to this remote address and port, attributing them
  * to workload `owner` (SIZE_MAX: none).  Safe from any thread; watching an
- * endpoint twice is harmless.  Returns 0, -ENOSPC when max_endpoints are
+ * endpoint twice adds the second owner: a shared endpoint's connections
+ * are each of its workloads', as a shared device's I/O is.  Returns 0, -ENOSPC when max_endpoints are
  * watched, -EAFNOSUPPORT for other than AF_INET/AF_INET6.
  */
 int probes_watch_endpoint(struct probes *p, const struct sockaddr *sa, socklen_t len,

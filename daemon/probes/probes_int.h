@@ -65,7 +65,7 @@ struct probe_device {
 struct probe_endpoint {
 	struct soak_tcp_key key;
 	char label[PROBE_NAME_MAX]; /* "127.0.0.1:9000", "[::1]:80" */
-	size_t owner;               /* workload index or SIZE_MAX */
+	uint64_t owners;            /* bit i: workload i's (a shared endpoint is each one's) */
 	void *last;
 	struct kstats_tcp *total, *interval;
 	bool has_interval;

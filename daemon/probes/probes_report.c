@@ -132,7 +132,7 @@ static struct kstats_tcp *workload_tcp(const struct probes *p, size_t workload)
 	kstats_tcp_init(merged);
 	pthread_mutex_lock(p->eps_lock);
 	for (size_t i = 0; i < p->n_eps; i++)
-		if (p->eps[i].owner == workload && p->eps[i].has_interval) {
+		if (workload < 64 && (p->eps[i].owners >> workload & 1) && p->eps[i].has_interval) {
 			kstats_tcp_merge(merged, p->eps[i].interval);
 			any = true;
 		}
@@ -334,9 +334,15 @@ static json_t *tcp_json(const struct probes *p, bool interval)
 				j = kstats_tcp_json(empty);
 				free(empty);
 			}
-			if (e->owner < p->n_workloads)
-				json_object_set_new(j, "workload",
-						    json_string(p->cfg->workloads[e->owner].name));
+			/* "workload": the first of them, "workloads": all. */
+			json_t *names = json_array();
+			for (size_t w = 0; w < p->n_workloads && w < 64; w++)
+				if (e->owners >> w & 1)
+					json_array_append_new(names,
+							      json_string(p->cfg->workloads[w].name));
+			if (json_array_size(names))
+				json_object_set(j, "workload", json_array_get(names, 0));
+			json_object_set_new(j, "workloads", names);
 		}
 		json_object_set_new(tcp, e->label, j);
 	}
@@ -383,7 +389,10 @@ static void journal_blk(const struct probes *p, const struct probe_device *d, in
 
 static void journal_tcp(const struct probes *p, const struct probe_endpoint *e)
 {
-	const char *owner = e->owner < p->n_workloads ? p->cfg->workloads[e->owner].name : "";
+	const char *owner = "";
+	for (size_t w = 0; w < p->n_workloads && w < 64 && !owner[0]; w++)
+		if (e->owners >> w & 1)
+			owner = p->cfg->workloads[w].name;
 	struct kstats_tcp_summary sum;
 
 	kstats_tcp_summary(e->interval, &sum);

@@ -275,10 +275,13 @@ int probes_watch_endpoint(struct probes *p, const struct sockaddr *sa, socklen_t
 	if (!p)
 		return 0;
 
+	uint64_t bit = owner < 64 ? UINT64_C(1) << owner : 0;
 	pthread_mutex_lock(p->eps_lock);
 	for (size_t i = 0; i < p->n_eps; i++)
-		if (memcmp(&p->eps[i].key, &key, sizeof(key)) == 0)
+		if (memcmp(&p->eps[i].key, &key, sizeof(key)) == 0) {
+			p->eps[i].owners |= bit;
 			goto out;
+		}
 	if (p->n_eps == p->max_eps) {
 		r = -ENOSPC;
 		goto out;
@@ -286,7 +289,7 @@ int probes_watch_endpoint(struct probes *p, const struct sockaddr *sa, socklen_t
 	struct probe_endpoint *e = &p->eps[p->n_eps];
 	memset(e, 0, sizeof(*e));
 	e->key = key;
-	e->owner = owner;
+	e->owners = bit;
 	label_endpoint(e);
 	r = probe_endpoint_map(p, e);
 	if (r == 0)

@@ -61,6 +61,11 @@ cat >"$WORK/tcp.json" <<EOF
     "endpoints": ["http://127.0.0.1:$NGINX_PORT/soak", "http://127.0.0.1:$NGINX2_PORT/soak"],
     "concurrency": 4, "objects": 32,
     "size": "4KiB", "mix": {"put": 50, "get": 50}, "rate": 400,
+    "schedule": [{"scale": 1, "for": "3s"}]},
+   {"name": "web2", "type": "object", "protocol": "http",
+    "endpoint": "http://127.0.0.1:$NGINX2_PORT/soak2",
+    "concurrency": 1, "objects": 8,
+    "size": "4KiB", "mix": {"put": 50, "get": 50}, "rate": 50,
     "schedule": [{"scale": 1, "for": "3s"}]}]}
 EOF
 start_soakd --config "$WORK/tcp.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
@@ -78,6 +83,7 @@ get 20 "http://127.0.0.1:$WATCHED/"
 get 20 "http://127.0.0.1:$OTHER/"
 [[ -n $V6 ]] && get 5 "http://[::1]:$V6/"
 wait_until 30 "the object workload to finish" workload_is web finished
+wait_until 30 "the second object workload to finish" workload_is web2 finished
 
 cat >"$WORK/check.py" <<'PY'
 import json, sys
@@ -110,11 +116,15 @@ def check(key, connects, workload=None):
 check(f"127.0.0.1:{watched}", 20)
 if v6:
     check(f"[::1]:{v6}", 5)
-web = next(w for w in dump["workloads"] if w["name"] == "web")
-app_connects = sum(op.get("connections", 0) for op in web["ops"].values())
+# web2 shares the pool's second gateway: its connections are both
+# workloads' (as a device's I/O is each workload's on it), named first by web.
+app_connects = sum(op.get("connections", 0) for w in dump["workloads"]
+                   if w["name"] in ("web", "web2") for op in w["ops"].values())
 pool = [f"127.0.0.1:{nginx}", f"127.0.0.1:{nginx2}"]
 for key in pool:
     check(key, None, "web")
+if pool[1] in tcp and tcp[pool[1]].get("workloads") != ["web", "web2"]:
+    problems.append(f"{pool[1]} is shared by web and web2: {tcp[pool[1]].get('workloads')}")
 kernel_connects = sum(tcp[key]["connects"] for key in pool if key in tcp)
 if kernel_connects != app_connects:
     problems.append(f"the pool's endpoints: {kernel_connects} connects, libcurl made {app_connects}")
@@ -138,6 +148,17 @@ for ((i = 0; i < 50; i++)); do
 done
 tcp_checks_pass verbose || fail "$(cat "$WORK/check.out")"
 cat "$WORK/check.out"
+# The shared gateway's connections are in web2's interval records too.
+python3 - "$WORK/state/trace-tcp/intervals.log" <<'PY' || fail "web2's records lack kernel.tcp"
+import json, sys
+n = 0
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    r = json.loads(line.split(" ", 1)[1])
+    if r.get("type") == "interval" and r.get("workload") == "web2":
+        n += "tcp" in r.get("kernel", {})
+print(f"# {n} interval records of web2 carry kernel.tcp")
+assert n >= 2, n
+PY
 
 # tcp_connects KEY: from a fresh dump.
 tcp_connects() {
