@@ -383,17 +383,22 @@ int obj_ledger_fold(struct obj_ledger *l)
 	if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
 		goto fail;
 	bytes += n * sizeof(*buf);
-	if (fsync(fd) < 0 || renameat(l->dir_fd, l->tmp_name, l->dir_fd, l->map_name) < 0 ||
-	    fsync(l->dir_fd) < 0) {
+	if (fsync(fd) < 0 || renameat(l->dir_fd, l->tmp_name, l->dir_fd, l->map_name) < 0) {
 		r = -errno;
 		goto fail;
 	}
+	/* Renamed: the map in place is of the new generation, whatever the
+	 * directory's sync says, and the journal's records must be too (of
+	 * the old one, the next open would take them as folded already). */
+	int dir_r = fsync(l->dir_fd) < 0 ? -errno : 0;
 	close(fd);
 	fd = -1;
 	l->map_bytes = bytes;
 	/* The map holds every change, those held back too. */
 	l->n_held = 0;
 	r = reset_journal(l);
+	if (r == 0)
+		r = dir_r;
 	goto out;
 fail:
 	l->gen--;
