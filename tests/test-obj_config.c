@@ -234,6 +234,33 @@ static void test_s3_extras(void **state)
 		     "\"sse\": \"s3\"", "\"sse\" is for \"protocol\": \"s3\"");
 }
 
+/* A verified object holds its 16-byte header: a smaller fixed size is
+ * refused, a distribution's draws start at 16 bytes, and without "verify"
+ * any size goes. */
+static void test_verified_sizes(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors = NULL;
+
+	expect_error("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"size\": \"8\"", "verified objects are at least 16 bytes");
+	int r = load("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		     "\"size\": {\"dist\": \"uniform\", \"max\": \"1KiB\"}", &c, &errors);
+	if (r != 0)
+		fail_msg("%s", errors);
+	assert_int_equal(c->workloads[0].object->size.min, 16);
+	free(errors);
+	config_free(c);
+	r = load("\"protocol\": \"http\", \"endpoint\": \"http://h\", \"mix\": {\"get\": 1}, "
+		 "\"size\": \"8\", \"verify\": false", &c, &errors);
+	if (r != 0)
+		fail_msg("%s", errors);
+	assert_int_equal(c->workloads[0].object->size.max, 8);
+	free(errors);
+	config_free(c);
+}
+
 static void test_refusals(void **state)
 {
 	(void)state;
@@ -384,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_defaults_and_http),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_verified_sizes),
 		cmocka_unit_test(test_endpoints),
 		cmocka_unit_test(test_systemd_credential),
 	};

@@ -328,6 +328,20 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 	parse_mix(c, obj, o);
 	parse_size_spec(c, obj, o);
 	cfg_get_bool(c, obj, "verify", &o->verify);
+	/* A verified object's first 16 bytes name it and its version: a
+	 * smaller one could tell neither a stale read nor, under 9 bytes, an
+	 * old version from the new.  Drawn sizes start there. */
+	if (o->verify && o->size.max < OBJ_VERIFIED_MIN_SIZE) {
+		cfg_push_key(c, "size");
+		cfg_report(c, "verified objects are at least %u bytes (their first bytes name the "
+			      "object and its version); give a larger size, or \"verify\": false",
+			   OBJ_VERIFIED_MIN_SIZE);
+		cfg_pop(c);
+	} else if (o->verify && o->size.min < OBJ_VERIFIED_MIN_SIZE) {
+		o->size.min = OBJ_VERIFIED_MIN_SIZE;
+		if (o->size.mean && o->size.mean < o->size.min)
+			o->size.mean = o->size.min;
+	}
 	cfg_get_bool(c, obj, "cleanup", &o->cleanup);
 	parse_audit(c, obj, o);
 	parse_reads(c, obj, o);

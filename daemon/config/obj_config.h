@@ -16,6 +16,8 @@
 #define OBJ_MAX_OBJECTS 10000000u
 #define OBJ_MAX_PREFIXES 4096
 #define OBJ_MAX_PREFIX_LEN 512
+/* The smallest object "verify" takes: its 16-byte header (obj_payload.h). */
+#define OBJ_VERIFIED_MIN_SIZE 16u
 #define OBJ_MAX_URL_LEN 2048
 #define OBJ_MAX_BUCKETS 1000
 #define OBJ_MAX_PARTS 10000                      /* S3's limit per upload */
