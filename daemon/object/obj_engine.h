@@ -488,6 +488,9 @@ int obj_versioning_enable(const struct obj_client *cl, unsigned bucket, char *er
 /* Deletes every version and delete marker of the thread's names, in every
  * bucket: after the cleanup, nothing of the run is left. */
 void obj_versions_sweep(struct obj_stream *st);
+/* After the cleanup of a workload with multipart uploads: the thread's
+ * incomplete uploads (a crash's, a stop deadline's) aborted. */
+void obj_uploads_sweep(struct obj_stream *st);
 /* Starts an audit pass: how many objects and deleted names it reads
  * (also published as the stream's audit_total). */
 uint64_t obj_book_audit_begin(struct obj_stream *st);

@@ -604,6 +604,9 @@ end:
 	 * and delete marker of the thread's names goes too. */
 	if (cl->cfg->cleanup && cl->cfg->versioning && !suspended)
 		obj_versions_sweep(st);
+	if (cl->cfg->cleanup && cl->cfg->multipart_threshold && cl->cfg->protocol == OBJ_PROTO_S3 &&
+	    !suspended)
+		obj_uploads_sweep(st);
 out:
 	obj_book_flush(st, mono_ns(), true);
 	atomic_store(&ws->lag_ns, 0);

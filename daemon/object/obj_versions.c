@@ -2,7 +2,7 @@
 /*
  * Versioned buckets ("versioning": true): versioning switched on at setup,
  * and the sweep that leaves the bucket without any version of the run's
- * objects.  With versioning a DELETE only adds a delete marker and keeps
+ * objects; and the sweep of incomplete multipart uploads.  With versioning a DELETE only adds a delete marker and keeps
  * every version written before: the run's cleanup would leave them all.
  * Both are synchronous requests outside the measured load, like the
  * bucket's probe and the ledger's final sweep.
@@ -22,6 +22,7 @@
 /* A listing page larger than this is refused (1000 entries are ~400 KiB). */
 #define VERSIONS_BODY_MAX (UINT64_C(16) << 20)
 #define VERSION_ID_MAX 1024
+#define UPLOAD_ID_MAX 1024
 
 struct growing {
 	char *data;
@@ -345,4 +346,124 @@ void obj_versions_sweep(struct obj_stream *st)
 			 "markers of the run's objects%s", cl->wcfg->name, st->index, deleted, found,
 			 failed ? " (the others could not be deleted)" : "");
 	}
+}
+
+/* Aborts one incomplete multipart upload of key; 0 when it is gone. */
+static int abort_upload_id(const struct obj_client *cl, const char *key, const char *upload_id)
+{
+	char url[OBJ_MAX_URL_LEN], esc[UPLOAD_ID_MAX * 3 + 1], why[512];
+	long status = 0;
+	if (cl->proto->object_url(cl, key, url, sizeof(url)) < 0 ||
+	    obj_escape_query(upload_id, esc, sizeof(esc)) < 0 ||
+	    strlen(url) + strlen(esc) + 12 >= sizeof(url))
+		return -ENAMETOOLONG;
+	strcat(url, "?uploadId=");
+	strcat(url, esc);
+	int r = request(cl, NULL, "DELETE", url, NULL, NULL, &status, why, sizeof(why));
+	/* 404 NoSuchUpload: completed or aborted meanwhile, gone either way. */
+	return r < 0 ? r : status == 204 || status == 200 || status == 404 ? 0 : -EIO;
+}
+
+/*
+ * Incomplete multipart uploads of the thread's names: those a SIGKILL, a
+ * crash or a stop deadline left (an abandoned upload's parts stay on the
+ * server, billed, until aborted).  The whole bucket's uploads are listed
+ * (MinIO lists the uploads of an exact key or of all, not of a prefix)
+ * and the thread's own are aborted.
+ */
+void obj_uploads_sweep(struct obj_stream *st)
+{
+	struct obj_client *cl = st->cl;
+	struct growing body = { 0 };
+	uint64_t found = 0, aborted = 0, failed = 0;
+	const char *why = NULL;
+	unsigned b, pages = 0;
+	char err[1024];
+
+	for (b = 0; b < cl->cfg->buckets && !why; b++) {
+		char base[OBJ_MAX_URL_LEN], name[80];
+		char key_marker[OBJ_KEY_MAX * 3] = "", id_marker[UPLOAD_ID_MAX * 3] = "";
+		char key[OBJ_KEY_MAX] = "", id[UPLOAD_ID_MAX] = "";
+		obj_bucket_name(cl, b, name, sizeof(name));
+		if (obj_bucket_url(cl, b, base, sizeof(base)) < 0)
+			break;
+		for (pages = 0;; pages++) {
+			char url[OBJ_MAX_URL_LEN * 2];
+			long status = 0;
+			if (obj_sweep_cut_short(st, &why))
+				break;
+			if (pages == OBJ_LIST_MAX_PAGES) {
+				log_warning("%s: the listing of incomplete uploads in bucket %s goes on "
+					    "past %u pages: the sweep stops there", cl->wcfg->name, name,
+					    OBJ_LIST_MAX_PAGES);
+				break;
+			}
+			/* SigV4 wants the query sorted by name. */
+			if ((size_t)snprintf(url, sizeof(url), "%s/?%s%s%smax-uploads=%u%s%s&uploads=",
+					     base, key_marker[0] ? "key-marker=" : "", key_marker,
+					     key_marker[0] ? "&" : "", VERSIONS_PAGE,
+					     id_marker[0] ? "&upload-id-marker=" : "", id_marker) >=
+			    sizeof(url))
+				break;
+			int r = request(cl, st, "GET", url, NULL, &body, &status, err, sizeof(err));
+			if (r == -ECANCELED && obj_sweep_cut_short(st, &why))
+				break;
+			if (r < 0 || status != 200) {
+				log_warning("%s: cannot list the incomplete multipart uploads in bucket "
+					    "%s: %s", cl->wcfg->name, name, err);
+				break;
+			}
+			const char *p = body.data, *end = body.data + body.len;
+			for (const char *s; (s = strstr(p, "<Upload>"));) {
+				const char *close = strstr(s, "</Upload>");
+				if (!close)
+					break;
+				char entry_key[OBJ_KEY_MAX], entry_id[UPLOAD_ID_MAX];
+				unsigned stream;
+				uint64_t obj_id;
+				p = close + 1;
+				if (!element(s, close, "Key", entry_key, sizeof(entry_key)) ||
+				    !element(s, close, "UploadId", entry_id, sizeof(entry_id)) ||
+				    obj_key_parse(cl, entry_key, &stream, &obj_id) < 0 ||
+				    stream != st->index)
+					continue;
+				if (obj_sweep_cut_short(st, &why))
+					break;
+				found++;
+				if (abort_upload_id(cl, entry_key, entry_id) == 0)
+					aborted++;
+				else
+					failed++;
+			}
+			if (why || !strstr(body.data, "<IsTruncated>true</IsTruncated>"))
+				break;
+			char next_key[OBJ_KEY_MAX] = "", next_id[UPLOAD_ID_MAX] = "";
+			element(body.data, end, "NextKeyMarker", next_key, sizeof(next_key));
+			element(body.data, end, "NextUploadIdMarker", next_id, sizeof(next_id));
+			int order = strcmp(next_key, key);
+			if (!next_key[0] || order < 0 || (order == 0 && strcmp(next_id, id) == 0)) {
+				char k[LOG_REMOTE_MAX + 1];
+				log_warning("%s: %s answers the listing of incomplete uploads with a "
+					    "marker that does not move on (NextKeyMarker \"%s\"): the "
+					    "sweep of bucket %s stops", cl->wcfg->name, cl->cfg->endpoint,
+					    clean(next_key, k, sizeof(k)), name);
+				break;
+			}
+			if (obj_escape_query(next_key, key_marker, sizeof(key_marker)) < 0 ||
+			    obj_escape_query(next_id, id_marker, sizeof(id_marker)) < 0)
+				break;
+			snprintf(key, sizeof(key), "%s", next_key);
+			snprintf(id, sizeof(id), "%s", next_id);
+		}
+	}
+	free(body.data);
+	if (why)
+		log_warning("%s: %s: thread %u's sweep of incomplete multipart uploads stops before "
+			    "its end (%" PRIu64 " aborted; the rest stay on the server)",
+			    cl->wcfg->name, why, st->index, aborted);
+	else if (found)
+		log_warning("%s: thread %u found %" PRIu64 " incomplete multipart uploads of the "
+			    "run's names (left by a crash or a stop) and aborted %" PRIu64 "%s",
+			    cl->wcfg->name, st->index, found, aborted,
+			    failed ? " (the others could not be)" : "");
 }
