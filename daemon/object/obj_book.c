@@ -68,6 +68,11 @@ static void restore_pool(struct obj_stream *st)
 {
 	for (uint32_t s = 0; s < st->pool.cap; s++) {
 		const struct obj_ledger_entry *e = obj_ledger_get(st->ledger, s);
+		/* What was in flight when soakd stopped may land yet. */
+		if (e->pending == OBJ_PENDING_PUT)
+			obj_late_put(&st->late, e->try_id, e->try_version, e->try_size, mono_ns());
+		else if (e->pending == OBJ_PENDING_DELETE)
+			obj_late_delete(&st->late, e->id, mono_ns());
 		if (e->pending == OBJ_PENDING_PUT) {
 			bool same = e->state == OBJ_LEDGER_PRESENT && e->id == e->try_id;
 			obj_pool_restore(&st->pool, s, OBJ_DOUBTFUL, e->try_id,
@@ -279,6 +284,24 @@ static void name_gone(struct obj_stream *st, const struct obj_xfer *x)
 	st->n_deleted++;
 }
 
+/* A read found what an unanswered write left (obj_late.h): uncertain, and
+ * from now on what the name is expected to hold. */
+static void late_read(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v)
+{
+	uint64_t id = st->pool.entries[x->slot].id;
+	int i = obj_xfer_late_index(x);
+	v->uncertain++;
+	/* A HEAD says the size only: the next GET says the version. */
+	if (x->kind == OBJ_KIND_STAT || i < 0)
+		return;
+	uint32_t version = x->late.version[i];
+	uint64_t size = x->late.size[i];
+	if (st->ledger)
+		ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, true, id, version, size,
+						    wall_ns()));
+	obj_pool_restore(&st->pool, x->slot, OBJ_PRESENT, id, version, size);
+}
+
 void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
 		  enum op_error_class c, bool gone, struct obj_verify *v)
 {
@@ -290,6 +313,9 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	case OBJ_KIND_PREFILL:
 		if (ok && st->cl->cfg->sse_s3)
 			check_sse(st, x);
+		if (outcome == OBJ_ERROR && outcome_unknown(x, c))
+			obj_late_put(&st->late, st->pool.entries[x->slot].id,
+				     (uint32_t)x->payload.version, x->size, mono_ns());
 		if (e)
 			end_write(st, x, ok, outcome == OBJ_ERROR && outcome_unknown(x, c), v);
 		else if (outcome == OBJ_ERROR && outcome_unknown(x, c) && v)
@@ -298,6 +324,10 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	case OBJ_KIND_DELETE:
 	case OBJ_KIND_CLEANUP:
 		name_gone(st, x);
+		if (outcome == OBJ_ERROR && !gone && outcome_unknown(x, c))
+			obj_late_delete(&st->late, st->pool.entries[x->slot].id, mono_ns());
+		else if (ok || gone)
+			obj_late_retire(&st->late, st->pool.entries[x->slot].id, mono_ns());
 		if (x->resent_gone && v)
 			v->uncertain++;
 		if (gone && x->kind == OBJ_KIND_DELETE && v) {
@@ -314,7 +344,9 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	case OBJ_KIND_AUDIT_HEAD:
 		if (outcome == OBJ_OK && v)
 			v->checked++;
-		if (outcome == OBJ_OK && !gone && v) {
+		if (outcome == OBJ_OK && !gone && v && obj_late_has_put(&x->late)) {
+			v->uncertain++;   /* an unanswered PUT landed after the DELETE */
+		} else if (outcome == OBJ_OK && !gone && v) {
 			v->resurrected++;
 			obj_log_verify(st->cl, x, "RESURRECTED", "an object whose DELETE was "
 				       "acknowledged is back");
@@ -332,6 +364,10 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	case OBJ_KIND_STAT:
 		if (!v)
 			return;
+		if (outcome == OBJ_LATE) {
+			late_read(st, x, v);
+			return;
+		}
 		if (outcome == OBJ_OK || outcome == OBJ_STALE || outcome == OBJ_CORRUPT)
 			v->checked++;
 		if (outcome == OBJ_STALE)
@@ -346,6 +382,10 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 			char want[OBJ_LEDGER_VID_MAX], got[OBJ_LEDGER_VID_MAX];
 			obj_ledger_version_id(st->ledger, x->slot, want, sizeof(want));
 			version_id_of(x->easy, got, sizeof(got));
+			if (want[0] && got[0] && strcmp(want, got) != 0 && obj_late_has_put(&x->late)) {
+				v->uncertain++;   /* maybe an unanswered PUT, landed */
+				return;
+			}
 			if (want[0] && got[0] && strcmp(want, got) != 0) {
 				v->stale++;
 				obj_log_verify(st->cl, x, "STALE", "its latest version is not the one "
@@ -357,7 +397,9 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		    e->state == OBJ_LEDGER_PRESENT && !e->pending && !e->unknown &&
 		    e->id == st->pool.entries[x->slot].id) {
 			uint64_t etag = etag_of(x->easy);
-			if (etag && etag != e->etag) {
+			if (etag && etag != e->etag && obj_late_has_put(&x->late))
+				v->uncertain++;   /* maybe an unanswered PUT, landed */
+			else if (etag && etag != e->etag) {
 				v->stale++;
 				obj_log_verify(st->cl, x, "STALE", "its ETag is not the one the "
 					       "acknowledged PUT was given");
@@ -367,9 +409,15 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 		 * (obj_pool_end_read), so no read asks for it again; reads
 		 * of it already in flight are not counted again. */
 		if (gone && st->pool.entries[x->slot].state == OBJ_PRESENT) {
-			v->lost++;
-			obj_log_verify(st->cl, x, "LOST", "the server answers 404 for an object "
-				       "whose PUT it acknowledged");
+			/* An unanswered DELETE may have landed since. */
+			if (x->late.del) {
+				v->uncertain++;
+			} else {
+				v->lost++;
+				obj_log_verify(st->cl, x, "LOST", "the server answers 404 for an "
+					       "object whose PUT it acknowledged");
+			}
+			obj_late_retire(&st->late, st->pool.entries[x->slot].id, mono_ns());
 			name_gone(st, x);
 			if (e)
 				ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, false, 0, 0, 0,
@@ -388,6 +436,11 @@ void obj_book_abandon(struct obj_stream *st, struct obj_xfer *x, struct obj_veri
 		return;
 	if (v)
 		v->uncertain++;
+	if (x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL)
+		obj_late_put(&st->late, st->pool.entries[x->slot].id, (uint32_t)x->payload.version,
+			     x->size, mono_ns());
+	else
+		obj_late_delete(&st->late, st->pool.entries[x->slot].id, mono_ns());
 	if (st->ledger)
 		ledger_failed(st, obj_ledger_uncertain(st->ledger, x->slot));
 }
@@ -462,8 +515,10 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 			if (obj_key_bucket(cl, key) != x->list_bucket)
 				continue;
 		}
-		if (!bsearch(&e->id, listed, x->list_n, sizeof(*listed), cmp_u64))
-			missing++;
+		if (!bsearch(&e->id, listed, x->list_n, sizeof(*listed), cmp_u64)) {
+			const struct obj_late_entry *late = obj_late_get(&st->late, e->id);
+			missing += !(late && late->del);   /* an unanswered DELETE may have landed */
+		}
 	}
 	/* Extra: listed, yet neither in the pool nor deleted meanwhile; the
 	 * oldest deletes are forgotten past the ring, then this is skipped. */
@@ -484,6 +539,10 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 			if (e && (e->state != OBJ_EMPTY || e->writing))
 				continue;
 			if (deleted_since(st, x->list_ids[k], x->list_seq))
+				continue;
+			/* An unanswered PUT of the name may have landed. */
+			const struct obj_late_entry *late = obj_late_get(&st->late, x->list_ids[k]);
+			if (late && obj_late_has_put(late))
 				continue;
 			extra++;
 			back += e != NULL; /* its slot's last DELETE was acknowledged */

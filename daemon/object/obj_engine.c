@@ -104,6 +104,7 @@ static void stream_release(struct obj_stream *st)
 	free(st->xfers);
 	free(st->free_list);
 	free(st->deleted_ids);
+	obj_late_free(&st->late);
 	free(st->deleted_seq);
 	free(st);
 }

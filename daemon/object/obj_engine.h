@@ -17,6 +17,7 @@
 
 #include "config/obj_config.h"
 #include "obj_creds.h"
+#include "obj_late.h"
 #include "obj_ledger.h"
 #include "obj_payload.h"
 #include "obj_pool.h"
@@ -177,6 +178,9 @@ struct obj_xfer {
 	bool verify;
 	bool mismatch;
 	bool expect_gone;           /* audit of a deleted name: 404 is the good answer */
+	/* A read of a name with unanswered writes (obj_late.h): what they
+	 * would leave, a read of which is uncertain, not wrong (id 0: none). */
+	struct obj_late_entry late;
 	uint64_t expect_version;    /* what the ledger says was acknowledged */
 	uint64_t mismatch_at;
 	uint8_t got[16];            /* received bytes at the mismatch */
@@ -254,6 +258,7 @@ struct obj_stream {
 	unsigned n_xfers, n_free;
 	struct obj_pool pool;
 	struct obj_ledger *ledger;  /* NULL: no run directory (no ledger kept) */
+	struct obj_late late;       /* names with writes that may still land */
 	bool resumed;               /* the pool came from the ledger */
 	/* "audit": "interval:..": a pass beside the mix, one read at a time. */
 	bool auditing;
@@ -403,11 +408,14 @@ enum obj_outcome {
 	OBJ_ERROR,      /* counted in errors, class in *ret_class */
 	OBJ_CORRUPT,    /* completed, wrong data */
 	OBJ_STALE,      /* completed, an older version of the object */
+	OBJ_LATE,       /* completed, what an unanswered write left (obj_late.h) */
 	OBJ_MORE,       /* a listing has another page: send x again */
 	OBJ_WAIT,       /* a multipart upload's parts run on handles of their own */
 };
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone);
+/* Which of x->late's unanswered PUTs a read (OBJ_LATE) found, or -1. */
+int obj_xfer_late_index(const struct obj_xfer *x);
 /* obj_op.c: */
 /* Sends x's handle again (a listing's next page, a multipart upload's
  * next step): 0, or -ENOMEM (logged) when libcurl will not take it. */

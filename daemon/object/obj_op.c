@@ -159,6 +159,10 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 			obj_pool_begin_delete(&st->pool, slot);
 		obj_key(cl, st->index, e, x->key, sizeof(x->key));
 		obj_payload_init(&x->payload, x->key, strlen(x->key), e->version);
+		const struct obj_late_entry *late = kind == OBJ_KIND_PUT || kind == OBJ_KIND_PREFILL ||
+							    kind == OBJ_KIND_DELETE
+							    ? NULL : obj_late_get(&st->late, e->id);
+		x->late = late ? *late : (struct obj_late_entry){ 0 };
 		x->size = e->size;
 		pick_range(st, x);
 		/* A versioned bucket: read the version whose PUT was acknowledged. */
@@ -336,8 +340,9 @@ void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outc
 	struct op_stats *os = &stream_current(&st->ws->stats)->ops[cl->op_index[x->kind]];
 	uint64_t bytes = 0;
 	bool back_off = obj_eps_done(st, x, true, outcome != OBJ_OK && outcome != OBJ_CORRUPT &&
-					      outcome != OBJ_STALE, c, now);
+					      outcome != OBJ_STALE && outcome != OBJ_LATE, c, now);
 	switch (outcome) {
+	case OBJ_LATE:
 	case OBJ_OK:
 		if (x->kind == OBJ_KIND_PUT || x->kind == OBJ_KIND_PREFILL || x->kind == OBJ_KIND_GET)
 			bytes = x->pos;

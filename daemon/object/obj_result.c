@@ -130,12 +130,50 @@ static bool is_stale(const struct obj_xfer *x)
 	return name_hash == x->payload.name_hash && version < x->payload.version;
 }
 
+/* The data is what a write of this object that had no answer would have
+ * left (obj_late.h): by its header, or, for a range without it, by the
+ * bytes where it differs from what was expected. */
+static int late_index(const struct obj_xfer *x)
+{
+	uint64_t name_hash, version;
+
+	if (!obj_late_has_put(&x->late))
+		return -1;
+	if (x->head_len == sizeof(x->head)) {
+		obj_payload_header(x->head, &name_hash, &version);
+		return name_hash == x->payload.name_hash && version != x->payload.version
+		       ? obj_late_find_version(&x->late, version) : -1;
+	}
+	for (int i = 0; i < OBJ_LATE_PUTS && x->late.version[i] && x->got_len; i++) {
+		struct obj_payload late;
+		uint8_t want[sizeof(x->got)];
+		obj_payload_init(&late, x->key, strlen(x->key), x->late.version[i]);
+		obj_payload_fill(&late, x->mismatch_at, want, x->got_len);
+		if (x->late.version[i] != x->payload.version && memcmp(want, x->got, x->got_len) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int obj_xfer_late_index(const struct obj_xfer *x)
+{
+	if (x->kind == OBJ_KIND_STAT) {
+		curl_off_t length = -1;
+		curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+		return length >= 0 && (uint64_t)length != x->size
+		       ? obj_late_find_size(&x->late, (uint64_t)length) : -1;
+	}
+	return late_index(x);
+}
+
 static enum obj_outcome check_get(const struct obj_client *cl, const struct obj_xfer *x)
 {
 	char what[512], want_hex[64], got_hex[64], head[160];
 
 	if (!x->verify)
 		return OBJ_OK;
+	if (x->mismatch && late_index(x) >= 0)
+		return OBJ_LATE;
 	if (x->mismatch && is_stale(x)) {
 		uint64_t name_hash, version;
 		obj_payload_header(x->head, &name_hash, &version);
@@ -333,6 +371,9 @@ static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_clie
 		case OBJ_KIND_AUDIT:
 			return check_get(cl, x);
 		case OBJ_KIND_STAT:
+			/* The size an unanswered PUT gave it (obj_late.h). */
+			if (x->verify && obj_xfer_late_index(x) >= 0)
+				return OBJ_LATE;
 			return check_stat(cl, x) ? OBJ_OK : OBJ_CORRUPT;
 		case OBJ_KIND_LIST:
 			return list_page(x, cl, ret_class);

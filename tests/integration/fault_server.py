@@ -22,7 +22,9 @@ connection that served a request before stores the object, then the
 server stops listening for 1.5 s and resets the connection unanswered:
 libcurl's resend on a new connection is refused, so the client sees
 "could not connect" for a PUT the server carried out; a line
-"put-refuse PATH" on stdout says when).
+"put-refuse PATH" on stdout says when) or "put-late:N:SECONDS" (every Nth
+PUT answered 504 at once, and carried out SECONDS later, as a gateway whose
+backend goes on after it gave up; "put-late PATH" on stdout when it lands).
 A GET of "/BUCKET/?list-type=2" answers a ListObjectsV2 page of the objects
 under /BUCKET/ (path-style), from the prefix and continuation token asked,
 max-keys at a time.  Prints its port on stdout.
@@ -38,6 +40,7 @@ from xml.sax.saxutils import escape
 
 objects = {}
 lock = threading.Lock()
+puts = 0                    # "put-late": PUTs seen
 mode_file = sys.argv[2]
 refused_until = 0.0         # "put-refuse": no listener before this (monotonic)
 listener_closed = threading.Event()
@@ -103,6 +106,23 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         if self.misbehave():
             return
+        m = mode()
+        if m.startswith("put-late:"):
+            global puts
+            every, delay = m.split(":")[1:3]
+            with lock:
+                puts += 1
+                late = puts % int(every) == 0
+            if late:
+                def land(path=self.path, body=body):
+                    with lock:
+                        objects[path] = body
+                    print(f"put-late {path}", flush=True)
+                threading.Timer(float(delay), land).start()
+                self.send_response(504)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
         if mode() != "forget":
             with lock:
                 objects[self.path] = body
