@@ -187,6 +187,8 @@ int BPF_PROG(soak_blk_complete, struct request *rq, blk_status_t error, unsigned
 		return 0;
 	if (!device_slot(request_dev(rq), &flags))
 		return 0;
+	if ((flags & SOAK_DEV_FLUSH_ONLY) && op != SOAK_BLK_FLUSH)
+		return 0;
 	key = (flags & SOAK_DEV_SLOT_MASK) * SOAK_BLK_OPS + op;
 	h = bpf_map_lookup_elem(&blk_hists, &key);
 	if (!h)
@@ -199,7 +201,7 @@ int BPF_PROG(soak_blk_complete, struct request *rq, blk_status_t error, unsigned
 		return 0;
 
 	issue_ns = rq->io_start_time_ns;
-	start_ns = rq->start_time_ns;
+	start_ns = flags & SOAK_DEV_NO_START ? 0 : rq->start_time_ns;
 	if (flags & SOAK_DEV_STASH) {
 		/* The stash wins: with "blk_timestamps": "map" it is what
 		 * is being measured, and otherwise the kernel's stamps are
@@ -241,12 +243,14 @@ int BPF_PROG(soak_blk_complete, struct request *rq, blk_status_t error, unsigned
 	return 0;
 }
 
-static __always_inline bool needs_stash(const struct request *rq)
+/* The device's `devices` value when its requests are timed by the
+ * stash, else 0. */
+static __always_inline __u32 stash_flags(const struct request *rq)
 {
 	__u32 dev = request_dev(rq);
 	__u32 *slot = bpf_map_lookup_elem(&devices, &dev);
 
-	return slot && (*slot & SOAK_DEV_STASH);
+	return slot && (*slot & SOAK_DEV_STASH) ? *slot : 0;
 }
 
 /* Fallback only: attached by soakd once a device's completions arrive
@@ -257,7 +261,7 @@ int BPF_PROG(soak_blk_issue, struct request *rq)
 	struct soak_blk_stash *stashed, fresh = {};
 	__u64 rq_key = (__u64)rq;
 
-	if (!needs_stash(rq))
+	if (!stash_flags(rq))
 		return 0;
 	stashed = bpf_map_lookup_elem(&stash, &rq_key);
 	if (stashed) {
@@ -270,15 +274,16 @@ int BPF_PROG(soak_blk_issue, struct request *rq)
 }
 
 /* Fallback only, for queues that do not stamp start_time_ns either
- * (iostats off and no scheduler); requests issued directly are never
- * inserted, and their queue time is not measured then. */
+ * (iostats off: a stamp there is an earlier use's); requests issued
+ * directly are never inserted, and their queue time is not measured then. */
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(soak_blk_insert, struct request *rq)
 {
 	struct soak_blk_stash fresh = {};
 	__u64 rq_key = (__u64)rq;
+	__u32 flags = stash_flags(rq);
 
-	if (rq->start_time_ns || !needs_stash(rq))
+	if (!flags || (rq->start_time_ns && !(flags & SOAK_DEV_NO_START)))
 		return 0;
 	fresh.insert_ns = bpf_ktime_get_ns();
 	bpf_map_update_elem(&stash, &rq_key, &fresh, BPF_ANY);

@@ -40,9 +40,15 @@ enum soak_blk_op {
 };
 
 /* Value of the devices map: the device's slot, and whether completions
- * need the fallback stash (set by soakd). */
+ * need the fallback stash (set by soakd); FLUSH_ONLY: a whole disk whose
+ * flushes go to a watched partition's slot (a flush request carries no
+ * partition), its other requests not counted. */
 #define SOAK_DEV_STASH 0x80000000u
-#define SOAK_DEV_SLOT_MASK 0x7fffffffu
+#define SOAK_DEV_FLUSH_ONLY 0x40000000u
+/* The queue keeps no I/O statistics (queue/iostats 0): the block layer
+ * leaves start_time_ns as an earlier use of the request set it. */
+#define SOAK_DEV_NO_START 0x20000000u
+#define SOAK_DEV_SLOT_MASK 0x1fffffffu
 
 /* A CPU's last answer from the devices map, valid while devices_gen is
  * unchanged. */

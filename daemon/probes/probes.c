@@ -83,7 +83,8 @@ static void open_blk(struct probes *p, const struct btf *vmlinux)
 	p->blk->rodata->all_devices = p->cfg->trace.all_devices;
 	p->blk->rodata->first_auto_slot = (__u32)p->n_fixed_devs;
 	p->blk->rodata->max_slots = (__u32)p->max_slots;
-	if ((r = bpf_map__set_max_entries(p->blk->maps.devices, (__u32)p->max_slots)) < 0 ||
+	/* Twice: a partition's whole disk is in it too, for its flushes. */
+	if ((r = bpf_map__set_max_entries(p->blk->maps.devices, (__u32)(2 * p->max_slots))) < 0 ||
 	    (r = bpf_map__set_max_entries(p->blk->maps.blk_hists,
 					  (__u32)(p->max_slots * SOAK_BLK_OPS))) < 0) {
 		load_failed(fs, r, NULL);
@@ -293,15 +294,31 @@ static int devices_write(struct probes *p, __u32 kdev, const __u32 *value, __u64
 
 /* The block layer turned out not to stamp a device's requests: time them
  * with the fallback map from now on. */
+/* A device's value in the devices map (soak_bpf.h). */
+static __u32 device_value(const struct probe_device *d)
+{
+	return d->slot | (d->stash ? SOAK_DEV_STASH : 0) | (d->no_start ? SOAK_DEV_NO_START : 0);
+}
+
+/* The map as d's flags now say, where d is in it. */
+static int devices_rewrite(struct probes *p, const struct probe_device *d)
+{
+	__u32 value = device_value(d), flushes = value | SOAK_DEV_FLUSH_ONLY;
+	int r = 0;
+
+	if (d->in_map && (r = devices_write(p, d->kdev, &value, BPF_EXIST)) == 0 && d->flush_kdev)
+		r = devices_write(p, d->flush_kdev, &flushes, BPF_ANY);
+	return r;
+}
+
 static void start_stash(struct probes *p, struct probe_device *d, __u32 slot)
 {
-	__u32 value = slot | SOAK_DEV_STASH;
 	char err[256];
-
 	int r;
 
+	(void)slot;
 	d->stash = true;
-	if (d->in_map && (r = devices_write(p, d->kdev, &value, BPF_EXIST)) < 0)
+	if ((r = devices_rewrite(p, d)) < 0)
 		log_warning("%s: cannot switch to per-request timing: %s", d->name, strerror(-r));
 	if (p->fam[PROBE_BLK].progs[1].missing)
 		return;
@@ -319,7 +336,7 @@ void probe_device_map(struct probes *p, struct probe_device *d, bool present)
 
 	if (!p->blk || p->fam[PROBE_BLK].state == PROBE_UNAVAILABLE || d->in_map == present)
 		return;
-	value = d->slot | (d->stash ? SOAK_DEV_STASH : 0);
+	value = device_value(d);
 	r = devices_write(p, d->kdev, present ? &value : NULL, BPF_ANY);
 	if (r < 0 && (present || r != -ENOENT)) {
 		log_warning("%s: cannot %s: %s", d->name, present ? "trace" : "stop tracing",
@@ -327,6 +344,13 @@ void probe_device_map(struct probes *p, struct probe_device *d, bool present)
 		return;
 	}
 	d->in_map = present;
+	if (d->flush_kdev) {
+		__u32 flushes = value | SOAK_DEV_FLUSH_ONLY;
+		r = devices_write(p, d->flush_kdev, present ? &flushes : NULL, BPF_ANY);
+		if (r < 0 && (present || r != -ENOENT))
+			log_warning("%s: cannot %s its disk's flushes: %s", d->name,
+				    present ? "trace" : "stop tracing", strerror(-r));
+	}
 }
 
 int probe_endpoint_map(struct probes *p, const struct probe_endpoint *e)
@@ -427,6 +451,15 @@ static void read_blk(struct probes *p)
 		struct probe_device *d = &p->devs[s];
 		if (!d->used)
 			continue;
+		/* A queue whose statistics were switched off or on. */
+		bool no_start = !probe_device_iostats(d);
+		if (no_start != d->no_start) {
+			d->no_start = no_start;
+			int r = devices_rewrite(p, d);
+			if (r < 0)
+				log_warning("%s: cannot follow its queue's iostats: %s", d->name,
+					    strerror(-r));
+		}
 		for (int op = 0; op < SOAK_BLK_OPS; op++) {
 			struct probe_blk_op *o = &d->ops[op];
 			__u32 key = (__u32)(s * SOAK_BLK_OPS + (size_t)op);

@@ -59,6 +59,11 @@ struct probe_device {
 	bool fixed;                 /* a target's, as opposed to all_devices' */
 	bool in_map;
 	bool stash;                 /* timed by the fallback map */
+	bool no_start;              /* its queue keeps no I/O statistics (SOAK_DEV_NO_START) */
+	/* A partition's whole disk, whose flushes are the partition's (0:
+	 * none: not a partition, the disk watched itself, or another
+	 * partition of it took its flushes first). */
+	__u32 flush_kdev;
 	struct probe_blk_op ops[SOAK_BLK_OPS];
 };
 
@@ -111,6 +116,8 @@ int probe_endpoint_map(struct probes *p, const struct probe_endpoint *e);
 /* probes_watch.c */
 void probe_device_init(struct probe_device *d, __u32 kdev, __u32 slot);
 int probe_blk_op_alloc(struct probe_blk_op *o);
+/* Whether the device's queue keeps I/O statistics (queue/iostats). */
+bool probe_device_iostats(const struct probe_device *d);
 int probe_endpoint_alloc(struct probe_endpoint *e);
 
 /* probes_report.c */

@@ -130,6 +130,7 @@ void probe_device_init(struct probe_device *d, __u32 kdev, __u32 slot)
 	d->used = true;
 	d->kdev = kdev;
 	d->slot = slot;
+	d->no_start = !probe_device_iostats(d);
 	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u", kdev >> KDEV_MINORBITS,
 		 kdev & ((1u << KDEV_MINORBITS) - 1));
 	n = readlink(path, link, sizeof(link) - 1);
@@ -142,6 +143,26 @@ void probe_device_init(struct probe_device *d, __u32 kdev, __u32 slot)
 		snprintf(d->name, sizeof(d->name), "%u:%u", kdev >> KDEV_MINORBITS,
 			 kdev & ((1u << KDEV_MINORBITS) - 1));
 	}
+}
+
+bool probe_device_iostats(const struct probe_device *d)
+{
+	char path[160], c = '1';
+	unsigned maj = d->kdev >> KDEV_MINORBITS, min = d->kdev & ((1u << KDEV_MINORBITS) - 1);
+
+	/* A partition's queue is its disk's. */
+	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u/queue/iostats", maj, min);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u/../queue/iostats", maj, min);
+		f = fopen(path, "re");
+	}
+	if (!f)
+		return true;   /* no queue of its own to say otherwise */
+	if (fread(&c, 1, 1, f) != 1)
+		c = '1';
+	fclose(f);
+	return c != '0';
 }
 
 int probe_blk_op_alloc(struct probe_blk_op *o)
@@ -462,6 +483,41 @@ void probes_workload_active(struct probes *p, size_t workload, bool active)
 	}
 }
 
+/* The whole disk of a partition (kdev), or 0 when kdev is none. */
+static __u32 disk_of(__u32 kdev)
+{
+	char path[160];
+	unsigned maj, min;
+	FILE *f;
+
+	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u/partition", kdev >> KDEV_MINORBITS,
+		 kdev & ((1u << KDEV_MINORBITS) - 1));
+	if (access(path, F_OK) < 0)
+		return 0;
+	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u/../dev", kdev >> KDEV_MINORBITS,
+		 kdev & ((1u << KDEV_MINORBITS) - 1));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int n = fscanf(f, "%u:%u", &maj, &min);
+	fclose(f);
+	return n == 2 ? kdev_of(makedev(maj, min)) : 0;
+}
+
+/* A watched partition takes its whole disk's flushes, unless the disk is
+ * watched itself or another partition of it took them first. */
+static void flush_aliases(struct probes *p, const struct kdev_list *fixed)
+{
+	for (size_t s = 0; s < fixed->n; s++) {
+		__u32 disk = disk_of(fixed->kdevs[s]);
+		bool taken = !disk;
+		for (size_t k = 0; k < fixed->n && !taken; k++)
+			taken = fixed->kdevs[k] == disk || (k < s && p->devs[k].flush_kdev == disk);
+		if (!taken)
+			p->devs[s].flush_kdev = disk;
+	}
+}
+
 int probes_new(const struct run_config *cfg, struct probes **ret)
 {
 	struct kdev_list fixed = { 0 };
@@ -498,6 +554,8 @@ int probes_new(const struct run_config *cfg, struct probes **ret)
 		p->devs[s].stash = cfg->trace.blk_stash_always;
 	}
 	p->n_devs = fixed.n;
+	if (!cfg->trace.all_devices)
+		flush_aliases(p, &fixed);
 	free(fixed.kdevs);
 	fixed.kdevs = NULL;
 

@@ -6,7 +6,10 @@
 # then leaves a request's partition unset, and the probes took every
 # request of the partition for its whole disk's, which nobody watched:
 # the kernel's figures for the target were empty while tracing said "on".
-# They now take the device from the request's first bio.
+# They now take the device from the request's first bio; and a
+# partition's fsyncs, whose flush requests carry no partition at all, are
+# counted as the partition's flushes.  Whatever start stamp such a queue
+# leaves on a request is an earlier use's: no queue time is taken from it.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/trace-lib.sh"
 
@@ -25,6 +28,7 @@ PART=${DISK}p2
 part_there() { [[ -b $PART ]]; }
 wait_until 10 "$PART to appear" part_there
 STATS=/sys/block/$(basename "$DISK")/queue/iostats
+on_exit "echo 1 >'$STATS'"   # the loop device outlives the test
 echo 0 >"$STATS" || fail "cannot turn I/O statistics off in $STATS"
 note "$PART on $DISK, $STATS $(cat "$STATS")"
 
@@ -39,6 +43,13 @@ JSON
 start_soakd --config "$WORK/part.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 15 "the control socket" ctl_answers
 require_probes blk
+# Five fsyncs of the partition: its flushes go to the whole disk (a flush
+# request carries no partition), and are the partition's.
+python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for i in range(5):
+    os.fsync(fd)
+os.close(fd)' "$PART" || fail "cannot fsync $PART"
 wait_until 20 "the load to finish" workload_is load finished
 dump_json "$WORK/dump.json"
 stop_soakd 20
@@ -54,5 +65,12 @@ for op in ("read", "write"):
     print(f"# {part} {op}: kernel {k}, soakd {a}")
     assert a > 500, f"too few {op}s"
     assert a * 0.99 <= k <= a, f"{op}: kernel counted {k} requests of {a}"
+    # Without statistics the queue leaves an earlier use's start stamp:
+    # no queue time, rather than one of minutes.
+    q = ops[op]["queue_us"]["max"]
+    assert q < 1e6, f"{op}: queue time up to {q} us"
+flushes = ops.get("flush", {}).get("count", 0)
+print(f"# {part} flush: kernel {flushes} for 5 fsyncs")
+assert flushes >= 5, f"{flushes} flushes for 5 fsyncs"
 PY
 note "ok"
