@@ -326,7 +326,7 @@ static void add_host_values(struct runmodel *m, const char *prefix, json_t *obj,
  * own totals and the text reports do: what is judged is the new
  * definition's.  Its series stay, the run's history over time; an op the
  * new definition lacks is left unused (no row, no panels). */
-static void reset_workload(struct rm_workload *w)
+static void reset_workload(struct runmodel *m, struct rm_workload *w)
 {
 	for (size_t j = 0; j < w->n_ops; j++) {
 		struct rm_op *o = &w->ops[j];
@@ -338,8 +338,10 @@ static void reset_workload(struct rm_workload *w)
 			free(o->slices[k].bytes);
 		free(o->slices);
 		o->slices = NULL;
+		m->slice_entries -= o->n_slices;
 		o->n_slices = 0;
 		o->has_open = false;
+		memset(o->verify, 0, sizeof(o->verify));
 		o->n_verify = 0;
 	}
 	free(w->late);
@@ -360,7 +362,7 @@ static void reset_listed(struct runmodel *m, json_t *names)
 		runlog_clean_name(name, sizeof(name), json_string_value(v));
 		struct rm_workload *w = runmodel_workload(m, name);
 		if (w)
-			reset_workload(w);
+			reset_workload(m, w);
 	}
 }
 

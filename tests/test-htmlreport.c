@@ -274,13 +274,19 @@ static void test_reload_starts_over(void **state)
 	free(html);
 	add(m, "{\"type\":\"reload\",\"run_ns\":4000000000,\"replaced\":[\"w\"]}");
 	for (int t = 4; t < 6; t++) {
-		snprintf(buf, sizeof(buf), RELOAD_IV, t, t + 1, 0, b_fast, "");
+		snprintf(buf, sizeof(buf), RELOAD_IV, t, t + 1, 0, b_fast,
+			 ",\"verify\":{\"corrupt\":0,\"checked\":100}");
 		add(m, buf);
 	}
+	/* The old definition's slices no longer count against the budget. */
+	assert_int_equal(m->slice_entries,
+			 runmodel_op(runmodel_workload(m, "w"), "read")->n_slices);
 	const struct rm_op *o = runmodel_op(runmodel_workload(m, "w"), "read");
 	assert_int_equal(o->count, 200);
 	assert_int_equal(o->errors, 0);
-	assert_int_equal(o->n_verify, 0);
+	assert_int_equal(o->n_verify, 2);
+	for (size_t k = 0; k < o->n_verify; k++)
+		assert_int_equal(o->verify[k].value, strcmp(o->verify[k].name, "checked") ? 0 : 200);
 	assert_true(hist_percentile(o->lat, 100) < 100000);
 	assert_int_equal(o->s_p99->n, 5);
 	html = render(m, NULL, &verdict);
