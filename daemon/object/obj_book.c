@@ -256,6 +256,7 @@ static void settle(struct obj_stream *st, struct obj_xfer *x, const struct obj_l
 				       "overwrite had no clear answer)");
 		}
 		ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, false, 0, 0, 0, wall_ns()));
+		obj_late_retire(&st->late, st->pool.entries[x->slot].id, mono_ns());
 		obj_pool_restore(&st->pool, x->slot, OBJ_EMPTY, st->pool.entries[x->slot].id, 0, 0);
 		return;
 	}
@@ -282,24 +283,6 @@ static void name_gone(struct obj_stream *st, const struct obj_xfer *x)
 	st->deleted_ids[st->n_deleted % OBJ_DELETED_RING] = st->pool.entries[x->slot].id;
 	st->deleted_seq[st->n_deleted % OBJ_DELETED_RING] = st->pool.write_seq + 1;
 	st->n_deleted++;
-}
-
-/* A read found what an unanswered write left (obj_late.h): uncertain, and
- * from now on what the name is expected to hold. */
-static void late_read(struct obj_stream *st, struct obj_xfer *x, struct obj_verify *v)
-{
-	uint64_t id = st->pool.entries[x->slot].id;
-	int i = obj_xfer_late_index(x);
-	v->uncertain++;
-	/* A HEAD says the size only: the next GET says the version. */
-	if (x->kind == OBJ_KIND_STAT || i < 0)
-		return;
-	uint32_t version = x->late.version[i];
-	uint64_t size = x->late.size[i];
-	if (st->ledger)
-		ledger_failed(st, obj_ledger_settle(st->ledger, x->slot, true, id, version, size,
-						    wall_ns()));
-	obj_pool_restore(&st->pool, x->slot, OBJ_PRESENT, id, version, size);
 }
 
 void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outcome,
@@ -364,8 +347,11 @@ void obj_book_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome ou
 	case OBJ_KIND_STAT:
 		if (!v)
 			return;
+		/* What an unanswered write left (obj_late.h): not wrong, and not
+		 * settled either (its version is older than the pool's, whose
+		 * next PUT would reuse a number): the next write replaces it. */
 		if (outcome == OBJ_LATE) {
-			late_read(st, x, v);
+			v->uncertain++;
 			return;
 		}
 		if (outcome == OBJ_OK || outcome == OBJ_STALE || outcome == OBJ_CORRUPT)
@@ -516,7 +502,7 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 				continue;
 		}
 		if (!bsearch(&e->id, listed, x->list_n, sizeof(*listed), cmp_u64)) {
-			const struct obj_late_entry *late = obj_late_get(&st->late, e->id);
+			const struct obj_late_entry *late = obj_late_get(&st->late, e->id, mono_ns());
 			missing += !(late && late->del);   /* an unanswered DELETE may have landed */
 		}
 	}
@@ -541,7 +527,8 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 			if (deleted_since(st, x->list_ids[k], x->list_seq))
 				continue;
 			/* An unanswered PUT of the name may have landed. */
-			const struct obj_late_entry *late = obj_late_get(&st->late, x->list_ids[k]);
+			const struct obj_late_entry *late =
+				obj_late_get(&st->late, x->list_ids[k], mono_ns());
 			if (late && obj_late_has_put(late))
 				continue;
 			extra++;

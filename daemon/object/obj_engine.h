@@ -414,8 +414,6 @@ enum obj_outcome {
 };
 enum obj_outcome obj_xfer_finish(struct obj_xfer *x, const struct obj_client *cl, CURLcode result,
 				 enum op_error_class *ret_class, bool *ret_gone);
-/* Which of x->late's unanswered PUTs a read (OBJ_LATE) found, or -1. */
-int obj_xfer_late_index(const struct obj_xfer *x);
 /* obj_op.c: */
 /* Sends x's handle again (a listing's next page, a multipart upload's
  * next step): 0, or -ENOMEM (logged) when libcurl will not take it. */

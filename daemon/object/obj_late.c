@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How long a retired name's unanswered write is still expected. */
-#define LATE_RETIRED_NS (UINT64_C(3600) * 1000000000)
-
 static size_t home(const struct obj_late *t, uint64_t id)
 {
 	return (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (t->cap - 1);
@@ -39,16 +36,20 @@ static void remove_at(struct obj_late *t, size_t i)
 	t->n--;
 }
 
-/* Retired names past their hour go; then the table doubles if it is
- * still over half full.  False when there is no memory (the write is
- * then judged as before: at worst a false alarm, never a miss). */
+static bool expired(const struct obj_late_entry *e, uint64_t now_ns)
+{
+	return now_ns > e->last_ns && now_ns - e->last_ns > OBJ_LATE_WINDOW_NS;
+}
+
+/* Entries past their window go; then the table doubles if it is still
+ * over half full.  False when there is no memory (the write is then
+ * judged as before: at worst a false alarm, never a miss). */
 static bool make_room(struct obj_late *t, uint64_t now_ns)
 {
 	if (t->cap && (t->n + 1) * 2 <= t->cap)
 		return true;
 	for (size_t i = 0; i < t->cap;)
-		if (t->e[i].id && t->e[i].retired_ns && now_ns > t->e[i].retired_ns &&
-		    now_ns - t->e[i].retired_ns > LATE_RETIRED_NS)
+		if (t->e[i].id && expired(&t->e[i], now_ns))
 			remove_at(t, i);   /* a later entry may move into i */
 		else
 			i++;
@@ -87,7 +88,10 @@ void obj_late_put(struct obj_late *t, uint64_t id, uint32_t version, uint64_t si
 		  uint64_t now_ns)
 {
 	struct obj_late_entry *e = id ? entry(t, id, now_ns) : NULL;
-	if (!e || !version || obj_late_find_version(e, version) >= 0)
+	if (!e || !version)
+		return;
+	e->last_ns = now_ns;
+	if (obj_late_find_version(e, version) >= 0)
 		return;
 	/* The oldest (the last slot) makes room: newest first. */
 	memmove(&e->version[1], &e->version[0], (OBJ_LATE_PUTS - 1) * sizeof(e->version[0]));
@@ -115,16 +119,19 @@ int obj_late_find_size(const struct obj_late_entry *e, uint64_t size)
 void obj_late_delete(struct obj_late *t, uint64_t id, uint64_t now_ns)
 {
 	struct obj_late_entry *e = id ? entry(t, id, now_ns) : NULL;
-	if (e)
+	if (e) {
 		e->del = true;
+		e->last_ns = now_ns;
+	}
 }
 
-const struct obj_late_entry *obj_late_get(const struct obj_late *t, uint64_t id)
+const struct obj_late_entry *obj_late_get(const struct obj_late *t, uint64_t id,
+					  uint64_t now_ns)
 {
 	if (!t->n || !id)
 		return NULL;
 	size_t i = find(t, id);
-	return t->e[i].id ? &t->e[i] : NULL;
+	return t->e[i].id && !expired(&t->e[i], now_ns) ? &t->e[i] : NULL;
 }
 
 void obj_late_retire(struct obj_late *t, uint64_t id, uint64_t now_ns)
@@ -132,8 +139,8 @@ void obj_late_retire(struct obj_late *t, uint64_t id, uint64_t now_ns)
 	if (!t->n || !id)
 		return;
 	size_t i = find(t, id);
-	if (t->e[i].id && !t->e[i].retired_ns)
-		t->e[i].retired_ns = now_ns ? now_ns : 1;
+	if (t->e[i].id && !expired(&t->e[i], now_ns))
+		t->e[i].last_ns = now_ns;
 }
 
 void obj_late_free(struct obj_late *t)

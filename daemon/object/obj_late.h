@@ -11,9 +11,11 @@
  * the last OBJ_LATE_PUTS PUTs (version and size) and whether a DELETE had
  * no answer;
  * reads that find what they wrote are uncertain, never stale, lost or
- * resurrected, and listings skip the name.  An entry goes when its name is
- * gone for good: an hour after the name was retired (deleted with an
- * answer and its slot given a new name).
+ * resurrected, and listings skip the name.  An entry holds for
+ * OBJ_LATE_WINDOW_NS after the last such write of its name (or after the
+ * name was retired: deleted with an answer, its slot given a new name):
+ * no gateway or backend holds a request that long, and until then a
+ * lost or stale object of that name is not told from a late write.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,10 +23,11 @@
 
 /* Unanswered PUTs kept per name: the latest, when more were. */
 #define OBJ_LATE_PUTS 4
+#define OBJ_LATE_WINDOW_NS (UINT64_C(600) * 1000000000)
 
 struct obj_late_entry {
 	uint64_t id;                /* the name's number; 0: empty */
-	uint64_t retired_ns;        /* when its name was retired; 0: in use */
+	uint64_t last_ns;           /* the last unanswered write, or the retirement */
 	uint32_t version[OBJ_LATE_PUTS];  /* of the unanswered PUTs; 0: none */
 	uint64_t size[OBJ_LATE_PUTS];
 	bool del;                   /* a DELETE had no answer */
@@ -49,9 +52,10 @@ struct obj_late {
 void obj_late_put(struct obj_late *t, uint64_t id, uint32_t version, uint64_t size,
 		  uint64_t now_ns);
 void obj_late_delete(struct obj_late *t, uint64_t id, uint64_t now_ns);
-/* The name's entry, or NULL. */
-const struct obj_late_entry *obj_late_get(const struct obj_late *t, uint64_t id);
-/* The name was retired at now: its entry expires an hour later. */
+/* The name's entry while it holds, or NULL. */
+const struct obj_late_entry *obj_late_get(const struct obj_late *t, uint64_t id,
+					  uint64_t now_ns);
+/* The name was retired at now: a write of it may land for the window yet. */
 void obj_late_retire(struct obj_late *t, uint64_t id, uint64_t now_ns);
 void obj_late_free(struct obj_late *t);
 

@@ -161,7 +161,8 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 		obj_payload_init(&x->payload, x->key, strlen(x->key), e->version);
 		const struct obj_late_entry *late = kind == OBJ_KIND_PUT || kind == OBJ_KIND_PREFILL ||
 							    kind == OBJ_KIND_DELETE
-							    ? NULL : obj_late_get(&st->late, e->id);
+							    ? NULL
+							    : obj_late_get(&st->late, e->id, mono_ns());
 		x->late = late ? *late : (struct obj_late_entry){ 0 };
 		x->size = e->size;
 		pick_range(st, x);

@@ -155,7 +155,8 @@ static int late_index(const struct obj_xfer *x)
 	return -1;
 }
 
-int obj_xfer_late_index(const struct obj_xfer *x)
+/* Which of x->late's unanswered PUTs a read found, or -1. */
+static int late_found(const struct obj_xfer *x)
 {
 	if (x->kind == OBJ_KIND_STAT) {
 		curl_off_t length = -1;
@@ -372,7 +373,7 @@ static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_clie
 			return check_get(cl, x);
 		case OBJ_KIND_STAT:
 			/* The size an unanswered PUT gave it (obj_late.h). */
-			if (x->verify && obj_xfer_late_index(x) >= 0)
+			if (x->verify && late_found(x) >= 0)
 				return OBJ_LATE;
 			return check_stat(cl, x) ? OBJ_OK : OBJ_CORRUPT;
 		case OBJ_KIND_LIST:
