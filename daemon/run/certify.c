@@ -81,11 +81,26 @@ static uint64_t intervals_at(const struct certify *c, uint64_t sched_ns)
 	return (sched_ns + c->interval_ns / 2) / c->interval_ns;
 }
 
-bool certify_step_reached(const struct certify *c, uint64_t sched_ns)
+/* The intervals from the load's start to the current step's end. */
+static uint64_t step_end(const struct certify *c)
 {
 	if (c->confirming)
-		return intervals_at(c, sched_ns) >= c->cfg->confirm_ns / c->interval_ns;
-	return intervals_at(c, sched_ns) >= (c->step + 1) * (c->cfg->hold_ns / c->interval_ns);
+		return c->cfg->confirm_ns / c->interval_ns;
+	return (c->step + 1) * (c->cfg->hold_ns / c->interval_ns);
+}
+
+bool certify_step_reached(const struct certify *c, uint64_t sched_ns)
+{
+	return intervals_at(c, sched_ns) >= step_end(c);
+}
+
+/* The last step (or the confirmation) ends its load's schedule: the ops
+ * in flight then complete in the drain, which is its own.  Judged when
+ * the workload is over, or an interval after the step's end: an object
+ * workload goes on with its cleanup, which is not the step's. */
+static bool last_step(const struct certify *c)
+{
+	return c->confirming || c->step + 1 == c->cfg->n_steps;
 }
 
 size_t certify_step_of(const struct certify *c, uint64_t sched_ns)
@@ -137,14 +152,18 @@ void certify_interval_seen(void *userdata, size_t slot, bool generator_late,
 		struct certify_load *l = &c->loads[i];
 		if (l->slot != slot)
 			continue;
+		/* Past the drain's interval: the cleanup's, no step's. */
+		bool past = last_step(c) && intervals_at(c, sched_ns) > step_end(c) + 1;
 		if (c->confirming) {
-			certify_add_interval(&l->part[0], generator_late, ops, n_ops, l->prefill_op);
+			if (!past)
+				certify_add_interval(&l->part[0], generator_late, ops, n_ops,
+						     l->prefill_op);
 			l->sched_ns = sched_ns > l->sched_ns ? sched_ns : l->sched_ns;
 			return;
 		}
 		size_t step = certify_step_of(c, sched_ns);
-		if (step < c->step)
-			return;       /* a step judged already */
+		if (step < c->step || (past && step == c->step))
+			return;       /* a step judged already, or the cleanup after the last */
 		certify_add_interval(&l->part[step == c->step ? 0 : 1], generator_late, ops, n_ops,
 				     l->prefill_op);
 		if (sched_ns > l->sched_ns)
@@ -306,15 +325,15 @@ json_t *certify_judge(struct daemon *d, struct certify *c)
 
 bool certify_step_over(const struct daemon *d, const struct certify *c)
 {
-	/* The last step (and the confirmation) ends its load's schedule: the
-	 * ops still in flight complete in the drain's interval, its slowest,
-	 * which is judged with it; a middle step's go into the next step. */
-	bool last = c->confirming || c->step + 1 == c->cfg->n_steps;
+	/* A middle step's ops in flight at its end go into the next step. */
+	bool last = last_step(c);
 
 	for (size_t i = 0; i < c->n_loads; i++) {
 		const struct certify_load *l = &c->loads[i];
 		const struct workload *w = d->workloads[l->slot];
-		if (certify_step_reached(c, l->sched_ns) && !(last && workload_is_active(w)))
+		bool drained = !workload_is_active(w) ||
+			       intervals_at(c, l->sched_ns) >= step_end(c) + 1;
+		if (certify_step_reached(c, l->sched_ns) && (!last || drained))
 			continue;
 		if (workload_is_active(w) || d->pending_start_ns[l->slot] ||
 		    w->state == WORKLOAD_IDLE)
