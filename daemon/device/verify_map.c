@@ -142,9 +142,15 @@ static void spill_count(struct verify_map *m)
 	m->st->unc_dropped = m->lost + m->spill_n;
 }
 
+/* At most 2^20 slots (16 MiB, half of them full): past that, marks are
+ * lost, as with no memory, and stale reads are uncertain from then on. */
+#define SPILL_MAX_SLOTS (UINT64_C(1) << 20)
+
 static int spill_grow(struct verify_map *m)
 {
 	size_t cap = m->spill_cap ? 2 * m->spill_cap : 4096;
+	if (cap > SPILL_MAX_SLOTS)
+		return -ENOSPC;
 	struct verify_map_slot *old = m->spill, *slots = calloc(cap, sizeof(*slots));
 
 	if (!slots)

@@ -32,10 +32,11 @@
  * When the ring fills before a flush completes, the caller must flush
  * synchronously (verify_map_ring_full).  When the uncertain table is full
  * (more than 3/4 of VERIFY_MAP_UNCERTAIN blocks: far more than a ring),
- * further marks are kept exactly in memory, the spill, and move into the
- * table as it empties (verify_map_sync_async); the file counts the marks
- * only memory holds, so the next open knows it lost them
- * (verify_map_unc_lost) if this process ends first.
+ * further marks are kept exactly in memory, the spill (up to 512Ki
+ * blocks, 16 MiB; past that they are lost), and move into the table as it
+ * empties (verify_map_sync_async); the file counts the marks only memory
+ * holds, so the next open knows it lost them (verify_map_unc_lost) if
+ * this process ends first.
  */
 
 #define VERIFY_MAP_RING 65536u
