@@ -297,6 +297,19 @@ static void test_table_full(void **state)
 	for (uint64_t b = 0; b < limit + extra; b++)
 		assert_int_equal(verify_map_uncertain(&m, b), b < extra ? 0 : 1 + b % 50);
 	verify_map_close(&m);
+
+	/* Memory holds 2^19 marks at most: past them, marks are lost. */
+	const uint64_t spill = UINT64_C(1) << 19, over = 13;
+	unlinkat(dir_fd, "full3.state", 0);
+	unlinkat(dir_fd, "full3.map", 0);
+	open_map(&m, "full3", limit + spill + over, false);
+	for (uint64_t b = 0; b < limit + spill; b++)
+		assert_int_equal(verify_map_mark_uncertain(&m, b, 1), 0);
+	for (uint64_t b = limit + spill; b < limit + spill + over; b++)
+		assert_int_equal(verify_map_mark_uncertain(&m, b, 1), -ENOSPC);
+	assert_int_equal(verify_map_n_spilled(&m), spill);
+	assert_int_equal(verify_map_unc_lost(&m), over);
+	verify_map_close(&m);
 }
 
 int main(void)

@@ -142,8 +142,9 @@ static void spill_count(struct verify_map *m)
 	m->st->unc_dropped = m->lost + m->spill_n;
 }
 
-/* At most 2^20 slots (16 MiB, half of them full): past that, marks are
- * lost, as with no memory, and stale reads are uncertain from then on. */
+/* At most 2^20 slots, 16 MiB, for 2^19 marks (half of them): past that,
+ * marks are lost, as with no memory, and stale reads are uncertain from
+ * then on. */
 #define SPILL_MAX_SLOTS (UINT64_C(1) << 20)
 
 static int spill_grow(struct verify_map *m)
