@@ -534,6 +534,34 @@ static struct probe_endpoint *endpoint_of(struct probes *p, const struct soak_tc
 	return NULL;
 }
 
+/* A device all_devices found in from: at the next of to's own slots, as
+ * its program would have given it (NULL when to does not watch all, or is
+ * full). */
+static struct probe_device *adopt_device(struct probes *to, const struct probe_device *a)
+{
+	if (!to->blk || !to->cfg->trace.all_devices ||
+	    to->fam[PROBE_BLK].state == PROBE_UNAVAILABLE)
+		return NULL;
+	/* Taken as the program takes one (a slot lost to a race stays unused,
+	 * as one lost between two CPUs does). */
+	__u32 slot = (__u32)to->n_fixed_devs +
+		     __atomic_fetch_add(&to->blk->bss->next_slot, 1, __ATOMIC_SEQ_CST);
+	if (slot >= to->max_slots || to->devs[slot].used)
+		return NULL;
+	struct probe_device *b = &to->devs[slot];
+	probe_device_init(b, a->kdev, slot);
+	b->stash = a->stash;
+	__u32 value = device_value(b);
+	if (devices_write(to, b->kdev, &value, BPF_NOEXIST) < 0) {
+		b->used = false;   /* the program met it first: learned at the next tick */
+		return NULL;
+	}
+	b->in_map = true;
+	if (slot >= to->n_devs)
+		to->n_devs = slot + 1;
+	return b;
+}
+
 void probes_carry(struct probes *to, struct probes *from)
 {
 	if (!to || !from)
@@ -544,8 +572,11 @@ void probes_carry(struct probes *to, struct probes *from)
 		read_blk(from);
 	if (from->tcp && from->fam[PROBE_TCP].state != PROBE_UNAVAILABLE)
 		read_tcp(from);
+	to->exhausted_logged = from->exhausted_logged;
 	for (size_t s = 0; s < from->n_devs; s++) {
 		struct probe_device *a = &from->devs[s], *b = a->used ? device_of(to, a->kdev) : NULL;
+		if (a->used && !b && !a->fixed)
+			b = adopt_device(to, a);
 		for (int op = 0; b && op < SOAK_BLK_OPS; op++) {
 			struct probe_blk_op *x = &a->ops[op], *y = &b->ops[op];
 			if (!x->total || probe_blk_op_alloc(y) < 0)

@@ -19,7 +19,8 @@ need_loop_devices
 make_loop LOADED 128M
 make_loop IDLE 64M
 make_loop OTHER 64M
-note "loaded $LOADED, idle workload's $IDLE, no workload's $OTHER"
+make_loop EXTRA 64M
+note "loaded $LOADED, idle workload's $IDLE, no workload's $OTHER and $EXTRA"
 
 # write_config FILE TRACE: reads and writes on LOADED for 4 s; a workload
 # on IDLE that is never started.
@@ -71,6 +72,7 @@ run_phase() {
 	wait_until 10 "the load to start" workload_is load running
 	dd if="$IDLE" of=/dev/null bs=4k count=2000 iflag=direct status=none
 	dd if="$OTHER" of=/dev/null bs=4k count=2000 iflag=direct status=none
+	dd if="$EXTRA" of=/dev/null bs=4k count=200 iflag=direct status=none
 	flush_and_discard "$LOADED" || fail "cannot flush or discard $LOADED"
 	wait_until 30 "the load to finish" workload_is load finished
 	dump_json "$WORK/$name.dump.json"
@@ -163,8 +165,8 @@ for dev in "$L" "$O"; do
 	note "all_devices: $dev read $n"
 done
 
-# More devices than max_devices: what is beyond it is not counted, and
-# the log says so.
+# More devices than max_devices (OTHER and EXTRA for one slot): what is
+# beyond it is not counted, and the log says so.
 run_phase few '{"blk": true, "all_devices": true, "max_devices": 1}'
 grep -q 'met more devices than "max_devices" (1) holds' "$SOAKD_LOG" ||
 	fail "no word of the devices beyond max_devices: $(grep -i 'block probes' "$SOAKD_LOG")"
