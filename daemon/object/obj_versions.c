@@ -2,10 +2,11 @@
 /*
  * Versioned buckets ("versioning": true): versioning switched on at setup,
  * and the sweep that leaves the bucket without any version of the run's
- * objects; and the sweep of incomplete multipart uploads.  With versioning a DELETE only adds a delete marker and keeps
- * every version written before: the run's cleanup would leave them all.
- * Both are synchronous requests outside the measured load, like the
- * bucket's probe and the ledger's final sweep.
+ * objects (with versioning a DELETE only adds a delete marker and keeps
+ * every version written before: the run's cleanup would leave them all);
+ * and the sweep of incomplete multipart uploads.  All are synchronous
+ * requests outside the measured load, like the bucket's probe and the
+ * ledger's final sweep.
  */
 #include <errno.h>
 #include <inttypes.h>
