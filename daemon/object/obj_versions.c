@@ -23,7 +23,7 @@
 /* A listing page larger than this is refused (1000 entries are ~400 KiB). */
 #define VERSIONS_BODY_MAX (UINT64_C(16) << 20)
 #define VERSION_ID_MAX 1024
-#define UPLOAD_ID_MAX 1024
+#define UPLOAD_ID_MAX VERSION_ID_MAX
 
 struct growing {
 	char *data;
@@ -186,19 +186,24 @@ static const char *element(const char *p, const char *limit, const char *tag, ch
 	return e + strlen(close);
 }
 
-/* Deletes one version (or delete marker) of key; 0 when it is gone. */
-static int delete_version(const struct obj_client *cl, const char *key, const char *version_id)
+/* DELETE of key?param=value (a version or delete marker: versionId; an
+ * incomplete upload: uploadId); 0 when it is gone (a 404 too, where
+ * gone404: an upload completed or aborted meanwhile). */
+static int delete_query(const struct obj_client *cl, const char *key, const char *param,
+			const char *value, bool gone404)
 {
 	char url[OBJ_MAX_URL_LEN], esc[VERSION_ID_MAX * 3 + 1], why[512];
 	long status = 0;
 	if (cl->proto->object_url(cl, key, url, sizeof(url)) < 0 ||
-	    obj_escape_query(version_id, esc, sizeof(esc)) < 0 ||
-	    strlen(url) + strlen(esc) + 12 >= sizeof(url))
+	    obj_escape_query(value, esc, sizeof(esc)) < 0 ||
+	    strlen(url) + strlen(param) + strlen(esc) + 3 >= sizeof(url))
 		return -ENAMETOOLONG;
-	strcat(url, "?versionId=");
+	strcat(url, "?");
+	strcat(url, param);
+	strcat(url, "=");
 	strcat(url, esc);
 	int r = request(cl, NULL, "DELETE", url, NULL, NULL, &status, why, sizeof(why));
-	return r < 0 ? r : status == 204 || status == 200 ? 0 : -EIO;
+	return r < 0 ? r : status == 204 || status == 200 || (gone404 && status == 404) ? 0 : -EIO;
 }
 
 /* A value from a server, fit for a log line, in out (LOG_REMOTE_MAX + 1). */
@@ -310,7 +315,7 @@ void obj_versions_sweep(struct obj_stream *st)
 				if (obj_sweep_cut_short(st, &why))
 					break;
 				found++;
-				if (delete_version(cl, entry_key, entry_vid) == 0)
+				if (delete_query(cl, entry_key, "versionId", entry_vid, false) == 0)
 					deleted++;
 				else
 					failed++;
@@ -347,22 +352,6 @@ void obj_versions_sweep(struct obj_stream *st)
 			 "markers of the run's objects%s", cl->wcfg->name, st->index, deleted, found,
 			 failed ? " (the others could not be deleted)" : "");
 	}
-}
-
-/* Aborts one incomplete multipart upload of key; 0 when it is gone. */
-static int abort_upload_id(const struct obj_client *cl, const char *key, const char *upload_id)
-{
-	char url[OBJ_MAX_URL_LEN], esc[UPLOAD_ID_MAX * 3 + 1], why[512];
-	long status = 0;
-	if (cl->proto->object_url(cl, key, url, sizeof(url)) < 0 ||
-	    obj_escape_query(upload_id, esc, sizeof(esc)) < 0 ||
-	    strlen(url) + strlen(esc) + 12 >= sizeof(url))
-		return -ENAMETOOLONG;
-	strcat(url, "?uploadId=");
-	strcat(url, esc);
-	int r = request(cl, NULL, "DELETE", url, NULL, NULL, &status, why, sizeof(why));
-	/* 404 NoSuchUpload: completed or aborted meanwhile, gone either way. */
-	return r < 0 ? r : status == 204 || status == 200 || status == 404 ? 0 : -EIO;
 }
 
 /*
@@ -431,7 +420,7 @@ void obj_uploads_sweep(struct obj_stream *st)
 				if (obj_sweep_cut_short(st, &why))
 					break;
 				found++;
-				if (abort_upload_id(cl, entry_key, entry_id) == 0)
+				if (delete_query(cl, entry_key, "uploadId", entry_id, true) == 0)
 					aborted++;
 				else
 					failed++;
