@@ -23,7 +23,6 @@
 /* A listing page larger than this is refused (1000 entries are ~400 KiB). */
 #define VERSIONS_BODY_MAX (UINT64_C(16) << 20)
 #define VERSION_ID_MAX 1024
-#define UPLOAD_ID_MAX VERSION_ID_MAX
 
 struct growing {
 	char *data;
@@ -212,145 +211,194 @@ static const char *clean(const char *value, char *out, size_t outlen)
 	return log_clean(value, strlen(value), LOG_REMOTE_MAX, out, outlen);
 }
 
+/* A paged listing of a bucket, of versions or of incomplete uploads, each
+ * entry of the thread's names deleted. */
+struct listing {
+	const char *what;               /* "version", "upload": in log lines */
+	const char *max_param;          /* entries per page: "max-keys", "max-uploads" */
+	bool prefixed;                  /* asked for the run's names only */
+	const char *id_marker;          /* "version-id-marker", "upload-id-marker" */
+	const char *kind;               /* the listing's own parameter, sorted last */
+	const char *next_id_tag;        /* "NextVersionIdMarker", "NextUploadIdMarker" */
+	const char *entry_tags[3];      /* the entries, NULL-ended */
+	const char *id_tag;             /* "VersionId", "UploadId" */
+	const char *id_param;           /* the DELETE's: "versionId", "uploadId" */
+	bool gone404;                   /* a 404 answering that DELETE is gone too */
+};
+
+struct sweep {
+	uint64_t found, deleted, failed;
+	const char *why;                /* a stop cut it short (obj_sweep.c) */
+	unsigned bucket, pages;         /* where it stopped */
+};
+
 /*
  * The next page's markers, from a truncated page: 0, or -EPROTO with err
  * set when the server gives none, or gives the markers this page was asked
  * with (or a key before them): asked again, it would answer the same page
- * for ever.  S3 lists keys in order, each key's versions newest first.
+ * for ever.  S3 lists keys in order.
  */
-static int next_markers(const struct obj_client *cl, const char *page, const char *end,
-			const char *key, const char *vid, char *next_key, size_t keylen,
-			char *next_vid, size_t vidlen, char *err, size_t errlen)
+static int next_markers(const struct obj_client *cl, const struct listing *ls, const char *page,
+			const char *end, const char *key, const char *id, char *next_key,
+			size_t keylen, char *next_id, size_t idlen, char *err, size_t errlen)
 {
 	char k[LOG_REMOTE_MAX + 1], v[LOG_REMOTE_MAX + 1], was[LOG_REMOTE_MAX + 1];
-	next_key[0] = next_vid[0] = '\0';
+	next_key[0] = next_id[0] = '\0';
 	element(page, end, "NextKeyMarker", next_key, keylen);
-	element(page, end, "NextVersionIdMarker", next_vid, vidlen);
+	element(page, end, ls->next_id_tag, next_id, idlen);
 	if (!next_key[0]) {
-		snprintf(err, errlen, "%s says the version listing goes on (IsTruncated) but gives "
-			 "no NextKeyMarker", cl->cfg->endpoint);
+		snprintf(err, errlen, "%s says the %s listing goes on (IsTruncated) but gives no "
+			 "NextKeyMarker", cl->cfg->endpoint, ls->what);
 		return -EPROTO;
 	}
 	int order = strcmp(next_key, key);
-	if (order < 0 || (order == 0 && strcmp(next_vid, vid) == 0)) {
-		snprintf(err, errlen, "%s answers the version listing with a marker that does not "
-			 "move on (NextKeyMarker \"%s\", NextVersionIdMarker \"%s\" after "
-			 "key-marker \"%s\"): the same page would come back for ever",
-			 cl->cfg->endpoint, clean(next_key, k, sizeof(k)),
-			 clean(next_vid, v, sizeof(v)), clean(key, was, sizeof(was)));
+	if (order < 0 || (order == 0 && strcmp(next_id, id) == 0)) {
+		snprintf(err, errlen, "%s answers the %s listing with a marker that does not move "
+			 "on (NextKeyMarker \"%s\", %s \"%s\" after key-marker \"%s\"): the same "
+			 "page would come back for ever", cl->cfg->endpoint, ls->what,
+			 clean(next_key, k, sizeof(k)), ls->next_id_tag, clean(next_id, v, sizeof(v)),
+			 clean(key, was, sizeof(was)));
 		return -EPROTO;
 	}
 	return 0;
 }
 
-void obj_versions_sweep(struct obj_stream *st)
+/* The page's entries from p on: deletes those of the thread's names. */
+static void sweep_page(struct obj_stream *st, const struct listing *ls, const char *p,
+		       struct sweep *sw)
+{
+	for (;;) {
+		const char *s = NULL, *tag = NULL;
+		for (int t = 0; ls->entry_tags[t]; t++) {
+			char open[32];
+			snprintf(open, sizeof(open), "<%s>", ls->entry_tags[t]);
+			const char *at = strstr(p, open);
+			if (at && (!s || at < s)) {
+				s = at;
+				tag = ls->entry_tags[t];
+			}
+		}
+		if (!s)
+			return;
+		char close_tag[32];
+		snprintf(close_tag, sizeof(close_tag), "</%s>", tag);
+		const char *close = strstr(s, close_tag);
+		if (!close)
+			return;
+		char entry_key[OBJ_KEY_MAX], entry_id[VERSION_ID_MAX];
+		unsigned stream;
+		uint64_t id;
+		p = close + 1;
+		if (!element(s, close, "Key", entry_key, sizeof(entry_key)) ||
+		    !element(s, close, ls->id_tag, entry_id, sizeof(entry_id)))
+			continue;
+		/* Each thread sweeps its own names. */
+		if (obj_key_parse(st->cl, entry_key, &stream, &id) < 0 || stream != st->index)
+			continue;
+		if (obj_sweep_cut_short(st, &sw->why))
+			return;
+		sw->found++;
+		if (delete_query(st->cl, entry_key, ls->id_param, entry_id, ls->gone404) == 0)
+			sw->deleted++;
+		else
+			sw->failed++;
+	}
+}
+
+/* Every page of every bucket, as far as a stop or the server lets it. */
+static void sweep_listing(struct obj_stream *st, const struct listing *ls, struct sweep *sw)
 {
 	struct obj_client *cl = st->cl;
 	struct growing body = { 0 };
-	uint64_t found = 0, deleted = 0, failed = 0;
-	/* Set when a stop cuts the sweep short (obj_sweep.c). */
-	const char *why = NULL;
-	unsigned b, pages = 0;
 	char err[1024];
 
-	for (b = 0; b < cl->cfg->buckets && !why; b++) {
-		char base[OBJ_MAX_URL_LEN], name[80], esc_prefix[OBJ_KEY_MAX * 3];
-		char key_marker[OBJ_KEY_MAX * 3] = "", vid_marker[VERSION_ID_MAX * 3] = "";
+	for (sw->bucket = 0; sw->bucket < cl->cfg->buckets && !sw->why; sw->bucket++) {
+		char base[OBJ_MAX_URL_LEN], name[80], esc_prefix[OBJ_KEY_MAX * 3] = "";
+		char key_marker[OBJ_KEY_MAX * 3] = "", id_marker[VERSION_ID_MAX * 3] = "";
 		/* The markers as the server gave them (key_marker escaped). */
-		char key[OBJ_KEY_MAX] = "", vid[VERSION_ID_MAX] = "";
-		obj_bucket_name(cl, b, name, sizeof(name));
-		if (obj_bucket_url(cl, b, base, sizeof(base)) < 0 ||
-		    obj_escape_query(cl->name_root, esc_prefix, sizeof(esc_prefix)) < 0)
+		char key[OBJ_KEY_MAX] = "", id[VERSION_ID_MAX] = "";
+		obj_bucket_name(cl, sw->bucket, name, sizeof(name));
+		if (obj_bucket_url(cl, sw->bucket, base, sizeof(base)) < 0 ||
+		    (ls->prefixed &&
+		     obj_escape_query(cl->name_root, esc_prefix, sizeof(esc_prefix)) < 0))
 			break;
-		for (pages = 0;; pages++) {
+		for (sw->pages = 0;; sw->pages++) {
 			char url[OBJ_MAX_URL_LEN * 2];
 			long status = 0;
-			if (obj_sweep_cut_short(st, &why))
+			if (obj_sweep_cut_short(st, &sw->why))
 				break;
 			/* Bounded like a LIST op: a server that always has
 			 * another page never holds the thread. */
-			if (pages == OBJ_LIST_MAX_PAGES) {
-				log_warning("%s: the version listing of bucket %s at %s goes on past %u "
-					    "pages: the sweep stops there (versions of the run may be "
-					    "left)", cl->wcfg->name, name, cl->cfg->endpoint,
+			if (sw->pages == OBJ_LIST_MAX_PAGES) {
+				log_warning("%s: the %s listing of bucket %s at %s goes on past %u "
+					    "pages: the sweep stops there (some of the run's may be "
+					    "left)", cl->wcfg->name, ls->what, name, cl->cfg->endpoint,
 					    OBJ_LIST_MAX_PAGES);
 				break;
 			}
 			/* SigV4 wants the query sorted by name. */
-			if ((size_t)snprintf(url, sizeof(url), "%s/?%s%s%smax-keys=%u&prefix=%s%s%s%s"
-					     "versions=", base,
+			if ((size_t)snprintf(url, sizeof(url), "%s/?%s%s%s%s=%u%s%s%s%s%s%s&%s=", base,
 					     key_marker[0] ? "key-marker=" : "", key_marker,
-					     key_marker[0] ? "&" : "", VERSIONS_PAGE, esc_prefix,
-					     vid_marker[0] ? "&version-id-marker=" : "", vid_marker,
-					     "&") >= sizeof(url))
+					     key_marker[0] ? "&" : "", ls->max_param, VERSIONS_PAGE,
+					     ls->prefixed ? "&prefix=" : "", esc_prefix,
+					     id_marker[0] ? "&" : "", id_marker[0] ? ls->id_marker : "",
+					     id_marker[0] ? "=" : "", id_marker, ls->kind) >= sizeof(url))
 				break;
 			int r = request(cl, st, "GET", url, NULL, &body, &status, err, sizeof(err));
-			if (r == -ECANCELED && obj_sweep_cut_short(st, &why))
+			if (r == -ECANCELED && obj_sweep_cut_short(st, &sw->why))
 				break;
-			if (r < 0 || status != 200) {
-				log_warning("%s: cannot list the versions of the run's objects in bucket "
-					    "%s: %s", cl->wcfg->name, name, err);
+			if (r < 0 || status != 200 || !body.data) {
+				log_warning("%s: cannot list the %ss of the run's objects in bucket %s: %s",
+					    cl->wcfg->name, ls->what, name,
+					    r < 0 || status != 200 ? err : "an empty answer");
 				break;
 			}
-			const char *p = body.data, *end = body.data + body.len;
-			/* <Version> and <DeleteMarker> entries, in the listing's order. */
-			for (;;) {
-				const char *v = strstr(p, "<Version>"), *m = strstr(p, "<DeleteMarker>");
-				const char *s = v && (!m || v < m) ? v : m;
-				if (!s)
-					break;
-				const char *close = strstr(s, s == v ? "</Version>" : "</DeleteMarker>");
-				if (!close)
-					break;
-				char entry_key[OBJ_KEY_MAX], entry_vid[VERSION_ID_MAX];
-				unsigned stream;
-				uint64_t id;
-				p = close + 1;
-				if (!element(s, close, "Key", entry_key, sizeof(entry_key)) ||
-				    !element(s, close, "VersionId", entry_vid, sizeof(entry_vid)))
-					continue;
-				/* Each thread sweeps its own names. */
-				if (obj_key_parse(cl, entry_key, &stream, &id) < 0 || stream != st->index)
-					continue;
-				if (obj_sweep_cut_short(st, &why))
-					break;
-				found++;
-				if (delete_query(cl, entry_key, "versionId", entry_vid, false) == 0)
-					deleted++;
-				else
-					failed++;
-			}
-			if (why || !strstr(body.data, "<IsTruncated>true</IsTruncated>"))
+			sweep_page(st, ls, body.data, sw);
+			if (sw->why || !strstr(body.data, "<IsTruncated>true</IsTruncated>"))
 				break;
-			char next_key[OBJ_KEY_MAX], next_vid[VERSION_ID_MAX];
-			if (next_markers(cl, body.data, end, key, vid,
-					 next_key, sizeof(next_key), next_vid, sizeof(next_vid), err,
+			char next_key[OBJ_KEY_MAX], next_id[VERSION_ID_MAX];
+			if (next_markers(cl, ls, body.data, body.data + body.len, key, id, next_key,
+					 sizeof(next_key), next_id, sizeof(next_id), err,
 					 sizeof(err)) < 0) {
-				log_warning("%s: the sweep of bucket %s stops (versions of the run may "
-					    "be left): %s", cl->wcfg->name, name, err);
+				log_warning("%s: the sweep of bucket %s stops (some of the run's %ss may "
+					    "be left): %s", cl->wcfg->name, name, ls->what, err);
 				break;
 			}
 			if (obj_escape_query(next_key, key_marker, sizeof(key_marker)) < 0 ||
-			    obj_escape_query(next_vid, vid_marker, sizeof(vid_marker)) < 0)
+			    obj_escape_query(next_id, id_marker, sizeof(id_marker)) < 0)
 				break;
 			snprintf(key, sizeof(key), "%s", next_key);
-			snprintf(vid, sizeof(vid), "%s", next_vid);
+			snprintf(id, sizeof(id), "%s", next_id);
 		}
 	}
 	free(body.data);
-	if (why) {
-		/* b is past the bucket the stop came in. */
+}
+
+void obj_versions_sweep(struct obj_stream *st)
+{
+	static const struct listing versions = {
+		.what = "version", .max_param = "max-keys", .prefixed = true,
+		.id_marker = "version-id-marker", .kind = "versions",
+		.next_id_tag = "NextVersionIdMarker", .entry_tags = { "Version", "DeleteMarker" },
+		.id_tag = "VersionId", .id_param = "versionId",
+	};
+	struct obj_client *cl = st->cl;
+	struct sweep sw = { 0 };
+
+	sweep_listing(st, &versions, &sw);
+	if (sw.why) {
+		/* bucket is past the one the stop came in. */
 		char name[80];
-		obj_bucket_name(cl, b - 1, name, sizeof(name));
+		obj_bucket_name(cl, sw.bucket - 1, name, sizeof(name));
 		log_warning("%s: %s: thread %u's sweep of old versions and delete markers stops "
 			    "before its end: bucket %s after %u page(s) of its listing, %u bucket(s) "
 			    "after it not listed (%" PRIu64 " deleted, %" PRIu64 " could not be; the rest "
-			    "stay in the buckets)", cl->wcfg->name, why, st->index, name, pages,
-			    cl->cfg->buckets - b, deleted, failed);
-	} else if (found) {
+			    "stay in the buckets)", cl->wcfg->name, sw.why, st->index, name, sw.pages,
+			    cl->cfg->buckets - sw.bucket, sw.deleted, sw.failed);
+	} else if (sw.found) {
 		log_info("%s: thread %u deleted %" PRIu64 " of %" PRIu64 " versions and delete "
-			 "markers of the run's objects%s", cl->wcfg->name, st->index, deleted, found,
-			 failed ? " (the others could not be deleted)" : "");
+			 "markers of the run's objects%s", cl->wcfg->name, st->index, sw.deleted,
+			 sw.found, sw.failed ? " (the others could not be deleted)" : "");
 	}
 }
 
@@ -363,97 +411,23 @@ void obj_versions_sweep(struct obj_stream *st)
  */
 void obj_uploads_sweep(struct obj_stream *st)
 {
+	static const struct listing uploads = {
+		.what = "upload", .max_param = "max-uploads", .prefixed = false,
+		.id_marker = "upload-id-marker", .kind = "uploads",
+		.next_id_tag = "NextUploadIdMarker", .entry_tags = { "Upload" },
+		.id_tag = "UploadId", .id_param = "uploadId", .gone404 = true,
+	};
 	struct obj_client *cl = st->cl;
-	struct growing body = { 0 };
-	uint64_t found = 0, aborted = 0, failed = 0;
-	const char *why = NULL;
-	unsigned b, pages = 0;
-	char err[1024];
+	struct sweep sw = { 0 };
 
-	for (b = 0; b < cl->cfg->buckets && !why; b++) {
-		char base[OBJ_MAX_URL_LEN], name[80];
-		char key_marker[OBJ_KEY_MAX * 3] = "", id_marker[UPLOAD_ID_MAX * 3] = "";
-		char key[OBJ_KEY_MAX] = "", id[UPLOAD_ID_MAX] = "";
-		obj_bucket_name(cl, b, name, sizeof(name));
-		if (obj_bucket_url(cl, b, base, sizeof(base)) < 0)
-			break;
-		for (pages = 0;; pages++) {
-			char url[OBJ_MAX_URL_LEN * 2];
-			long status = 0;
-			if (obj_sweep_cut_short(st, &why))
-				break;
-			if (pages == OBJ_LIST_MAX_PAGES) {
-				log_warning("%s: the listing of incomplete uploads in bucket %s goes on "
-					    "past %u pages: the sweep stops there", cl->wcfg->name, name,
-					    OBJ_LIST_MAX_PAGES);
-				break;
-			}
-			/* SigV4 wants the query sorted by name. */
-			if ((size_t)snprintf(url, sizeof(url), "%s/?%s%s%smax-uploads=%u%s%s&uploads=",
-					     base, key_marker[0] ? "key-marker=" : "", key_marker,
-					     key_marker[0] ? "&" : "", VERSIONS_PAGE,
-					     id_marker[0] ? "&upload-id-marker=" : "", id_marker) >=
-			    sizeof(url))
-				break;
-			int r = request(cl, st, "GET", url, NULL, &body, &status, err, sizeof(err));
-			if (r == -ECANCELED && obj_sweep_cut_short(st, &why))
-				break;
-			if (r < 0 || status != 200) {
-				log_warning("%s: cannot list the incomplete multipart uploads in bucket "
-					    "%s: %s", cl->wcfg->name, name, err);
-				break;
-			}
-			const char *p = body.data, *end = body.data + body.len;
-			for (const char *s; (s = strstr(p, "<Upload>"));) {
-				const char *close = strstr(s, "</Upload>");
-				if (!close)
-					break;
-				char entry_key[OBJ_KEY_MAX], entry_id[UPLOAD_ID_MAX];
-				unsigned stream;
-				uint64_t obj_id;
-				p = close + 1;
-				if (!element(s, close, "Key", entry_key, sizeof(entry_key)) ||
-				    !element(s, close, "UploadId", entry_id, sizeof(entry_id)) ||
-				    obj_key_parse(cl, entry_key, &stream, &obj_id) < 0 ||
-				    stream != st->index)
-					continue;
-				if (obj_sweep_cut_short(st, &why))
-					break;
-				found++;
-				if (delete_query(cl, entry_key, "uploadId", entry_id, true) == 0)
-					aborted++;
-				else
-					failed++;
-			}
-			if (why || !strstr(body.data, "<IsTruncated>true</IsTruncated>"))
-				break;
-			char next_key[OBJ_KEY_MAX] = "", next_id[UPLOAD_ID_MAX] = "";
-			element(body.data, end, "NextKeyMarker", next_key, sizeof(next_key));
-			element(body.data, end, "NextUploadIdMarker", next_id, sizeof(next_id));
-			int order = strcmp(next_key, key);
-			if (!next_key[0] || order < 0 || (order == 0 && strcmp(next_id, id) == 0)) {
-				char k[LOG_REMOTE_MAX + 1];
-				log_warning("%s: %s answers the listing of incomplete uploads with a "
-					    "marker that does not move on (NextKeyMarker \"%s\"): the "
-					    "sweep of bucket %s stops", cl->wcfg->name, cl->cfg->endpoint,
-					    clean(next_key, k, sizeof(k)), name);
-				break;
-			}
-			if (obj_escape_query(next_key, key_marker, sizeof(key_marker)) < 0 ||
-			    obj_escape_query(next_id, id_marker, sizeof(id_marker)) < 0)
-				break;
-			snprintf(key, sizeof(key), "%s", next_key);
-			snprintf(id, sizeof(id), "%s", next_id);
-		}
-	}
-	free(body.data);
-	if (why)
+	sweep_listing(st, &uploads, &sw);
+	if (sw.why)
 		log_warning("%s: %s: thread %u's sweep of incomplete multipart uploads stops before "
 			    "its end (%" PRIu64 " aborted; the rest stay on the server)",
-			    cl->wcfg->name, why, st->index, aborted);
-	else if (found)
+			    cl->wcfg->name, sw.why, st->index, sw.deleted);
+	else if (sw.found)
 		log_warning("%s: thread %u found %" PRIu64 " incomplete multipart uploads of the "
 			    "run's names (left by a crash or a stop) and aborted %" PRIu64 "%s",
-			    cl->wcfg->name, st->index, found, aborted,
-			    failed ? " (the others could not be)" : "");
+			    cl->wcfg->name, st->index, sw.found, sw.deleted,
+			    sw.failed ? " (the others could not be)" : "");
 }
