@@ -280,7 +280,7 @@ int probes_toggle_all(struct probes *p, bool *ret_on)
 
 /* Sets (value) or removes (NULL) a device in the kernel's devices map, and
  * tells every CPU's cache of it (blk.bpf.c) to look again. */
-static int devices_write(struct probes *p, __u32 kdev, const __u32 *value, __u64 flags)
+int probe_devices_write(struct probes *p, __u32 kdev, const __u32 *value, __u64 flags)
 {
 	int fd = bpf_map__fd(p->blk->maps.devices);
 	int r = value ? bpf_map_update_elem(fd, &kdev, value, flags)
@@ -295,7 +295,7 @@ static int devices_write(struct probes *p, __u32 kdev, const __u32 *value, __u64
 /* The block layer turned out not to stamp a device's requests: time them
  * with the fallback map from now on. */
 /* A device's value in the devices map (soak_bpf.h). */
-static __u32 device_value(const struct probe_device *d)
+__u32 probe_device_value(const struct probe_device *d)
 {
 	return d->slot | (d->stash ? SOAK_DEV_STASH : 0) | (d->no_start ? SOAK_DEV_NO_START : 0);
 }
@@ -303,11 +303,11 @@ static __u32 device_value(const struct probe_device *d)
 /* The map as d's flags now say, where d is in it. */
 static int devices_rewrite(struct probes *p, const struct probe_device *d)
 {
-	__u32 value = device_value(d), flushes = value | SOAK_DEV_FLUSH_ONLY;
+	__u32 value = probe_device_value(d), flushes = value | SOAK_DEV_FLUSH_ONLY;
 	int r = 0;
 
-	if (d->in_map && (r = devices_write(p, d->kdev, &value, BPF_EXIST)) == 0 && d->flush_kdev)
-		r = devices_write(p, d->flush_kdev, &flushes, BPF_ANY);
+	if (d->in_map && (r = probe_devices_write(p, d->kdev, &value, BPF_EXIST)) == 0 && d->flush_kdev)
+		r = probe_devices_write(p, d->flush_kdev, &flushes, BPF_ANY);
 	return r;
 }
 
@@ -336,8 +336,8 @@ void probe_device_map(struct probes *p, struct probe_device *d, bool present)
 
 	if (!p->blk || p->fam[PROBE_BLK].state == PROBE_UNAVAILABLE || d->in_map == present)
 		return;
-	value = device_value(d);
-	r = devices_write(p, d->kdev, present ? &value : NULL, BPF_ANY);
+	value = probe_device_value(d);
+	r = probe_devices_write(p, d->kdev, present ? &value : NULL, BPF_ANY);
 	if (r < 0 && (present || r != -ENOENT)) {
 		log_warning("%s: cannot %s: %s", d->name, present ? "trace" : "stop tracing",
 			    strerror(-r));
@@ -346,7 +346,7 @@ void probe_device_map(struct probes *p, struct probe_device *d, bool present)
 	d->in_map = present;
 	if (d->flush_kdev) {
 		__u32 flushes = value | SOAK_DEV_FLUSH_ONLY;
-		r = devices_write(p, d->flush_kdev, present ? &flushes : NULL, BPF_ANY);
+		r = probe_devices_write(p, d->flush_kdev, present ? &flushes : NULL, BPF_ANY);
 		if (r < 0 && (present || r != -ENOENT))
 			log_warning("%s: cannot %s its disk's flushes: %s", d->name,
 				    present ? "trace" : "stop tracing", strerror(-r));
@@ -432,7 +432,7 @@ static void tcp_delta(const struct soak_tcp_hist *cur, struct soak_tcp_hist *las
 	memcpy(last, cur, (size_t)ncpus * stride);
 }
 
-static void read_blk(struct probes *p)
+void probe_read_blk(struct probes *p)
 {
 	size_t stride = (sizeof(struct soak_blk_hist) + 7) & ~(size_t)7;
 	int fd = bpf_map__fd(p->blk->maps.blk_hists);
@@ -488,7 +488,7 @@ static void read_blk(struct probes *p)
 	}
 }
 
-static void read_tcp(struct probes *p)
+void probe_read_tcp(struct probes *p)
 {
 	size_t stride = (sizeof(struct soak_tcp_hist) + 7) & ~(size_t)7;
 	int fd = bpf_map__fd(p->tcp->maps.tcp_hists);
@@ -518,101 +518,15 @@ static void read_tcp(struct probes *p)
 	pthread_mutex_unlock(p->eps_lock);
 }
 
-static struct probe_device *device_of(struct probes *p, __u32 kdev)
-{
-	for (size_t s = 0; s < p->n_devs; s++)
-		if (p->devs[s].used && p->devs[s].kdev == kdev)
-			return &p->devs[s];
-	return NULL;
-}
-
-static struct probe_endpoint *endpoint_of(struct probes *p, const struct soak_tcp_key *key)
-{
-	for (size_t i = 0; i < p->n_eps; i++)
-		if (memcmp(&p->eps[i].key, key, sizeof(*key)) == 0)
-			return &p->eps[i];
-	return NULL;
-}
-
-/* A device all_devices found in from: at the next of to's own slots, as
- * its program would have given it (NULL when to does not watch all, or is
- * full). */
-static struct probe_device *adopt_device(struct probes *to, const struct probe_device *a)
-{
-	if (!to->blk || !to->cfg->trace.all_devices ||
-	    to->fam[PROBE_BLK].state == PROBE_UNAVAILABLE)
-		return NULL;
-	/* Taken as the program takes one (a slot lost to a race stays unused,
-	 * as one lost between two CPUs does). */
-	__u32 slot = (__u32)to->n_fixed_devs +
-		     __atomic_fetch_add(&to->blk->bss->next_slot, 1, __ATOMIC_SEQ_CST);
-	if (slot >= to->max_slots || to->devs[slot].used)
-		return NULL;
-	struct probe_device *b = &to->devs[slot];
-	probe_device_init(b, a->kdev, slot);
-	b->stash = a->stash;
-	__u32 value = device_value(b);
-	if (devices_write(to, b->kdev, &value, BPF_NOEXIST) < 0) {
-		b->used = false;   /* the program met it first: learned at the next tick */
-		return NULL;
-	}
-	b->in_map = true;
-	if (slot >= to->n_devs)
-		to->n_devs = slot + 1;
-	return b;
-}
-
-void probes_carry(struct probes *to, struct probes *from)
-{
-	if (!to || !from)
-		return;
-	/* What the old programs counted since the last tick, into their
-	 * totals and intervals, as a tick would. */
-	if (from->blk && from->fam[PROBE_BLK].state != PROBE_UNAVAILABLE)
-		read_blk(from);
-	if (from->tcp && from->fam[PROBE_TCP].state != PROBE_UNAVAILABLE)
-		read_tcp(from);
-	to->exhausted_logged = from->exhausted_logged;
-	for (size_t s = 0; s < from->n_devs; s++) {
-		struct probe_device *a = &from->devs[s], *b = a->used ? device_of(to, a->kdev) : NULL;
-		if (a->used && !b && !a->fixed)
-			b = adopt_device(to, a);
-		for (int op = 0; b && op < SOAK_BLK_OPS; op++) {
-			struct probe_blk_op *x = &a->ops[op], *y = &b->ops[op];
-			if (!x->total || probe_blk_op_alloc(y) < 0)
-				continue;
-			kstats_blk_merge(y->total, x->total);
-			if (x->has_interval) {
-				kstats_blk_merge(y->interval, x->interval);
-				y->carried = true;
-			}
-		}
-	}
-	pthread_mutex_lock(from->eps_lock);
-	pthread_mutex_lock(to->eps_lock);
-	for (size_t i = 0; i < from->n_eps; i++) {
-		struct probe_endpoint *x = &from->eps[i], *y = endpoint_of(to, &x->key);
-		if (!y || !x->total || probe_endpoint_alloc(y) < 0)
-			continue;
-		kstats_tcp_merge(y->total, x->total);
-		if (x->has_interval) {
-			kstats_tcp_merge(y->interval, x->interval);
-			y->carried = true;
-		}
-	}
-	pthread_mutex_unlock(to->eps_lock);
-	pthread_mutex_unlock(from->eps_lock);
-}
-
 void probes_tick(struct probes *p, uint64_t now_ns)
 {
 	(void)now_ns;
 	if (!p)
 		return;
 	if (p->fam[PROBE_BLK].state != PROBE_UNAVAILABLE)
-		read_blk(p);
+		probe_read_blk(p);
 	if (p->fam[PROBE_TCP].state != PROBE_UNAVAILABLE)
-		read_tcp(p);
+		probe_read_tcp(p);
 	probes_journal(p);
 }
 

@@ -118,6 +118,13 @@ void probe_device_init(struct probe_device *d, __u32 kdev, __u32 slot);
 int probe_blk_op_alloc(struct probe_blk_op *o);
 /* Whether the device's queue keeps I/O statistics (queue/iostats). */
 bool probe_device_iostats(const struct probe_device *d);
+/* probes.c: a device's value in the kernel's devices map (soak_bpf.h);
+ * setting (value) or removing (NULL) a device there; reading the maps
+ * into totals and intervals, as a tick does. */
+__u32 probe_device_value(const struct probe_device *d);
+int probe_devices_write(struct probes *p, __u32 kdev, const __u32 *value, __u64 flags);
+void probe_read_blk(struct probes *p);
+void probe_read_tcp(struct probes *p);
 int probe_endpoint_alloc(struct probe_endpoint *e);
 
 /* probes_report.c */
