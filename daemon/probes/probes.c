@@ -432,6 +432,16 @@ static void tcp_delta(const struct soak_tcp_hist *cur, struct soak_tcp_hist *las
 	memcpy(last, cur, (size_t)ncpus * stride);
 }
 
+__u32 probe_take_auto_slot(struct probes *p)
+{
+	if (!p->blk)
+		return UINT32_MAX;
+	/* Taken as the program takes one (a slot lost to a race stays unused,
+	 * as one lost between two CPUs does). */
+	return (__u32)p->n_fixed_devs +
+	       __atomic_fetch_add(&p->blk->bss->next_slot, 1, __ATOMIC_SEQ_CST);
+}
+
 void probe_read_blk(struct probes *p)
 {
 	size_t stride = (sizeof(struct soak_blk_hist) + 7) & ~(size_t)7;

@@ -8,7 +8,6 @@
 
 #include <bpf/bpf.h>
 
-#include "blk.skel.h"
 #include "kstats.h"
 
 static struct probe_device *device_of(struct probes *p, __u32 kdev)
@@ -32,13 +31,9 @@ static struct probe_endpoint *endpoint_of(struct probes *p, const struct soak_tc
  * full). */
 static struct probe_device *adopt_device(struct probes *to, const struct probe_device *a)
 {
-	if (!to->blk || !to->cfg->trace.all_devices ||
-	    to->fam[PROBE_BLK].state == PROBE_UNAVAILABLE)
+	if (!to->cfg->trace.all_devices || to->fam[PROBE_BLK].state == PROBE_UNAVAILABLE)
 		return NULL;
-	/* Taken as the program takes one (a slot lost to a race stays unused,
-	 * as one lost between two CPUs does). */
-	__u32 slot = (__u32)to->n_fixed_devs +
-		     __atomic_fetch_add(&to->blk->bss->next_slot, 1, __ATOMIC_SEQ_CST);
+	__u32 slot = probe_take_auto_slot(to);
 	if (slot >= to->max_slots || to->devs[slot].used)
 		return NULL;
 	struct probe_device *b = &to->devs[slot];

@@ -124,6 +124,9 @@ bool probe_device_iostats(const struct probe_device *d);
 __u32 probe_device_value(const struct probe_device *d);
 int probe_devices_write(struct probes *p, __u32 kdev, const __u32 *value, __u64 flags);
 void probe_read_blk(struct probes *p);
+/* all_devices: the next slot the program would give a device it meets
+ * (UINT32_MAX without the block program). */
+__u32 probe_take_auto_slot(struct probes *p);
 void probe_read_tcp(struct probes *p);
 int probe_endpoint_alloc(struct probe_endpoint *e);
 
