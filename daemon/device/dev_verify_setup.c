@@ -17,6 +17,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "base/bootid.h"
 #include "base/log.h"
 #include "config/config_verify.h"
 #include "dev_engine_int.h"
@@ -147,30 +148,6 @@ static int64_t boot_wall_s(void)
 	return (int64_t)real.tv_sec - (int64_t)boot.tv_sec;
 }
 
-/* The kernel's id of this boot, its first 64 bits; 0 when unreadable. */
-static uint64_t boot_id(void)
-{
-	char text[64] = "";
-	uint64_t id = 0;
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	unsigned digits = 0;
-	for (ssize_t i = 0; i < n && text[i] != '\n' && digits < 16; i++) {
-		int c = text[i];
-		if (c == '-')
-			continue;
-		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-		if (v < 0)
-			return 0;
-		id = id << 4 | (uint64_t)v;
-		digits++;
-	}
-	return digits == 16 ? id : 0;
-}
-
 /* "full": every block of the region. */
 static int check_full(struct dev_stream *d, struct dev_verify *v, uint8_t *buf)
 {
@@ -273,7 +250,7 @@ static int open_state(struct workload *w, struct dev_stream *d, struct dev_verif
 	if (!v->fill_pending && getrandom(&run_id, sizeof(run_id), 0) != sizeof(run_id))
 		run_id = mono_ns() ^ ((uint64_t)getpid() << 32);
 	int r = verify_map_open(v->dir_fd, v->name, v->n_blocks, v->id.target, run_id,
-				v->fill_pending, boot_wall_s(), boot_id(), &v->map, err, errlen);
+				v->fill_pending, boot_wall_s(), host_boot_id(), &v->map, err, errlen);
 	if (r < 0)
 		return r;
 	v->id.run = verify_map_run_id(&v->map);
