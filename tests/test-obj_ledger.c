@@ -45,11 +45,15 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n)
 
 static char dir[200];
 static int dir_fd = -1;
+/* The boot id the ledgers are opened under: a test changes it to play a
+ * host restart. */
+static uint64_t test_boot = 0x1111;
 
 static int setup(void **state)
 {
 	(void)state;
 	write_budget = -1; /* a test that failed may have left it set */
+	test_boot = 0x1111;
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	snprintf(dir, sizeof(dir), "%s/test-ledger-XXXXXX", tmp);
 	if (!mkdtemp(dir))
@@ -71,7 +75,7 @@ static struct obj_ledger *open_ok(uint32_t slots, const char *tag, struct obj_le
 {
 	struct obj_ledger *l = NULL;
 	char err[256] = "";
-	int r = obj_ledger_open(dir_fd, "w.0", slots, tag, &l, info, err, sizeof(err));
+	int r = obj_ledger_open(dir_fd, "w.0", slots, tag, test_boot, &l, info, err, sizeof(err));
 	if (r < 0)
 		fail_msg("open: %s (%d)", err, r);
 	return l;
@@ -228,6 +232,17 @@ static void test_write_over_an_uncertain_one_keeps_the_doubt(void **state)
 	obj_ledger_close(l);
 }
 
+/* Closed as soakd killed leaves it: without the clean close's last record. */
+static void close_killed(struct obj_ledger *l)
+{
+	obj_ledger_close(l);
+	off_t size = file_size("w.0.journal");
+	int fd = openat(dir_fd, "w.0.journal", O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, size - 48), 0);
+	close(fd);
+}
+
 static void test_torn_last_record_is_dropped(void **state)
 {
 	(void)state;
@@ -237,7 +252,7 @@ static void test_torn_last_record_is_dropped(void **state)
 	obj_ledger_ack(l, 0, 5, 0);
 	obj_ledger_intend_put(l, 1, 2, 1, 20);
 	obj_ledger_ack(l, 1, 6, 0);
-	obj_ledger_close(l);
+	close_killed(l);
 	/* A crash in the middle of the last record. */
 	off_t size = file_size("w.0.journal");
 	int fd = openat(dir_fd, "w.0.journal", O_WRONLY);
@@ -382,7 +397,7 @@ static void test_zeroed_tail_is_damage(void **state)
 	obj_ledger_ack(l, 1, 6, 0);
 	obj_ledger_intend_delete(l, 1);
 	obj_ledger_ack(l, 1, 0, 0);
-	obj_ledger_close(l);
+	close_killed(l);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "truncate -s +96 '%s/w.0.journal'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -455,7 +470,7 @@ static void test_short_write_keeps_later_records(void **state)
 	l = open_ok(8, TAG, &info);
 	assert_int_equal(info.damaged, 0);
 	assert_false(info.torn);
-	assert_int_equal(info.records_replayed, 8);
+	assert_int_equal(info.records_replayed, 9); /* and the clean close's */
 	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_DELETED);
 	for (uint32_t s = 1; s <= 2; s++) {
 		const struct obj_ledger_entry *e = obj_ledger_get(l, s);
@@ -503,6 +518,86 @@ static void test_long_failure_folds_the_state(void **state)
 		assert_int_equal(e->etag, k + 1);
 	}
 	assert_int_equal(obj_ledger_get(l, 7)->state, OBJ_LEDGER_DELETED);
+	obj_ledger_close(l);
+}
+
+/*
+ * A host that went down took the journal's unsynced records with its page
+ * cache: the next open, under another boot, of a ledger not closed
+ * cleanly doubts every slot that may hold an object and sets aside the
+ * names the lost records may have begun.  soakd killed on the same boot
+ * (the page cache kept everything), or a clean close before the host went
+ * down, is no host restart.
+ */
+static void test_host_restart(void **state)
+{
+	(void)state;
+	struct obj_ledger_info info;
+	struct obj_ledger *l = open_ok(5, TAG, &info);
+	obj_ledger_intend_put(l, 0, 1, 1, 10);
+	obj_ledger_ack(l, 0, 5, 0);
+	obj_ledger_intend_put(l, 1, 2, 1, 20);
+	obj_ledger_ack(l, 1, 6, 0);
+	obj_ledger_intend_delete(l, 1);
+	obj_ledger_ack(l, 1, 0, 0);
+	obj_ledger_intend_put(l, 2, 3, 1, 30);
+	obj_ledger_intend_put(l, 4, 1000, 7, 40);   /* the highest name so far */
+	obj_ledger_uncertain(l, 4);
+	close_killed(l);
+
+	/* Killed, then opened on the same boot: nothing lost. */
+	l = open_ok(5, TAG, &info);
+	assert_false(info.host_restarted);
+	assert_false(obj_ledger_get(l, 0)->unknown);
+	close_killed(l);
+
+	test_boot = 0x2222;
+	l = open_ok(5, TAG, &info);
+	assert_true(info.host_restarted);
+	assert_true(obj_ledger_get(l, 0)->unknown);
+	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_PRESENT);
+	assert_false(obj_ledger_get(l, 1)->unknown);     /* deleted: stays certain */
+	assert_int_equal(obj_ledger_get(l, 1)->state, OBJ_LEDGER_DELETED);
+	assert_true(obj_ledger_get(l, 2)->unknown);      /* a PUT in flight */
+	assert_false(obj_ledger_get(l, 3)->unknown);     /* never written */
+	assert_int_equal(info.unknown, 3);
+	assert_int_equal(info.present, 0);
+	assert_int_equal(info.lost_ids.from, 1001);
+	assert_int_equal(info.lost_ids.to, 1001 + OBJ_LEDGER_LOST_IDS);
+	assert_false(obj_ledger_id_lost(l, 1000));
+	assert_true(obj_ledger_id_lost(l, 1001));
+	assert_true(obj_ledger_id_lost(l, 1000 + OBJ_LEDGER_LOST_IDS));
+	assert_false(obj_ledger_id_lost(l, 1001 + OBJ_LEDGER_LOST_IDS));
+	/* A write acknowledged since makes its slot known again. */
+	obj_ledger_intend_put(l, 0, 1, 2, 11);
+	obj_ledger_ack(l, 0, 7, 0);
+	obj_ledger_close(l);
+
+	/* Closed cleanly before the host went down: nothing lost; what the
+	 * restart left in doubt, and the names set aside, are kept. */
+	test_boot = 0x3333;
+	l = open_ok(5, TAG, &info);
+	assert_false(info.host_restarted);
+	assert_false(obj_ledger_get(l, 0)->unknown);
+	assert_int_equal(obj_ledger_get(l, 0)->version, 2);
+	assert_true(obj_ledger_get(l, 2)->unknown);
+	assert_true(obj_ledger_id_lost(l, 1001));
+	close_killed(l);
+
+	/* A second host restart sets aside the names after the first's. */
+	test_boot = 0x4444;
+	l = open_ok(5, TAG, &info);
+	assert_true(info.host_restarted);
+	assert_int_equal(info.lost_ids.from, 1001 + OBJ_LEDGER_LOST_IDS);
+	const struct obj_ledger_ids *lost;
+	assert_int_equal(obj_ledger_lost_ids(l, &lost), 2);
+	assert_int_equal(lost[0].from, 1001);
+	close_killed(l);
+
+	/* A boot nobody can read tells nothing. */
+	test_boot = 0;
+	l = open_ok(5, TAG, &info);
+	assert_false(info.host_restarted);
 	obj_ledger_close(l);
 }
 
@@ -576,12 +671,12 @@ static void test_format_1_loads_and_newer_is_refused(void **state)
 	l = open_ok(4, TAG, &info);
 	assert_int_equal(obj_ledger_get(l, 0)->state, OBJ_LEDGER_PRESENT);
 	obj_ledger_close(l);
-	set_journal_format(3);
+	set_journal_format(4);
 	char err[256] = "";
 	l = NULL;
-	assert_int_equal(obj_ledger_open(dir_fd, "w.0", 4, TAG, &l, &info, err, sizeof(err)),
+	assert_int_equal(obj_ledger_open(dir_fd, "w.0", 4, TAG, test_boot, &l, &info, err, sizeof(err)),
 			 -EINVAL);
-	assert_non_null(strstr(err, "format 3"));
+	assert_non_null(strstr(err, "format 4"));
 }
 
 static void test_other_pool_size_is_refused(void **state)
@@ -591,7 +686,7 @@ static void test_other_pool_size_is_refused(void **state)
 	struct obj_ledger *l = open_ok(4, TAG, &info);
 	obj_ledger_close(l);
 	char err[256] = "";
-	assert_int_equal(obj_ledger_open(dir_fd, "w.0", 5, TAG, &l, &info, err, sizeof(err)),
+	assert_int_equal(obj_ledger_open(dir_fd, "w.0", 5, TAG, test_boot, &l, &info, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "for 4 objects"));
 }
@@ -603,10 +698,10 @@ static void test_symlink_is_refused(void **state)
 	struct obj_ledger *l;
 	char err[256] = "";
 	assert_int_equal(symlinkat("/etc/passwd", dir_fd, "s.journal"), 0);
-	assert_true(obj_ledger_open(dir_fd, "s", 4, TAG, &l, &info, err, sizeof(err)) < 0);
+	assert_true(obj_ledger_open(dir_fd, "s", 4, TAG, test_boot, &l, &info, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "s.journal"));
 	assert_int_equal(mkfifoat(dir_fd, "f.journal", 0600), 0);
-	assert_int_equal(obj_ledger_open(dir_fd, "f", 4, TAG, &l, &info, err, sizeof(err)),
+	assert_int_equal(obj_ledger_open(dir_fd, "f", 4, TAG, test_boot, &l, &info, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "a FIFO"));
 }
@@ -729,6 +824,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_format_1_loads_and_newer_is_refused, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_older_than_map_is_ignored, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_million_objects_stay_bounded, setup, teardown),

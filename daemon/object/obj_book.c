@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/bootid.h"
 #include "base/log.h"
 #include "obj_engine.h"
 #include "workload/workload.h"
@@ -60,10 +61,20 @@ int obj_book_dir_open(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+/* An unknown slot's next PUT: past any version the lost records may have
+ * written (a read of one of them then shows as older, a lost write). */
+#define UNKNOWN_VERSION_GAP 65536u
+
+static uint32_t past_lost(const struct obj_ledger_entry *e, uint32_t version)
+{
+	return e->unknown && version <= UINT32_MAX - UNKNOWN_VERSION_GAP
+		       ? version + UNKNOWN_VERSION_GAP : version;
+}
+
 /* The pool as the ledger left it: acknowledged objects present, those with
- * a write of unknown outcome, or whose records were lost to damage,
- * doubtful (read by no one, rewritten or deleted under the same name),
- * the rest empty. */
+ * a write of unknown outcome, or whose records were lost to damage or a
+ * host restart, doubtful (read by no one, rewritten or deleted under the
+ * same name), the rest empty. */
 static void restore_pool(struct obj_stream *st)
 {
 	for (uint32_t s = 0; s < st->pool.cap; s++) {
@@ -76,12 +87,13 @@ static void restore_pool(struct obj_stream *st)
 		if (e->pending == OBJ_PENDING_PUT) {
 			bool same = e->state == OBJ_LEDGER_PRESENT && e->id == e->try_id;
 			obj_pool_restore(&st->pool, s, OBJ_DOUBTFUL, e->try_id,
-					 same && e->version > e->try_version ? e->version
-									     : e->try_version,
+					 past_lost(e, same && e->version > e->try_version
+							      ? e->version : e->try_version),
 					 e->try_size);
 		} else if (e->pending == OBJ_PENDING_DELETE ||
 			   (e->unknown && e->state == OBJ_LEDGER_PRESENT)) {
-			obj_pool_restore(&st->pool, s, OBJ_DOUBTFUL, e->id, e->version, e->size);
+			obj_pool_restore(&st->pool, s, OBJ_DOUBTFUL, e->id, past_lost(e, e->version),
+					 e->size);
 		} else if (e->state == OBJ_LEDGER_PRESENT) {
 			obj_pool_restore(&st->pool, s, OBJ_PRESENT, e->id, e->version, e->size);
 		} else if (e->state == OBJ_LEDGER_DELETED) {
@@ -98,8 +110,8 @@ int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen)
 	int r;
 
 	snprintf(base, sizeof(base), "ledger.%s.%u", cl->wcfg->name, st->index);
-	r = obj_ledger_open(dir_fd, base, st->pool.cap, cl->run_tag, &st->ledger, &info, err,
-			    errlen);
+	r = obj_ledger_open(dir_fd, base, st->pool.cap, cl->run_tag, host_boot_id(), &st->ledger,
+			    &info, err, errlen);
 	if (r < 0)
 		return r;
 	/* Damage loses the records in it, about slots nobody can tell: the
@@ -114,6 +126,15 @@ int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen)
 			    "ledger does not hold", cl->wcfg->name, base,
 			    info.damage_in_map ? "map" : "journal", info.damage_offset, info.damaged,
 			    info.torn ? ", the last one cut short" : "", info.unknown);
+	if (info.host_restarted)
+		log_warning("%s: the host restarted since thread %u's ledger was last closed (it was "
+			    "written under another boot and not closed cleanly): the records of its "
+			    "last unsynced second may be lost with the host's page cache, so %" PRIu64
+			    " object(s) whose last write they may hold are checked without being "
+			    "judged lost or stale, and names %" PRIu64 " to %" PRIu64 " that they may "
+			    "have begun are set aside: left out of LIST checks and deleted by the "
+			    "run's final sweep", cl->wcfg->name, st->index, info.unknown,
+			    info.lost_ids.from, info.lost_ids.to - 1);
 	if (!info.resumed)
 		return 0;
 	/* The run's names are the ledger's: the first thread's ledger
@@ -130,6 +151,12 @@ int obj_book_open(struct obj_stream *st, int dir_fd, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	restore_pool(st);
+	/* No name set aside is given again. */
+	const struct obj_ledger_ids *lost;
+	size_t n_lost = obj_ledger_lost_ids(st->ledger, &lost);
+	for (size_t i = 0; i < n_lost; i++)
+		if (st->pool.next_id < lost[i].to)
+			st->pool.next_id = lost[i].to;
 	st->resumed = info.present + info.uncertain + info.deleted > 0;
 	if (st->resumed)
 		log_info("%s: thread %u resumes %" PRIu64 " objects under %s (%" PRIu64
@@ -530,6 +557,9 @@ void obj_book_list(struct obj_stream *st, struct obj_xfer *x, struct obj_verify 
 			const struct obj_late_entry *late =
 				obj_late_get(&st->late, x->list_ids[k], mono_ns());
 			if (late && obj_late_has_put(late))
+				continue;
+			/* A name a host restart took from the ledger. */
+			if (st->ledger && obj_ledger_id_lost(st->ledger, x->list_ids[k]))
 				continue;
 			extra++;
 			back += e != NULL; /* its slot's last DELETE was acknowledged */

@@ -23,8 +23,10 @@
 #include "obj_payload.h"
 
 #define MAGIC UINT64_C(0x31474c4b414f53) /* "SOAKLG1" */
-/* 2 added R_VERSION_ID; a format 1 ledger (none of them) loads as it is. */
-#define FORMAT 2
+/* 2 added R_VERSION_ID, 3 R_CLOSED, R_LOST_IDS and the header's boot
+ * id; a ledger of format 1 or 2 (none of them) loads as it is, and the
+ * open that finds one folds it into format 3. */
+#define FORMAT 3
 #define FORMAT_1 1
 static uint32_t rec_crc(const struct rec *r)
 {
@@ -51,6 +53,10 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 	if (l->vids && (r->type == R_SLOT || r->type == R_ACK || r->type == R_SETTLE))
 		l->vids[r->slot][0] = 0;
 	switch (r->type) {
+	case R_CLOSED:
+		return 0;
+	case R_LOST_IDS:
+		return obj_ledger_add_lost_ids(l, r->id, r->size);
 	case R_VERSION_ID: {
 		unsigned len = r->state & ~VID_UUID;
 		if ((r->state & VID_UUID) ? len != 16 : len > VID_BYTES)
@@ -150,7 +156,7 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 static struct rec header(const struct obj_ledger *l)
 {
 	struct rec h = { .type = R_HEADER, .slot = l->slots, .version = FORMAT, .id = MAGIC,
-			 .etag = l->tag, .gen = l->gen };
+			 .size = l->boot, .etag = l->tag, .gen = l->gen };
 	obj_ledger_seal(&h);
 	return h;
 }
@@ -252,6 +258,8 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				if (is_map) {
 					l->gen = rec->gen;
 					l->tag = rec->etag;
+					l->file_boot = rec->size;
+					l->file_format = rec->version;
 				} else if (rec->gen != l->gen) {
 					if (rec->gen > l->gen) {
 						snprintf(err, errlen, "the ledger journal %s is newer "
@@ -265,6 +273,10 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				} else if (!info->resumed) {
 					l->tag = rec->etag; /* no map yet: the journal's */
 				}
+				if (!is_map) {
+					l->file_boot = rec->size;
+					l->file_format = rec->version;
+				}
 				info->resumed = true;
 				continue;
 			}
@@ -272,6 +284,7 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 			 * no more this file's than a bad one. */
 			if (whole_rec && (!d->seen || rec->gen == l->gen) && rec->slot < l->slots)
 				obj_ledger_damage_track(d, &l->entries[rec->slot], rec);
+			l->closed = false;
 			if (!whole_rec || (d->seen && rec->gen != l->gen) ||
 			    obj_ledger_apply(l, rec) < 0) {
 				info->damaged++;
@@ -280,6 +293,7 @@ static int replay(struct obj_ledger *l, int fd, const char *name, bool is_map,
 				continue;
 			}
 			applied++;
+			l->closed = !is_map && rec->type == R_CLOSED;
 		}
 		if (got == 0) {
 			/* A record cut short at the end: the write a crash
@@ -343,6 +357,17 @@ int obj_ledger_fold(struct obj_ledger *l)
 	}
 	l->gen++;
 	buf[n++] = header(l);
+	for (size_t i = 0; i < l->n_lost; i++) {
+		if (n == IO_RECORDS) {
+			if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
+				goto fail;
+			bytes += n * sizeof(*buf);
+			n = 0;
+		}
+		buf[n] = (struct rec){ .type = R_LOST_IDS, .id = l->lost[i].from,
+				       .size = l->lost[i].to, .gen = l->gen };
+		obj_ledger_seal(&buf[n++]);
+	}
 	for (uint32_t s = 0; s < l->slots; s++) {
 		const struct obj_ledger_entry *e = &l->entries[s];
 		if (e->state == OBJ_LEDGER_NONE && e->pending == OBJ_PENDING_NONE)
@@ -421,7 +446,7 @@ static int set_names(struct obj_ledger *l, const char *base)
 	return l->map_name && l->journal_name && l->tmp_name ? 0 : -ENOMEM;
 }
 
-int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *tag,
+int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *tag, uint64_t boot,
 		    struct obj_ledger **ret, struct obj_ledger_info *ret_info, char *err,
 		    size_t errlen)
 {
@@ -436,6 +461,7 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 	l->dir_fd = -1;
 	l->journal_fd = -1;
 	l->slots = slots;
+	l->boot = boot;
 	if (slots == 0 || obj_ledger_tag_parse(tag, &l->tag) < 0) {
 		snprintf(err, errlen, "a ledger needs slots and a %d-digit hex run tag",
 			 OBJ_LEDGER_TAG_LEN);
@@ -473,8 +499,15 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		   errlen);
 	if (r < 0)
 		goto fail;
-	/* Before the fold, which keeps the marks. */
+	/* Before the fold, which keeps the marks.  Another boot is told
+	 * where both boots are known (a ledger of format 2 has none). */
 	obj_ledger_damage_mark(&damage, l);
+	if (info.resumed && l->boot && l->file_boot && l->file_boot != l->boot && !l->closed &&
+	    (r = obj_ledger_host_restarted(l, &info)) < 0) {
+		snprintf(err, errlen, "cannot resume the ledger %s after a host restart: %s",
+			 l->journal_name, r == -ERANGE ? "no names are left to set aside" : strerror(-r));
+		goto fail;
+	}
 	info.damage_in_map = damage.in_map;
 	info.damage_offset = damage.offset;
 	obj_ledger_damage_free(&damage);
@@ -485,7 +518,10 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		r = -errno;
 		goto fail;
 	}
-	if (stale || info.torn || info.damaged || st.st_size == 0)
+	/* And one begun under another boot, or of an older format: its
+	 * headers take this boot's id and format. */
+	if (stale || info.torn || info.damaged || st.st_size == 0 || l->file_boot != l->boot ||
+	    l->file_format != FORMAT)
 		r = info.resumed ? obj_ledger_fold(l) : reset_journal(l);
 	else if ((l->journal_len = lseek(l->journal_fd, 0, SEEK_END)) < 0)
 		r = -errno;
@@ -506,6 +542,7 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		info.deleted += e->state == OBJ_LEDGER_DELETED && !e->pending && !e->unknown;
 	}
 	snprintf(info.tag, sizeof(info.tag), "%016" PRIx64, l->tag);
+	l->opened = true;
 	*ret = l;
 	*ret_info = info;
 	return 0;
@@ -523,7 +560,10 @@ void obj_ledger_close(struct obj_ledger *l)
 		/* Records held back by a failed write: a last try. */
 		if (l->need_fold || l->n_held)
 			(void)obj_ledger_flush(l, obj_ledger_mono_ns(), true);
-		if (l->unsynced_since_ns)
+		/* Closed cleanly only with every record on disk. */
+		if (l->opened && !l->need_fold && !l->n_held)
+			(void)obj_ledger_mark_closed(l);
+		else if (l->unsynced_since_ns)
 			(void)fdatasync(l->journal_fd);
 		close(l->journal_fd);
 	}
@@ -531,6 +571,7 @@ void obj_ledger_close(struct obj_ledger *l)
 		close(l->dir_fd);
 	free(l->entries);
 	free(l->vids);
+	free(l->lost);
 	free(l->held);
 	free(l->map_name);
 	free(l->journal_name);

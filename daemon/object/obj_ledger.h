@@ -24,7 +24,9 @@
  * hold is in the ledger even if soakd is killed in between (then it is
  * uncertain, see below).  The journal is synced at most OBJ_LEDGER_SYNC_NS
  * after a record (a crash of soakd loses nothing written; a power cut at
- * most that long, which the run's final LIST-based cleanup covers).  When
+ * most that long: see host_restarted in obj_ledger_info).  A clean close
+ * appends R_CLOSED, and each file's header names the boot it was begun
+ * under, which is how the next open tells a host restart.  When
  * the journal outgrows the live set it is folded into a new map and
  * started afresh: disk stays within two records per slot plus a constant,
  * and memory at one entry per slot.
@@ -43,6 +45,12 @@
  */
 
 #define OBJ_LEDGER_SYNC_NS (UINT64_C(1000000000))
+/* Name numbers set aside at a host restart: more than a thread can begin
+ * in the records a power cut may take (the journal is synced every
+ * OBJ_LEDGER_SYNC_NS; 2^24 names is minutes of PUTs of new names at the
+ * highest rates seen), and few enough that 65,536 host restarts keep
+ * names below 2^40. */
+#define OBJ_LEDGER_LOST_IDS (UINT64_C(1) << 24)
 
 enum obj_ledger_state {
 	OBJ_LEDGER_NONE,     /* nothing was ever acknowledged in this slot */
@@ -83,6 +91,11 @@ struct obj_ledger_entry {
 
 struct obj_ledger;
 
+/* Name numbers from to to (excluded). */
+struct obj_ledger_ids {
+	uint64_t from, to;
+};
+
 /* What the ledger was opened with and what it found. */
 struct obj_ledger_info {
 	char tag[OBJ_LEDGER_TAG_LEN + 1];  /* the run tag of its names */
@@ -97,22 +110,36 @@ struct obj_ledger_info {
 	 * byte offset; meaningful when torn or damaged. */
 	bool damage_in_map;
 	uint64_t damage_offset;
+	/* The ledger was last written under another boot and not closed
+	 * cleanly: the host went down (a power cut, a crash, a reset) with
+	 * up to OBJ_LEDGER_SYNC_NS of records in its page cache.  Any of its
+	 * objects may have been written since what the ledger holds, so
+	 * every slot that may hold one is unknown (as after damage), and
+	 * names it may have begun are set aside: lost_ids. */
+	bool host_restarted;
+	struct obj_ledger_ids lost_ids;
 };
 
 /*
  * Opens (creating if need be) the ledger "<base>.map" / "<base>.journal"
  * in the directory dir_fd, for `slots` slots.  tag is the run tag to record
  * if the ledger is new; an existing ledger's own tag is returned in
- * ret_info.  A ledger for another number of slots is refused.  Returns 0 or
- * a negative errno with err saying what and why.
+ * ret_info.  boot is the kernel's boot id (host_boot_id(); 0 if unknown),
+ * which tells a host restart.  A ledger for another number of slots is
+ * refused.  Returns 0 or a negative errno with err saying what and why.
  */
-int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *tag,
+int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *tag, uint64_t boot,
 		    struct obj_ledger **ret, struct obj_ledger_info *ret_info, char *err,
 		    size_t errlen);
-/* Syncs and closes; NULL is fine. */
+/* Syncs, marks the ledger closed cleanly (when every record is on disk)
+ * and closes; NULL is fine. */
 void obj_ledger_close(struct obj_ledger *l);
 
 uint32_t obj_ledger_slots(const struct obj_ledger *l);
+/* The name numbers host restarts set aside (none is given again): *ret
+ * and how many ranges; and whether id is in one. */
+size_t obj_ledger_lost_ids(const struct obj_ledger *l, const struct obj_ledger_ids **ret);
+bool obj_ledger_id_lost(const struct obj_ledger *l, uint64_t id);
 const struct obj_ledger_entry *obj_ledger_get(const struct obj_ledger *l, uint32_t slot);
 
 /*

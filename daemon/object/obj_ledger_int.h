@@ -36,6 +36,15 @@ enum rec_type {
 	 * R_ACK or R_SLOT: state = its encoded length, the bytes from
 	 * "version" to "time_s" (VID_BYTES) = the id, a UUID as 16 bytes. */
 	R_VERSION_ID,
+	/* The ledger was closed cleanly here (format 3): the last record of
+	 * a journal whose writer synced it and stopped.  A journal that ends
+	 * otherwise, started under another boot, may have lost its last
+	 * records with the host's page cache. */
+	R_CLOSED,
+	/* Name numbers id to size (excluded) that records a host restart
+	 * took may have named (format 3): none is given again, and a
+	 * listing that shows one of them is not judged. */
+	R_LOST_IDS,
 };
 
 /* R_UNCERTAIN's state: 0, the pending write's outcome is not known;
@@ -54,7 +63,7 @@ struct rec {
 	uint32_t slot;   /* R_HEADER: the number of slots */
 	uint32_t version;/* R_HEADER: FORMAT */
 	uint64_t id;     /* R_HEADER: MAGIC */
-	uint64_t size;
+	uint64_t size;   /* R_HEADER: the boot id its file was begun under (0: unknown) */
 	uint64_t etag;   /* R_HEADER: the run tag */
 	uint32_t time_s;
 	uint32_t gen;    /* the map generation a journal belongs to */
@@ -87,6 +96,15 @@ struct obj_ledger {
 	uint64_t unsynced_since_ns; /* 0: all synced */
 	uint64_t map_bytes;
 	int error;
+	/* The boot this ledger is opened under (0: unknown); of the files
+	 * read, the boot and format their header gave, and whether the
+	 * journal's last record is R_CLOSED. */
+	uint64_t boot, file_boot;
+	uint32_t file_format;
+	bool closed;
+	bool opened;   /* open succeeded: close marks it clean */
+	struct obj_ledger_ids *lost;
+	size_t n_lost;
 };
 
 /*
@@ -113,6 +131,11 @@ void obj_ledger_damage_track(struct ledger_damage *d, const struct obj_ledger_en
 /* Every slot the damage leaves unknown, marked so: how many. */
 uint64_t obj_ledger_damage_mark(const struct ledger_damage *d, struct obj_ledger *l);
 void obj_ledger_damage_free(struct ledger_damage *d);
+/* A range of name numbers set aside (R_LOST_IDS): 0, or a negative errno. */
+int obj_ledger_add_lost_ids(struct obj_ledger *l, uint64_t from, uint64_t to);
+/* A host restart: every slot that may hold an object unknown, names set
+ * aside (in info too): 0, or -ENOMEM. */
+int obj_ledger_host_restarted(struct obj_ledger *l, struct obj_ledger_info *info);
 
 /* A record's CRC set (obj_ledger.c). */
 void obj_ledger_seal(struct rec *r);
@@ -122,5 +145,7 @@ uint8_t *obj_ledger_rec_vid(struct rec *r);
 int obj_ledger_apply(struct obj_ledger *l, const struct rec *r);
 /* The state written whole as a new map, the journal begun anew. */
 int obj_ledger_fold(struct obj_ledger *l);
+/* R_CLOSED appended and the journal synced (obj_ledger_write.c). */
+int obj_ledger_mark_closed(struct obj_ledger *l);
 
 #endif

@@ -125,6 +125,16 @@ int obj_ledger_settle(struct obj_ledger *l, uint32_t slot, bool present, uint64_
 				       .time_s = (uint32_t)(wall_ns / 1000000000u) });
 }
 
+int obj_ledger_mark_closed(struct obj_ledger *l)
+{
+	int r = record(l, (struct rec){ .type = R_CLOSED });
+	if (r == 0 && fdatasync(l->journal_fd) < 0)
+		r = -errno;
+	if (r == 0)
+		l->unsynced_since_ns = 0;
+	return r;
+}
+
 int obj_ledger_flush(struct obj_ledger *l, uint64_t now_ns, bool force)
 {
 	int r = 0;
