@@ -212,10 +212,11 @@ static int attach(struct probes *p, enum probe_family f, char *err, size_t errle
 	return 0;
 }
 
-/* Stale stash entries would pair a reused request with an old time. */
-static void clear_stash(struct probes *p)
+/* Entries left at a detach would pair a reused request (a stash entry)
+ * or socket (a pending connect whose SYN went out while detached) with an
+ * old start time. */
+static void clear_starts(int fd)
 {
-	int fd = bpf_map__fd(p->blk->maps.stash);
 	__u64 key, next;
 
 	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
@@ -243,8 +244,8 @@ int probes_set(struct probes *p, enum probe_family f, bool on, char *err, size_t
 	}
 	if (!on) {
 		detach(fs, false);
-		if (f == PROBE_BLK)
-			clear_stash(p);
+		clear_starts(f == PROBE_BLK ? bpf_map__fd(p->blk->maps.stash)
+					    : bpf_map__fd(p->tcp->maps.connecting));
 		fs->state = PROBE_OFF;
 		return 0;
 	}
