@@ -8,6 +8,7 @@
 #include "probes.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,15 +530,44 @@ void probe_read_tcp(struct probes *p)
 	pthread_mutex_unlock(p->eps_lock);
 }
 
+/* The kernel counts, per program, the events it skipped because the
+ * program was running already on that CPU (an interrupt's completion
+ * inside a task's): each is an op the kernel's figures lack. */
+void probe_read_missed(struct probes *p, enum probe_family f)
+{
+	struct probe_family_state *fs = &p->fam[f];
+	uint64_t sum = fs->carried;
+
+	for (size_t i = 0; i < fs->n_progs; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = fs->progs[i].missing ? -1 : bpf_program__fd(fs->progs[i].prog);
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			sum += info.recursion_misses;
+	}
+	fs->missed = sum > fs->missed ? sum : fs->missed;
+	if (fs->missed > fs->logged) {
+		log_warning("trace: the kernel skipped %" PRIu64 " event(s) of the %s probes so far "
+			    "(a probe entered again on a CPU where it was running): the kernel's "
+			    "figures lack as many ops", fs->missed, probe_family_name(f));
+		fs->logged = fs->missed;
+	}
+}
+
 void probes_tick(struct probes *p, uint64_t now_ns)
 {
 	(void)now_ns;
 	if (!p)
 		return;
-	if (p->fam[PROBE_BLK].state != PROBE_UNAVAILABLE)
+	if (p->fam[PROBE_BLK].state != PROBE_UNAVAILABLE) {
 		probe_read_blk(p);
-	if (p->fam[PROBE_TCP].state != PROBE_UNAVAILABLE)
+		probe_read_missed(p, PROBE_BLK);
+	}
+	if (p->fam[PROBE_TCP].state != PROBE_UNAVAILABLE) {
 		probe_read_tcp(p);
+		probe_read_missed(p, PROBE_TCP);
+	}
 	probes_journal(p);
 }
 

@@ -61,6 +61,11 @@ void probes_carry(struct probes *to, struct probes *from)
 	if (from->tcp && from->fam[PROBE_TCP].state != PROBE_UNAVAILABLE)
 		probe_read_tcp(from);
 	to->exhausted_logged = from->exhausted_logged;
+	for (int f = 0; f < PROBE_FAMILIES; f++) {
+		if (from->fam[f].state != PROBE_UNAVAILABLE)
+			probe_read_missed(from, (enum probe_family)f);
+		to->fam[f].carried = to->fam[f].missed = to->fam[f].logged = from->fam[f].missed;
+	}
 	for (size_t s = 0; s < from->n_devs; s++) {
 		struct probe_device *a = &from->devs[s], *b = a->used ? device_of(to, a->kdev) : NULL;
 		if (a->used && !b && !a->fixed)

@@ -40,6 +40,11 @@ struct probe_family_state {
 	char note[PROBE_REASON_MAX];    /* when available but partial */
 	struct probe_prog progs[PROBE_MAX_PROGS];
 	size_t n_progs;
+	/* Events the kernel did not run the programs for (a program entered
+	 * again on a CPU where it was running: its recursion misses), since
+	 * the first probes of the run; carried is the part earlier probes
+	 * (before a reload) counted.  Past logged, it was said. */
+	uint64_t missed, carried, logged;
 };
 
 struct probe_blk_op {
@@ -128,6 +133,9 @@ void probe_read_blk(struct probes *p);
  * (UINT32_MAX without the block program). */
 __u32 probe_take_auto_slot(struct probes *p);
 void probe_read_tcp(struct probes *p);
+/* The family's events the kernel skipped, read into fam[f].missed (and
+ * logged when they grew). */
+void probe_read_missed(struct probes *p, enum probe_family f);
 int probe_endpoint_alloc(struct probe_endpoint *e);
 
 /* probes_report.c */

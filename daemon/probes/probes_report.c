@@ -211,6 +211,8 @@ json_t *probes_trace_json(const struct probes *p)
 				json_array_append_new(tps, json_string(pp->tracepoint));
 		}
 		json_object_set_new(probe, "attached", tps);
+		if (p && s != PROBE_UNAVAILABLE)
+			json_object_set_new(probe, "missed", json_integer((json_int_t)p->fam[f].missed));
 		if (p && p->fam[f].note[0])
 			json_object_set_new(probe, "note", json_string(p->fam[f].note));
 		if (p && f == PROBE_BLK) {

@@ -90,6 +90,10 @@ fua = int(sys.argv[5])
 blk = dump["kernel"]["blk"]
 app = next(w for w in dump["workloads"] if w["name"] == "load")["ops"]
 problems = []
+# Events the kernel skipped: counted (none expected at this load).
+probe = next(p for p in dump["kernel"]["probes"] if p["name"] == "blk")
+if probe.get("missed") != 0:
+    problems.append(f"kernel.probes blk missed: {probe.get('missed')!r}, expected 0")
 if loaded not in blk:
     sys.exit(f"no {loaded} in kernel.blk: {sorted(blk)}")
 dev = blk[loaded]
