@@ -335,6 +335,21 @@ static int reset_journal(struct obj_ledger *l)
 	return r;
 }
 
+/* A journal closed cleanly, appended to again: its R_CLOSED goes first,
+ * synced, so that no record of this start can reach the disk with it
+ * still in place (a power cut would leave the ledger looking closed). */
+static int reopen_closed(struct obj_ledger *l)
+{
+	off_t len = l->journal_len - (off_t)sizeof(struct rec);
+	if (ftruncate(l->journal_fd, len) < 0 || lseek(l->journal_fd, len, SEEK_SET) < 0 ||
+	    fdatasync(l->journal_fd) < 0)
+		return -errno;
+	l->journal_len = len;
+	l->journal_records--;
+	l->closed = false;
+	return 0;
+}
+
 /* Writes every slot's state as a new map generation, then empties the
  * journal.  A crash in between leaves the new map and an old journal,
  * which open recognises by its generation and ignores. */
@@ -502,7 +517,11 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 	/* Before the fold, which keeps the marks.  Another boot is told
 	 * where both boots are known (a ledger of format 2 has none). */
 	obj_ledger_damage_mark(&damage, l);
-	if (info.resumed && l->boot && l->file_boot && l->file_boot != l->boot && !l->closed &&
+	/* Closed cleanly: R_CLOSED last, and nothing torn or damaged (a
+	 * record cut short after it was appended later; damage before it, a
+	 * write-back out of order in a power cut). */
+	bool clean = l->closed && !info.torn && !info.damaged;
+	if (info.resumed && boot && l->file_boot && l->file_boot != boot && !clean &&
 	    (r = obj_ledger_host_restarted(l, &info)) < 0) {
 		snprintf(err, errlen, "cannot resume the ledger %s after a host restart: %s",
 			 l->journal_name, r == -ERANGE ? "no names are left to set aside" : strerror(-r));
@@ -519,12 +538,17 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		goto fail;
 	}
 	/* And one begun under another boot, or of an older format: its
-	 * headers take this boot's id and format. */
+	 * headers take this boot's id (the file's, when this boot's cannot
+	 * be read: a later start can still tell) and format. */
+	if (!l->boot)
+		l->boot = l->file_boot;
 	if (stale || info.torn || info.damaged || st.st_size == 0 || l->file_boot != l->boot ||
 	    l->file_format != FORMAT)
 		r = info.resumed ? obj_ledger_fold(l) : reset_journal(l);
 	else if ((l->journal_len = lseek(l->journal_fd, 0, SEEK_END)) < 0)
 		r = -errno;
+	else if (l->closed)
+		r = reopen_closed(l);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot write the ledger %s: %s", l->journal_name, strerror(-r));
 		goto fail;
@@ -560,8 +584,10 @@ void obj_ledger_close(struct obj_ledger *l)
 		/* Records held back by a failed write: a last try. */
 		if (l->need_fold || l->n_held)
 			(void)obj_ledger_flush(l, obj_ledger_mono_ns(), true);
-		/* Closed cleanly only with every record on disk. */
-		if (l->opened && !l->need_fold && !l->n_held)
+		/* Closed cleanly only with every record on disk: not after
+		 * any failed write or sync (a sync's error is told once, and
+		 * the pages it lost are not written again). */
+		if (l->opened && !l->need_fold && !l->n_held && !l->error)
 			(void)obj_ledger_mark_closed(l);
 		else if (l->unsynced_since_ns)
 			(void)fdatasync(l->journal_fd);

@@ -92,7 +92,7 @@ void obj_ledger_damage_free(struct ledger_damage *d)
  * same range may be read twice).  Names stay below 2^40 (obj_key). */
 int obj_ledger_add_lost_ids(struct obj_ledger *l, uint64_t from, uint64_t to)
 {
-	if (from >= to || to > UINT64_C(1) << 40)
+	if (from >= to || to >= UINT64_C(1) << 40)
 		return -ERANGE;
 	for (size_t i = 0; i < l->n_lost; i++)
 		if (l->lost[i].from == from && l->lost[i].to == to)
