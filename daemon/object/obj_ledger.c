@@ -22,12 +22,6 @@
 #include "obj_ledger_util.h"
 #include "obj_payload.h"
 
-#define MAGIC UINT64_C(0x31474c4b414f53) /* "SOAKLG1" */
-/* 2 added R_VERSION_ID, 3 R_CLOSED, R_LOST_IDS and the header's boot
- * id; a ledger of format 1 or 2 (none of them) loads as it is, and the
- * open that finds one folds it into format 3. */
-#define FORMAT 3
-#define FORMAT_1 1
 static uint32_t rec_crc(const struct rec *r)
 {
 	return obj_crc32c_update(0, (const uint8_t *)r + 4, sizeof(*r) - 4);
@@ -151,14 +145,6 @@ int obj_ledger_apply(struct obj_ledger *l, const struct rec *r)
 	default:
 		return -EINVAL;
 	}
-}
-
-static struct rec header(const struct obj_ledger *l)
-{
-	struct rec h = { .type = R_HEADER, .slot = l->slots, .version = FORMAT, .id = MAGIC,
-			 .size = l->boot, .etag = l->tag, .gen = l->gen };
-	obj_ledger_seal(&h);
-	return h;
 }
 
 static int open_file(struct obj_ledger *l, const char *name, int flags, char *err, size_t errlen)
@@ -315,141 +301,6 @@ out:
 	return r;
 }
 
-/* Starts the journal afresh for the current generation. */
-static int reset_journal(struct obj_ledger *l)
-{
-	struct rec h = header(l);
-	int r = 0;
-	l->journal_records = 0;
-	l->unsynced_since_ns = 0;
-	if (ftruncate(l->journal_fd, 0) < 0 || lseek(l->journal_fd, 0, SEEK_SET) < 0)
-		r = -errno;
-	if (r == 0)
-		r = obj_ledger_write_all(l->journal_fd, &h, sizeof(h));
-	if (r == 0 && fdatasync(l->journal_fd) < 0)
-		r = -errno;
-	/* Without its header the journal takes no record: the state waits
-	 * for the next fold. */
-	l->journal_len = r == 0 ? (off_t)sizeof(h) : 0;
-	l->need_fold = r < 0;
-	return r;
-}
-
-/* A journal closed cleanly, appended to again: its R_CLOSED goes first,
- * synced, so that no record of this start can reach the disk with it
- * still in place (a power cut would leave the ledger looking closed). */
-static int reopen_closed(struct obj_ledger *l)
-{
-	off_t len = l->journal_len - (off_t)sizeof(struct rec);
-	if (ftruncate(l->journal_fd, len) < 0 || lseek(l->journal_fd, len, SEEK_SET) < 0 ||
-	    fdatasync(l->journal_fd) < 0)
-		return -errno;
-	l->journal_len = len;
-	l->journal_records--;
-	l->closed = false;
-	return 0;
-}
-
-/* Writes every slot's state as a new map generation, then empties the
- * journal.  A crash in between leaves the new map and an old journal,
- * which open recognises by its generation and ignores. */
-int obj_ledger_fold(struct obj_ledger *l)
-{
-	struct rec *buf = malloc(IO_RECORDS * sizeof(*buf));
-	size_t n = 0;
-	uint64_t bytes = 0;
-	int r = 0;
-	int fd = -1;
-
-	if (!buf)
-		return -ENOMEM;
-	(void)unlinkat(l->dir_fd, l->tmp_name, 0);
-	fd = openat(l->dir_fd, l->tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0640);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	l->gen++;
-	buf[n++] = header(l);
-	for (size_t i = 0; i < l->n_lost; i++) {
-		if (n == IO_RECORDS) {
-			if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
-				goto fail;
-			bytes += n * sizeof(*buf);
-			n = 0;
-		}
-		buf[n] = (struct rec){ .type = R_LOST_IDS, .id = l->lost[i].from,
-				       .size = l->lost[i].to, .gen = l->gen };
-		obj_ledger_seal(&buf[n++]);
-	}
-	for (uint32_t s = 0; s < l->slots; s++) {
-		const struct obj_ledger_entry *e = &l->entries[s];
-		if (e->state == OBJ_LEDGER_NONE && e->pending == OBJ_PENDING_NONE)
-			continue;
-		if (n + 5 > IO_RECORDS) {
-			if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
-				goto fail;
-			bytes += n * sizeof(*buf);
-			n = 0;
-		}
-		buf[n] = (struct rec){ .type = R_SLOT, .state = e->state, .slot = s,
-				       .version = e->version, .id = e->id, .size = e->size,
-				       .etag = e->etag, .time_s = e->time_s, .gen = l->gen };
-		obj_ledger_seal(&buf[n++]);
-		if (l->vids && l->vids[s][0]) {
-			buf[n] = (struct rec){ .type = R_VERSION_ID, .state = l->vids[s][0], .slot = s,
-					       .gen = l->gen };
-			memcpy(obj_ledger_rec_vid(&buf[n]), &l->vids[s][1], VID_BYTES);
-			obj_ledger_seal(&buf[n++]);
-		}
-		if (e->pending != OBJ_PENDING_NONE) {
-			buf[n] = (struct rec){ .type = e->pending == OBJ_PENDING_PUT ? R_INTEND_PUT
-										   : R_INTEND_DELETE,
-					       .slot = s, .version = e->try_version, .id = e->try_id,
-					       .size = e->try_size, .gen = l->gen };
-			obj_ledger_seal(&buf[n++]);
-		}
-		if (e->uncertain) {
-			buf[n] = (struct rec){ .type = R_UNCERTAIN, .slot = s, .gen = l->gen };
-			obj_ledger_seal(&buf[n++]);
-		}
-		if (e->unknown) {
-			buf[n] = (struct rec){ .type = R_UNCERTAIN, .state = UNCERTAIN_LOST, .slot = s,
-					       .gen = l->gen };
-			obj_ledger_seal(&buf[n++]);
-		}
-	}
-	if ((r = obj_ledger_write_all(fd, buf, n * sizeof(*buf))) < 0)
-		goto fail;
-	bytes += n * sizeof(*buf);
-	if (fsync(fd) < 0 || renameat(l->dir_fd, l->tmp_name, l->dir_fd, l->map_name) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	/* Renamed: the map in place is of the new generation, whatever the
-	 * directory's sync says, and the journal's records must be too (of
-	 * the old one, the next open would take them as folded already). */
-	int dir_r = fsync(l->dir_fd) < 0 ? -errno : 0;
-	close(fd);
-	fd = -1;
-	l->map_bytes = bytes;
-	/* The map holds every change, those held back too. */
-	l->n_held = 0;
-	r = reset_journal(l);
-	if (r == 0)
-		r = dir_r;
-	goto out;
-fail:
-	l->gen--;
-	(void)unlinkat(l->dir_fd, l->tmp_name, 0);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return r;
-}
-
 static int set_names(struct obj_ledger *l, const char *base)
 {
 	if (asprintf(&l->map_name, "%s.map", base) < 0)
@@ -544,11 +395,11 @@ int obj_ledger_open(int dir_fd, const char *base, uint32_t slots, const char *ta
 		l->boot = l->file_boot;
 	if (stale || info.torn || info.damaged || st.st_size == 0 || l->file_boot != l->boot ||
 	    l->file_format != FORMAT)
-		r = info.resumed ? obj_ledger_fold(l) : reset_journal(l);
+		r = info.resumed ? obj_ledger_fold(l) : obj_ledger_reset_journal(l);
 	else if ((l->journal_len = lseek(l->journal_fd, 0, SEEK_END)) < 0)
 		r = -errno;
 	else if (l->closed)
-		r = reopen_closed(l);
+		r = obj_ledger_reopen_closed(l);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot write the ledger %s: %s", l->journal_name, strerror(-r));
 		goto fail;

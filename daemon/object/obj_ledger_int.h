@@ -14,6 +14,13 @@
 
 #include "obj_ledger.h"
 
+#define MAGIC UINT64_C(0x31474c4b414f53) /* "SOAKLG1" */
+/* 2 added R_VERSION_ID, 3 R_CLOSED, R_LOST_IDS and the header's boot
+ * id; a ledger of format 1 or 2 (none of them) loads as it is, and the
+ * open that finds one folds it into format 3. */
+#define FORMAT 3
+#define FORMAT_1 1
+
 /* The journal is folded into the map when it holds more records than
  * this beyond the number of slots. */
 #define FOLD_SLACK 4096
@@ -143,7 +150,13 @@ void obj_ledger_seal(struct rec *r);
 uint8_t *obj_ledger_rec_vid(struct rec *r);
 /* A record's change made to the entries: 0, or -ERANGE (bad slot). */
 int obj_ledger_apply(struct obj_ledger *l, const struct rec *r);
-/* The state written whole as a new map, the journal begun anew. */
+/* obj_ledger_write.c: a file's first record; the journal begun afresh
+ * for the current generation; a journal closed cleanly made ready to be
+ * appended to (its R_CLOSED cut off, synced); the state written whole as a
+ * new map, the journal begun anew.  0 or a negative errno. */
+struct rec obj_ledger_header(const struct obj_ledger *l);
+int obj_ledger_reset_journal(struct obj_ledger *l);
+int obj_ledger_reopen_closed(struct obj_ledger *l);
 int obj_ledger_fold(struct obj_ledger *l);
 /* R_CLOSED appended and the journal synced (obj_ledger_write.c). */
 int obj_ledger_mark_closed(struct obj_ledger *l);
