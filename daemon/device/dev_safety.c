@@ -9,14 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/loop.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -24,6 +22,7 @@
 
 #include "base/log.h"
 #include "dev_path.h"
+#include "dev_safety_int.h"
 #include "dev_signatures.h"
 #include "workload/workload.h"
 
@@ -107,10 +106,7 @@ int dev_safety_root_disks(const struct dev_safety_env *env, struct devsys_set *r
 	return 0;
 }
 
-static void refuse(char *err, size_t errlen, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void refuse(char *err, size_t errlen, const char *path, const char *fmt, ...)
+void safety_refuse(char *err, size_t errlen, const char *path, const char *fmt, ...)
 {
 	va_list ap;
 	int n = snprintf(err, errlen, "refusing to write to %s: ", path);
@@ -122,13 +118,13 @@ static void refuse(char *err, size_t errlen, const char *path, const char *fmt, 
 	va_end(ap);
 }
 
-static const char *override_name(enum dev_safety_via via)
+const char *safety_override_name(enum dev_safety_via via)
 {
 	return via == DEV_SAFETY_VIA_CLI ? "--destroy-data" : "destroy_data";
 }
 
 /* "/dev/NAME" for messages about a device the user did not name. */
-static void dev_label(const struct dev_safety_env *env, dev_t dev, char *ret, size_t len)
+void safety_dev_label(const struct dev_safety_env *env, dev_t dev, char *ret, size_t len)
 {
 	char name[256];
 
@@ -138,7 +134,7 @@ static void dev_label(const struct dev_safety_env *env, dev_t dev, char *ret, si
 		snprintf(ret, len, "device %u:%u", major(dev), minor(dev));
 }
 
-static int check_root_disk(const struct dev_safety_env *env, const char *path, dev_t devno,
+int safety_check_root_disk(const struct dev_safety_env *env, const char *path, dev_t devno,
 			   enum dev_safety_via via, char *err, size_t errlen)
 {
 	const char *why[DEVSYS_MAX_DEVS];
@@ -154,10 +150,10 @@ static int check_root_disk(const struct dev_safety_env *env, const char *path, d
 			dev_t whole;
 			bool is_disk = devsys_whole_disk(env->sysfs, devno, &whole) == 0 &&
 				       whole == devno;
-			refuse(err, errlen, path, "it is %s (it holds %s); soakd never writes to the "
+			safety_refuse(err, errlen, path, "it is %s (it holds %s); soakd never writes to the "
 			       "disk the running system is on, %s or not",
 			       is_disk ? "the root disk" : "a system device", why[i],
-			       override_name(via));
+			       safety_override_name(via));
 			return -EPERM;
 		}
 	/* A partition of the root disk, or a dm/md device built on it: its
@@ -168,10 +164,10 @@ static int check_root_disk(const struct dev_safety_env *env, const char *path, d
 	for (size_t k = 0; r == 0 && k < lower.n; k++)
 		for (size_t i = 0; i < root.n; i++)
 			if (root.devs[i] == lower.devs[k]) {
-				dev_label(env, lower.devs[k], disk, sizeof(disk));
-				refuse(err, errlen, path, "it is on the root disk %s (which holds "
+				safety_dev_label(env, lower.devs[k], disk, sizeof(disk));
+				safety_refuse(err, errlen, path, "it is on the root disk %s (which holds "
 				       "%s); soakd never writes to the disk the running system is "
-				       "on, %s or not", disk, why[i], override_name(via));
+				       "on, %s or not", disk, why[i], safety_override_name(via));
 				return -EPERM;
 			}
 	return 0;
@@ -179,7 +175,7 @@ static int check_root_disk(const struct dev_safety_env *env, const char *path, d
 
 /* "it is" for the device itself, "its partition /dev/X is" for one of its
  * partitions: the subject of a refusal. */
-static void subject(const struct dev_safety_env *env, dev_t devno, dev_t dev, char *ret,
+void safety_subject(const struct dev_safety_env *env, dev_t devno, dev_t dev, char *ret,
 		    size_t len)
 {
 	char label[300];
@@ -188,7 +184,7 @@ static void subject(const struct dev_safety_env *env, dev_t devno, dev_t dev, ch
 		snprintf(ret, len, "it is");
 		return;
 	}
-	dev_label(env, dev, label, sizeof(label));
+	safety_dev_label(env, dev, label, sizeof(label));
 	snprintf(ret, len, "its partition %s is", label);
 }
 
@@ -211,181 +207,10 @@ static void describe_holder(const struct dev_safety_env *env, dev_t holder, char
 		snprintf(ret, len, "%s", name);
 }
 
-/* The kernel's 32-bit dev_t encoding (huge_encode_dev), as loop_info64
- * carries it. */
-static dev_t decode_dev(uint64_t v)
-{
-	return makedev((unsigned)((v & 0xfff00) >> 8), (unsigned)((v & 0xff) | ((v >> 12) & 0xfff00)));
-}
-
-/* LOOP_GET_STATUS64 on io, a descriptor open for I/O: 0 or -errno. */
-static int loop_status(int io, struct dev_loop_backing *ret)
-{
-	struct loop_info64 info;
-
-	if (ioctl(io, LOOP_GET_STATUS64, &info) < 0)
-		return -errno;
-	ret->rdev = decode_dev(info.lo_rdevice);
-	ret->is_blk = ret->rdev != 0;  /* 0 for a regular file */
-	ret->dev = decode_dev(info.lo_device);
-	ret->ino = (ino_t)info.lo_inode;
-	return 0;
-}
-
-int dev_safety_loop_backing_fd(int fd, struct dev_loop_backing *ret)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISBLK(st.st_mode))
-		return -ENOTTY;
-	/* An ioctl needs a descriptor that is open for I/O, not O_PATH. */
-	int io = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (io < 0)
-		return io;
-	int r = loop_status(io, ret);
-	close(io);
-	return r;
-}
-
-/*
- * Asks the loop device itself first (LOOP_GET_STATUS64 gives the backing
- * inode's numbers, whatever its name has become); the path sysfs prints is
- * the fallback where the device node cannot be opened (no /dev/loopN in a
- * container, no permission).  That path is relative to the mount namespace
- * of whoever set the loop up and may name nothing, or something else, here;
- * a "(deleted)" one certainly names something else now, so it is not
- * looked up.  -ENOENT: the backing cannot be told.
- */
-static int loop_backing(const struct dev_safety_env *env, const struct devsys_loop *l,
-			struct dev_loop_backing *ret)
-{
-	char node[PATH_MAX];
-	struct stat st;
-	int fd, n;
-
-	n = env->dev ? snprintf(node, sizeof(node), "%s/%s", env->dev, l->name) : -1;
-	fd = n > 0 && (size_t)n < sizeof(node) ?
-		     open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) : -1;
-	if (fd >= 0) {
-		/* A stale node in a private /dev may be another device. */
-		bool ok = fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == l->devno &&
-			  loop_status(fd, ret) == 0;
-		close(fd);
-		if (ok)
-			return 0;
-	}
-	if (l->deleted || l->backing_file[0] != '/')
-		return -ENOENT;
-	if (stat(l->backing_file, &st) < 0)
-		return -ENOENT;
-	ret->is_blk = S_ISBLK(st.st_mode);
-	ret->rdev = ret->is_blk ? st.st_rdev : 0;
-	ret->dev = st.st_dev;
-	ret->ino = st.st_ino;
-	return 0;
-}
-
-struct loop_match {
-	const struct dev_safety_env *env;
-	const struct devsys_set *blocks; /* block target: these devices */
-	const struct stat *file;         /* file target: this inode */
-	dev_t loop, which;
-};
-
-static int match_loop(const struct devsys_loop *l, void *arg)
-{
-	struct loop_match *m = arg;
-	struct dev_loop_backing b;
-
-	if (loop_backing(m->env, l, &b) < 0)
-		return 0;
-	if (m->blocks && b.is_blk && devsys_set_has(m->blocks, b.rdev))
-		m->which = b.rdev;
-	else if (m->file && !b.is_blk && b.dev == m->file->st_dev && b.ino == m->file->st_ino)
-		m->which = 0;
-	else
-		return 0;
-	m->loop = l->devno;
-	return 1;
-}
-
-static void refuse_loop(const struct dev_safety_env *env, const char *path, const char *which,
-			dev_t loop, enum dev_safety_via via, char *err, size_t errlen)
-{
-	char label[300];
-
-	dev_label(env, loop, label, sizeof(label));
-	refuse(err, errlen, path, "%s the backing of the loop device %s; detach it first "
-	       "(losetup -d %s; %s does not override this)", which, label, label,
-	       override_name(via));
-}
-
-/*
- * A loop device over the target, one of its partitions or its disk: writes
- * land under the loop device's data.  None of the other checks sees it:
- * loop does not appear in holders/, claims nothing exclusively, and what
- * is mounted is the loop device.
- */
-static int check_loop_over_block(const struct dev_safety_env *env, const char *path,
-				 dev_t devno, const struct devsys_set *self,
-				 enum dev_safety_via via, char *err, size_t errlen)
-{
-	struct devsys_set blocks = *self, lower;
-	struct loop_match m = { .env = env, .blocks = &blocks };
-	char which[400], label[300];
-	int r;
-
-	r = devsys_lower_disks(env->sysfs, devno, &lower);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	for (size_t i = 0; r == 0 && i < lower.n; i++)
-		if (devsys_set_add(&blocks, lower.devs[i]) < 0)
-			return -E2BIG;
-	r = devsys_each_loop(env->sysfs, match_loop, &m);
-	if (r <= 0)
-		return r;
-	if (devsys_set_has(self, m.which)) {
-		subject(env, devno, m.which, which, sizeof(which));
-	} else {
-		dev_label(env, m.which, label, sizeof(label));
-		snprintf(which, sizeof(which), "its disk %s is", label);
-	}
-	refuse_loop(env, path, which, m.loop, via, err, errlen);
-	return -EBUSY;
-}
-
-int dev_safety_check_file_env(const struct dev_safety_env *env, const char *path, int fd,
-			      char *err, size_t errlen)
-{
-	struct stat st;
-	struct loop_match m = { .env = env, .file = &st };
-	int r;
-
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "cannot access %s: %s", path, strerror(-r));
-		return r;
-	}
-	r = devsys_each_loop(env->sysfs, match_loop, &m);
-	if (r > 0) {
-		refuse_loop(env, path, "it is", m.loop, DEV_SAFETY_VIA_CONFIG, err, errlen);
-		return -EBUSY;
-	}
-	if (r < 0)
-		refuse(err, errlen, path, "cannot tell whether a loop device uses it: %s",
-		       strerror(-r));
-	return r;
-}
-
-int dev_safety_check_file(const char *path, int fd, char *err, size_t errlen)
-{
-	return dev_safety_check_file_env(&dev_safety_host, path, fd, err, errlen);
-}
-
-static int check_in_use(const struct dev_safety_env *env, const char *path, dev_t devno,
-			enum dev_safety_via via, char *err, size_t errlen)
+/* except: a loop device over devno that does not count (the one a
+ * target's writes come through), or 0. */
+int safety_check_in_use(const struct dev_safety_env *env, const char *path, dev_t devno,
+			dev_t except, enum dev_safety_via via, char *err, size_t errlen)
 {
 	struct devsys_set self = { .n = 0 }, holders;
 	struct devsys_mount *m;
@@ -404,9 +229,9 @@ static int check_in_use(const struct dev_safety_env *env, const char *path, dev_
 		return -ENOMEM;
 	r = devsys_find_mount(env->mountinfo, &self, m, &dev);
 	if (r > 0) {
-		subject(env, devno, dev, which, sizeof(which));
-		refuse(err, errlen, path, "%s mounted on %s (%s); unmount it first (%s does not "
-		       "override this)", which, m->mount_point, m->fs_type, override_name(via));
+		safety_subject(env, devno, dev, which, sizeof(which));
+		safety_refuse(err, errlen, path, "%s mounted on %s (%s); unmount it first (%s does not "
+		       "override this)", which, m->mount_point, m->fs_type, safety_override_name(via));
 	}
 	free(m);
 	if (r != 0)
@@ -414,9 +239,9 @@ static int check_in_use(const struct dev_safety_env *env, const char *path, dev_
 
 	r = devsys_find_swap(env->swaps, &self, swap, sizeof(swap), &dev);
 	if (r > 0) {
-		subject(env, devno, dev, which, sizeof(which));
-		refuse(err, errlen, path, "%s in use as swap; swapoff it first (%s does not "
-		       "override this)", which, override_name(via));
+		safety_subject(env, devno, dev, which, sizeof(which));
+		safety_refuse(err, errlen, path, "%s in use as swap; swapoff it first (%s does not "
+		       "override this)", which, safety_override_name(via));
 		return -EBUSY;
 	}
 	if (r < 0)
@@ -426,13 +251,13 @@ static int check_in_use(const struct dev_safety_env *env, const char *path, dev_
 		if (devsys_holders(env->sysfs, self.devs[i], &holders) < 0 || holders.n == 0)
 			continue;
 		describe_holder(env, holders.devs[0], what, sizeof(what));
-		subject(env, devno, self.devs[i], which, sizeof(which));
-		refuse(err, errlen, path, "%s in use by %s%s; remove what is built on it first (%s "
+		safety_subject(env, devno, self.devs[i], which, sizeof(which));
+		safety_refuse(err, errlen, path, "%s in use by %s%s; remove what is built on it first (%s "
 		       "does not override this)", which, what,
-		       holders.n > 1 ? " and other devices" : "", override_name(via));
+		       holders.n > 1 ? " and other devices" : "", safety_override_name(via));
 		return -EBUSY;
 	}
-	return check_loop_over_block(env, path, devno, &self, via, err, errlen);
+	return safety_check_loop_over_block(env, path, devno, &self, except, via, err, errlen);
 }
 
 /*
@@ -474,15 +299,19 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	}
 
 	/* Before anything opens it: the root disk may not even be readable. */
-	r = check_root_disk(env, path, st.st_rdev, via, err, errlen);
+	r = safety_check_root_disk(env, path, st.st_rdev, via, err, errlen);
 	if (r == 0)
-		r = check_in_use(env, path, st.st_rdev, via, err, errlen);
+		r = safety_check_in_use(env, path, st.st_rdev, 0, via, err, errlen);
 	if (r == -EPERM || r == -EBUSY)
 		return r;
 	if (r < 0) {
-		refuse(err, errlen, path, "cannot tell whether it is in use: %s", strerror(-r));
+		safety_refuse(err, errlen, path, "cannot tell whether it is in use: %s", strerror(-r));
 		return r;
 	}
+	/* It says why. */
+	r = safety_check_loop_target(env, path, path_fd, st.st_rdev, via, err, errlen);
+	if (r < 0)
+		return r;
 
 	/* Mounts in other namespaces, dm and md all claim the device: an
 	 * exclusive open fails with EBUSY then.  Held from here on, the claim
@@ -491,12 +320,12 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	if (fd < 0) {
 		r = fd;
 		if (r == -EBUSY)
-			refuse(err, errlen, path, "it is in use: the kernel or another program holds "
+			safety_refuse(err, errlen, path, "it is in use: the kernel or another program holds "
 			       "it exclusively (a mount, possibly in another namespace, RAID, "
 			       "device-mapper or an exclusive open); %s does not override this",
-			       override_name(via));
+			       safety_override_name(via));
 		else
-			refuse(err, errlen, path, "cannot open it: %s", strerror(-r));
+			safety_refuse(err, errlen, path, "cannot open it: %s", strerror(-r));
 		return r;
 	}
 	/* libblkid reads with buffers of its own: a second view without
@@ -509,7 +338,7 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	r = probe < 0 ? probe : dev_signatures_find(probe, wait_ns, signatures, sizeof(signatures));
 	probe_waited(mono_ns() - began);
 	if (r == -ETIMEDOUT) {
-		refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
+		safety_refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
 		       "data on it) within %s%s: it stalls, or was spinning up (then try again)",
 		       wait, wait_ns < PROBE_WAIT_NS ? " (what was left of the time all the devices "
 		       "of one reload may be waited for together)" : "");
@@ -517,14 +346,14 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 		return r;
 	}
 	if (r == -EINPROGRESS) {
-		refuse(err, errlen, path, "it has not yet answered an earlier read of its first "
+		safety_refuse(err, errlen, path, "it has not yet answered an earlier read of its first "
 		       "blocks (looking for data on it, given up on): it stalls; try again once it "
 		       "answers");
 		close(fd);
 		return -ETIMEDOUT;
 	}
 	if (r < 0) {
-		refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
+		safety_refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
 		close(fd);
 		return r;
 	}
@@ -532,14 +361,14 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 		return fd;
 	if (destroy_data) {
 		log_warning("%s holds %s: writing over it, as %s allows", path, signatures,
-			    override_name(via));
+			    safety_override_name(via));
 		return fd;
 	}
 	if (via == DEV_SAFETY_VIA_CLI)
-		refuse(err, errlen, path, "it holds %s; give --destroy-data if its data may be "
+		safety_refuse(err, errlen, path, "it holds %s; give --destroy-data if its data may be "
 		       "destroyed", signatures);
 	else
-		refuse(err, errlen, path, "it holds %s; add \"destroy_data\": true to this target "
+		safety_refuse(err, errlen, path, "it holds %s; add \"destroy_data\": true to this target "
 		       "if its data may be destroyed", signatures);
 	close(fd);
 	return -EPERM;

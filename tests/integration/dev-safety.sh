@@ -11,6 +11,10 @@
 #     exclusively by another program: refused even with "destroy_data";
 #   - the disk holding /: refused even with "destroy_data", before it is
 #     opened (on these machines it cannot be opened at all);
+#   - a loop device over a mounted device, through one loop or two, or
+#     over one another program holds exclusively: refused even with
+#     "destroy_data" (none of the loop's own checks sees what is under it),
+#     and a loop over a blank, unused device accepted;
 #   - the backing of a loop device (a device with a mounted ext4 on a loop
 #     over it at an offset, where libblkid sees nothing; a partition's or
 #     the whole disk's loop; a regular file, also one whose loop names it
@@ -165,7 +169,30 @@ HOLDER=$SPAWNED
 wait_until 10 "the holder to open $HELD" grep -q held "$WORK/holder.log"
 expect_refused "held exclusively" "{\"path\": \"$HELD\", \"destroy_data\": true}" "$HELD" \
 	"it is in use" "does not override"
+
+# --- a loop device over a device in use: refused even with destroy_data ---
+# MOUNTED holds a mounted ext4; a loop over it at an offset shows no
+# signature, and is neither mounted nor held itself.
+loop_over "$MOUNTED" -o 1M
+OVER=$LOOP_OVER
+expect_refused "loop over a mounted device" "{\"path\": \"$OVER\", \"destroy_data\": true}" "$OVER" \
+	"it writes to $MOUNTED through the loop device $OVER" "it is mounted on $WORK/mnt (ext4)" \
+	"destroy_data does not override this"
+loop_over "$OVER"
+OVER2=$LOOP_OVER
+expect_refused "loop over a loop over a mounted device" \
+	"{\"path\": \"$OVER2\", \"destroy_data\": true}" "$OVER2" \
+	"it writes to $MOUNTED through the loop device $OVER" "it is mounted on $WORK/mnt (ext4)"
+loop_over "$HELD"
+OVER_HELD=$LOOP_OVER
+expect_refused "loop over a device held exclusively" \
+	"{\"path\": \"$OVER_HELD\", \"destroy_data\": true}" "$OVER_HELD" \
+	"it writes to $HELD through the loop device $OVER_HELD" "held exclusively" \
+	"destroy_data does not override this"
 _kill_bg "$HOLDER" || true  # wait reports the SIGTERM it died of
+[[ $(findmnt -n -o TARGET "$WORK/mnt") ]] || fail "$WORK/mnt is no longer mounted"
+# Nothing holds HELD now: a loop over it is a device like any other.
+expect_accepted "loop over an unused device" "{\"path\": \"$OVER_HELD\", \"destroy_data\": true}" 70
 
 # --- the backing of a loop device: refused even with destroy_data ---
 # A loop at an offset over LOWER holds a mounted ext4: LOWER is neither
