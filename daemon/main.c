@@ -118,6 +118,12 @@ int main(int argc, char **argv)
 				fprintf(stderr, "soakd: at most %d devices for --prep\n", CONFIG_MAX_TARGETS);
 				return 64;
 			}
+			if (strcspn(optarg, "\x01\x02\x03\x04\x05\x06\x07\x08\t\n\v\f\r\x0e\x0f"
+					    "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c"
+					    "\x1d\x1e\x1f\x7f") != strlen(optarg)) {
+				fprintf(stderr, "soakd: --prep: the path holds a control character\n");
+				return 64;
+			}
 			prep[n_prep++] = (struct target_config){ .path = optarg };
 			break;
 		case 'D': destroy_data = true; break;

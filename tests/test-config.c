@@ -290,6 +290,57 @@ static void test_all_errors_reported(void **state)
 	free(errors);
 }
 
+/* A file of many errors: the first CFG_MAX_REPORTED with their places,
+ * then how many more (finding each place rescans the text); and what the
+ * file says is printed without its control characters (stderr is a
+ * journal stream under systemd). */
+static void test_errors_bounded_and_clean(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors;
+	size_t cap = 300 * 16 + 64, len = 0;
+	char *text = malloc(cap);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "{\"run\": {");
+	for (int i = 0; i < 300; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%s\"k%d\": 0", i ? ", " : "", i);
+	snprintf(text + len, cap - len, "}}");
+	assert_int_equal(load(text, &c, &errors), -22);
+	int lines = 0;
+	for (char *p = errors; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, CFG_MAX_REPORTED + 1);
+	assert_non_null(strstr(errors, "t.json: 201 more errors not shown"));
+	free(errors);
+	free(text);
+
+	assert_int_equal(load("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+			      "\"targets\":[\"f\"],\"access\":\"x\\n<0>soakd: FAKE\\u001b[2J\"}]}",
+			      &c, &errors), -22);
+	assert_null(strchr(errors, '\x1b'));
+	assert_non_null(strstr(errors, "x?<0>soakd: FAKE?[2J"));
+	assert_int_equal(strchr(errors, '\n'), errors + strlen(errors) - 1);
+	free(errors);
+	expect_error("{\"workloads\":[{\"name\":\"w\",\"type\":\"device\","
+		     "\"targets\":[\"/srv/a\\nWATCHDOG=trigger\"]}]}", "t.json:1:",
+		     "holds a control character (byte 0x0a)");
+}
+
+/* A duration past 2^62 ns is a run until stopped (the plan's "forever"),
+ * not an end time that wraps negative. */
+static void test_huge_duration(void **state)
+{
+	(void)state;
+	struct run_config *c = NULL;
+	char *errors;
+	assert_int_equal(load("{\"run\": {\"duration\": \"200000d\"}, \"workloads\":[{\"name\":"
+			      "\"w\",\"type\":\"device\",\"targets\":[\"f\"]}]}", &c, &errors), 0);
+	assert_int_equal(c->duration_ns, 0);
+	config_free(c);
+	free(errors);
+}
+
 static void test_jsonpos(void **state)
 {
 	(void)state;
@@ -322,6 +373,8 @@ int main(void)
 		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_run_and_workload_names),
 		cmocka_unit_test(test_all_errors_reported),
+		cmocka_unit_test(test_errors_bounded_and_clean),
+		cmocka_unit_test(test_huge_duration),
 		cmocka_unit_test(test_jsonpos),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,14 @@ static void parse_target(struct cfg_ctx *c, json_t *v, struct target_config *t)
 		cfg_report(c, "target path must not be empty or longer than %d bytes", PATH_MAX - 1);
 		return;
 	}
+	/* It goes into log lines and sd_notify's STATUS=, where a newline
+	 * would start a line of the path's making. */
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		if (*p < 0x20 || *p == 0x7f) {
+			cfg_report(c, "target path \"%s\" holds a control character (byte 0x%02x)",
+				   path, *p);
+			return;
+		}
 	t->path = cfg_absolute_path(path);
 	if (!t->path)
 		cfg_report(c, "cannot resolve target path \"%s\": %s", path, strerror(errno));
@@ -393,7 +401,11 @@ static void parse_run(struct cfg_ctx *c, json_t *obj, struct run_config *run)
 			strcpy(run->name, s);
 		cfg_pop(c);
 	}
-	cfg_get_duration(c, obj, "duration", &run->duration_ns);
+	/* Past 146 years a run is one until stopped, as the plan says
+	 * ("forever"): the end time must stay a signed 64-bit count. */
+	if (cfg_get_duration(c, obj, "duration", &run->duration_ns) &&
+	    run->duration_ns >= CONFIG_FOREVER_NS)
+		run->duration_ns = 0;
 	if (cfg_get_duration(c, obj, "interval", &run->interval_ns) &&
 	    (run->interval_ns < 1000000 || run->interval_ns > UINT64_C(3600) * 1000000000)) {
 		cfg_push_key(c, "interval");
@@ -467,7 +479,9 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 	struct run_config *run;
 
 	if (!root) {
-		fprintf(c->errout, "%s:%d:%d: %s\n", c->name, jerr.line, jerr.column, jerr.text);
+		fprintf(c->errout, "%s:%d:%d: ", c->name, jerr.line, jerr.column);
+		cfg_print_clean(c->errout, jerr.text);
+		fputc('\n', c->errout);
 		return -EINVAL;
 	}
 	run = calloc(1, sizeof(*run));
@@ -550,6 +564,9 @@ static int load(struct cfg_ctx *c, struct run_config **ret)
 		config_check_run_limits(c, run);
 out:
 	json_decref(root);
+	if (c->errors > CFG_MAX_REPORTED)
+		fprintf(c->errout, "%s: %u more errors not shown (the first %d are above)\n",
+			c->name, c->errors - CFG_MAX_REPORTED, CFG_MAX_REPORTED);
 	if (c->errors) {
 		config_free(run);
 		return -EINVAL;

@@ -40,19 +40,34 @@ void cfg_pop(struct cfg_ctx *c)
 		c->depth--;
 }
 
+void cfg_print_clean(FILE *out, const char *text)
+{
+	/* Under systemd stderr is a journal stream: a newline would start an
+	 * entry of the config's making ("<0>..." at emergency priority), an
+	 * escape would reach a terminal. */
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
 static void vreport(struct cfg_ctx *c, int at_key, const char *fmt, va_list ap)
 {
 	int line = 1, column = 1;
+	char text[1024];
 
+	/* Each position is found from the start of the text: past the cap a
+	 * hostile file of many errors would take minutes (a reload, the
+	 * watchdog's time). */
+	if (c->errors++ >= CFG_MAX_REPORTED)
+		return;
 	/* A path that is not in the text (a missing key) points at its parent. */
 	for (size_t d = c->depth + 1; d-- > 0;)
 		if (jsonpos_locate(c->text, c->len, c->path, d, at_key && d == c->depth,
 				   &line, &column) == 0)
 			break;
+	vsnprintf(text, sizeof(text), fmt, ap);
 	fprintf(c->errout, "%s:%d:%d: ", c->name, line, column);
-	vfprintf(c->errout, fmt, ap);
+	cfg_print_clean(c->errout, text);
 	fputc('\n', c->errout);
-	c->errors++;
 }
 
 void cfg_report(struct cfg_ctx *c, const char *fmt, ...)

@@ -32,6 +32,11 @@ struct cfg_ctx {
 	size_t overflow;
 };
 
+/* Errors reported with their place; past these, only counted. */
+#define CFG_MAX_REPORTED 100
+/* text with control characters as '?'. */
+void cfg_print_clean(FILE *out, const char *text);
+
 void cfg_push_key(struct cfg_ctx *c, const char *key);
 void cfg_push_index(struct cfg_ctx *c, size_t index);
 void cfg_pop(struct cfg_ctx *c);
