@@ -194,7 +194,7 @@ static bool key_allowed(enum proto_cmd cmd, const char *key)
 
 static int check_keys(json_t *obj, enum proto_cmd cmd, char *err, size_t errlen)
 {
-	char ebuf[ECHO_BUF], allowed[64] = "";
+	char ebuf[ECHO_BUF], allowed[256] = "";
 	const char *key;
 	const char *const *k;
 	json_t *v;
@@ -205,10 +205,12 @@ static int check_keys(json_t *obj, enum proto_cmd cmd, char *err, size_t errlen)
 		if (!cmd_keys[cmd][0])
 			return fail(err, errlen, "unknown key \"%s\" for command '%s' (it takes no arguments)",
 				    echo(ebuf, sizeof(ebuf), key), cmd_names[cmd]);
-		for (k = cmd_keys[cmd]; *k; k++) {
-			if (k != cmd_keys[cmd])
-				strcat(allowed, ", ");
-			strcat(allowed, *k);
+		/* Bounded, whatever keys a command comes to take. */
+		size_t n = 0;
+		for (k = cmd_keys[cmd]; *k && n < sizeof(allowed); k++) {
+			int w = snprintf(allowed + n, sizeof(allowed) - n, "%s%s",
+					 k != cmd_keys[cmd] ? ", " : "", *k);
+			n += w > 0 ? (size_t)w : sizeof(allowed);
 		}
 		return fail(err, errlen, "unknown key \"%s\" for command '%s' (expected %s)",
 			    echo(ebuf, sizeof(ebuf), key), cmd_names[cmd], allowed);
