@@ -374,3 +374,66 @@ struct dev_facts *dev_facts_new_logged(const char *path, int fd)
 	log_info("device %s", line);
 	return f;
 }
+
+/* devices.json of run_dir, parsed; NULL when absent or unreadable. */
+static json_t *recorded_devices(const char *run_dir)
+{
+	int dir = open(run_dir, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = dir >= 0 ? openat(dir, "devices.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	struct stat st;
+	json_t *j = NULL;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		j = json_loadfd(fd, 0, NULL);
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	return j;
+}
+
+int dev_facts_same_device(const char *run_dir, const char *workload, const struct dev_facts *now,
+			  char *err, size_t errlen)
+{
+	static const char *const keys[] = { "serial", "wwid", "model", "backing_file", NULL };
+	json_t *all = run_dir && !now->is_file && now->have_block ? recorded_devices(run_dir) : NULL;
+	json_t *e, *was = NULL;
+	size_t i;
+	int r = 0;
+
+	json_array_foreach(all, i, e) {
+		json_t *dev = json_object_get(e, "device");
+		const char *w = json_string_value(json_object_get(e, "workload"));
+		const char *path = json_string_value(json_object_get(dev, "path"));
+		if (w && path && strcmp(w, workload) == 0 && strcmp(path, now->path) == 0)
+			was = dev;
+	}
+	json_t *then = was && json_is_object(was) ? was : NULL;
+	for (const char *const *k = keys; then && *k && r == 0; k++) {
+		const char *a = json_string_value(json_object_get(then, *k));
+		const char *b = strcmp(*k, "serial") == 0 ? now->block.serial
+				: strcmp(*k, "wwid") == 0 ? now->block.wwid
+				: strcmp(*k, "model") == 0 ? now->block.model
+				: now->block.backing_file;
+		/* What the kernel does not tell now (a VPD page unread) is no
+		 * difference. */
+		if (!a || !b[0] || strcmp(a, b) == 0)
+			continue;
+		snprintf(err, errlen, "%s is not the device this run began on: its %s is \"%s\", "
+			 "the run's was \"%s\" (a disk swapped, or a loop device attached to "
+			 "another file); put that device back, or start a new run (soakd --new-run) "
+			 "to write to this one", now->path, *k, b, a);
+		r = -EXDEV;
+	}
+	json_t *size = then ? json_object_get(then, "size_bytes") : NULL;
+	if (r == 0 && json_is_integer(size) &&
+	    (uint64_t)json_integer_value(size) != now->block.size_bytes) {
+		snprintf(err, errlen, "%s is not the device this run began on: it holds %" PRIu64
+			 " bytes, the run's held %" PRIu64 "; put that device back, or start a new "
+			 "run (soakd --new-run) to write to this one", now->path,
+			 now->block.size_bytes, (uint64_t)json_integer_value(size));
+		r = -EXDEV;
+	}
+	json_decref(all);
+	return r;
+}

@@ -155,7 +155,14 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		d->verify_fua = cfg->verify.fua;
 		d->verify_pre_read = cfg->verify.pre_read;
 		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, d->fd);
-		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
+		/* Before anything is written: a resumed run's device is the
+		 * one it began on. */
+		r = w->resuming && w->streams[i].facts
+			    ? dev_facts_same_device(w->run_dir, cfg->name, w->streams[i].facts, err,
+						    errlen)
+			    : 0;
+		if (r == 0)
+			r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
 		if (r == 0)
 			r = dev_verify_prepare(w, i, err, errlen);
 		if (r < 0)
