@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "daemon/ctl/ctl_server.h"
+#include "daemon/ctl/ctl_server_int.h"
 #include "daemon/base/loop.h"
 #include "daemon/workload/workload.h"
 
@@ -382,6 +383,50 @@ static void test_accepts_per_turn(void **state)
 		close(fds[i]);
 }
 
+/* Who may connect when many are: operators (the control group) cannot
+ * take the slots kept for root, nor more than their share per uid; root
+ * and soakd's own user can; peers without the right to change state have
+ * theirs. */
+static void test_admission(void **state)
+{
+	(void)state;
+	const uid_t self = 999;
+	struct ctl_peer operator = { .uid = 1000, .in_group = true, .privileged = true };
+	struct ctl_peer root = { .uid = 0, .privileged = true };
+	struct ctl_peer own = { .uid = self, .privileged = true };
+	struct ctl_peer nobody = { .uid = 65534 };
+	char busy[128];
+
+	/* One operator's 56 connections: the slots kept for root are left. */
+	struct ctl_clients_count n = { .all = 56, .not_root = 56, .of_uid = 15 };
+	ctl_admit(&n, &operator, self, busy, sizeof(busy));
+	assert_string_equal(busy, "too many clients connected (56; the last 8 are kept for root)");
+	ctl_admit(&n, &root, self, busy, sizeof(busy));
+	assert_string_equal(busy, "");
+	ctl_admit(&n, &own, self, busy, sizeof(busy));
+	assert_string_equal(busy, "");
+	n = (struct ctl_clients_count){ .all = 63, .not_root = 56 };
+	ctl_admit(&n, &root, self, busy, sizeof(busy));
+	assert_string_equal(busy, "");
+	n.all = 64;
+	ctl_admit(&n, &root, self, busy, sizeof(busy));
+	assert_string_equal(busy, "too many clients connected (64)");
+	/* An operator's own share. */
+	n = (struct ctl_clients_count){ .all = 20, .not_root = 20, .of_uid = 16 };
+	ctl_admit(&n, &operator, self, busy, sizeof(busy));
+	assert_string_equal(busy, "too many connections from uid 1000 (at most 16)");
+	n.of_uid = 15;
+	ctl_admit(&n, &operator, self, busy, sizeof(busy));
+	assert_string_equal(busy, "");
+	/* Peers without the right to change state, as before. */
+	n = (struct ctl_clients_count){ .all = 20, .unprivileged = 10, .not_root = 20, .of_uid = 8 };
+	ctl_admit(&n, &nobody, self, busy, sizeof(busy));
+	assert_string_equal(busy, "too many connections from uid 65534 (at most 8)");
+	n = (struct ctl_clients_count){ .all = 40, .unprivileged = 32, .not_root = 40 };
+	ctl_admit(&n, &nobody, self, busy, sizeof(busy));
+	assert_string_equal(busy, "too many clients connected (32 without the right to change state)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +437,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_answer_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queued_total_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accepts_per_turn, setup, teardown),
+		cmocka_unit_test(test_admission),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

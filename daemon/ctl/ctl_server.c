@@ -312,12 +312,31 @@ static void send_last_words(int fd, const char *message)
 	}
 }
 
-static unsigned clients_of_uid(const struct ctl_server *s, uid_t uid)
+static bool is_root(const struct ctl_peer *p, uid_t self_uid)
 {
-	unsigned n = 0;
-	for (const struct client *c = s->clients; c; c = c->next)
-		n += c->peer.uid == uid;
-	return n;
+	return p->uid == 0 || p->uid == self_uid;
+}
+
+void ctl_admit(const struct ctl_clients_count *n, const struct ctl_peer *peer, uid_t self_uid,
+	       char *busy, size_t len)
+{
+	busy[0] = '\0';
+	if (n->all >= CTL_MAX_CLIENTS)
+		snprintf(busy, len, "too many clients connected (%d)", CTL_MAX_CLIENTS);
+	else if (!peer->privileged && n->unprivileged >= CTL_MAX_CLIENTS_UNPRIVILEGED)
+		snprintf(busy, len, "too many clients connected (%d without the right "
+			 "to change state)", CTL_MAX_CLIENTS_UNPRIVILEGED);
+	else if (!peer->privileged && n->of_uid >= CTL_MAX_CLIENTS_PER_UID)
+		snprintf(busy, len, "too many connections from uid %u (at most %d)",
+			 (unsigned)peer->uid, CTL_MAX_CLIENTS_PER_UID);
+	else if (!is_root(peer, self_uid) && n->of_uid >= CTL_MAX_CLIENTS_PER_OPERATOR)
+		snprintf(busy, len, "too many connections from uid %u (at most %d)",
+			 (unsigned)peer->uid, CTL_MAX_CLIENTS_PER_OPERATOR);
+	else if (!is_root(peer, self_uid) &&
+		 n->not_root >= CTL_MAX_CLIENTS - CTL_CLIENTS_KEPT_FOR_ROOT)
+		snprintf(busy, len, "too many clients connected (%d; the last %d are kept for "
+			 "root)", CTL_MAX_CLIENTS - CTL_CLIENTS_KEPT_FOR_ROOT,
+			 CTL_CLIENTS_KEPT_FOR_ROOT);
 }
 
 static void client_accept(struct ctl_server *s, int cfd)
@@ -329,14 +348,12 @@ static void client_accept(struct ctl_server *s, int cfd)
 		close(cfd);
 		return;
 	}
-	if (s->n_clients >= CTL_MAX_CLIENTS)
-		snprintf(busy, sizeof(busy), "too many clients connected (%d)", CTL_MAX_CLIENTS);
-	else if (!peer.privileged && s->n_unprivileged >= CTL_MAX_CLIENTS_UNPRIVILEGED)
-		snprintf(busy, sizeof(busy), "too many clients connected (%d without the right "
-			 "to change state)", CTL_MAX_CLIENTS_UNPRIVILEGED);
-	else if (!peer.privileged && clients_of_uid(s, peer.uid) >= CTL_MAX_CLIENTS_PER_UID)
-		snprintf(busy, sizeof(busy), "too many connections from uid %u (at most %d)",
-			 (unsigned)peer.uid, CTL_MAX_CLIENTS_PER_UID);
+	struct ctl_clients_count n = { .all = s->n_clients, .unprivileged = s->n_unprivileged };
+	for (const struct client *c = s->clients; c; c = c->next) {
+		n.not_root += !is_root(&c->peer, s->self_uid);
+		n.of_uid += c->peer.uid == peer.uid;
+	}
+	ctl_admit(&n, &peer, s->self_uid, busy, sizeof(busy));
 	if (busy[0]) {
 		if (refusal_log_now(&s->busy_log, mono_ns(), since, sizeof(since)))
 			log_warning("control socket: connection from uid %u (pid %d) refused: %s%s",

@@ -23,8 +23,11 @@
  * ticks) or take all of soakd's memory:
  *   - CTL_MAX_CLIENTS connections; peers that may not change state share
  *     at most CTL_MAX_CLIENTS_UNPRIVILEGED, CTL_MAX_CLIENTS_PER_UID per uid,
- *     so operators always find a free slot; over the limit a connection
- *     gets one error line and is closed;
+ *     so operators always find a free slot; operators (the control group)
+ *     at most CTL_MAX_CLIENTS_PER_OPERATOR per uid, and all but root and
+ *     soakd's own user leave them CTL_CLIENTS_KEPT_FOR_ROOT (systemctl
+ *     reload's soakctl among them); over a limit a connection gets one
+ *     error line and is closed;
  *   - one request in progress per client: the next line is not read until
  *     the last response has been sent, and at most CTL_REQUESTS_PER_WAKEUP
  *     requests of one client are answered per turn of the loop; a client
@@ -49,6 +52,8 @@
 #define CTL_MAX_CLIENTS 64
 #define CTL_MAX_CLIENTS_UNPRIVILEGED 32
 #define CTL_MAX_CLIENTS_PER_UID 8
+#define CTL_MAX_CLIENTS_PER_OPERATOR 16
+#define CTL_CLIENTS_KEPT_FOR_ROOT 8
 #define CTL_REQUESTS_PER_WAKEUP 4
 #define CTL_MAX_BAD_REQUESTS 16
 #define CTL_ACCEPTS_PER_WAKEUP 64

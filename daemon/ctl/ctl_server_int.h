@@ -94,6 +94,17 @@ struct ctl_server {
 
 /* ctl_server.c */
 
+/* Connections already open, as a new one's admission counts them. */
+struct ctl_clients_count {
+	unsigned all, unprivileged;
+	unsigned not_root;  /* neither root's nor soakd's own user's */
+	unsigned of_uid;    /* the new peer's uid's */
+};
+/* Whether peer may connect (self_uid: soakd's own): busy[0] is 0, or the
+ * refusal's words. */
+void ctl_admit(const struct ctl_clients_count *n, const struct ctl_peer *peer, uid_t self_uid,
+	       char *busy, size_t len);
+
 void client_close(struct ctl_server *s, struct client *c);
 
 /* Answers the requests that have arrived whole, one at a time: the next is
