@@ -56,6 +56,33 @@ static bool drift_wanted(const struct daemon *d)
  * the run's start, before any checkpoint).  That reads the part of the
  * log the checkpoint saves reading, so only when drift is on.
  */
+/* How often a resume that reads a long log tells systemd, and by how much
+ * it pushes the start's timeout on each time. */
+#define RESUME_PING_NS (UINT64_C(5) * 1000000000)
+#define RESUME_EXTEND_USEC (UINT64_C(30) * 1000000)
+
+/*
+ * A month of intervals takes a while to read, before READY=1: systemd
+ * hears from soakd all along.  WATCHDOG=1 for the watchdog, and
+ * EXTEND_TIMEOUT_USEC= for the start's own timeout (TimeoutStartSec=, 90 s
+ * by default), which pings of the watchdog do not push on: without it
+ * systemd stopped the start, and Restart= began the read again, for good.
+ */
+static void resume_ping(struct daemon *d, uint64_t n, const char *what)
+{
+	uint64_t now = mono_ns();
+	uint64_t every = d->watchdog_usec ? d->watchdog_usec * 1000 / 4 : RESUME_PING_NS;
+
+	if (every > RESUME_PING_NS)
+		every = RESUME_PING_NS;
+	if (now - d->last_watchdog_ns < every)
+		return;
+	sd_notifyf(0, "%sEXTEND_TIMEOUT_USEC=%" PRIu64 "\nSTATUS=resuming run %s: %" PRIu64
+		   " records read%s", d->watchdog_usec ? "WATCHDOG=1\n" : "", RESUME_EXTEND_USEC,
+		   d->cfg->name, n, what);
+	d->last_watchdog_ns = now;
+}
+
 static void replay_drift_before(struct daemon *d, uint64_t covered)
 {
 	struct runlog_reader *rd;
@@ -69,14 +96,8 @@ static void replay_drift_before(struct daemon *d, uint64_t covered)
 		return;
 	}
 	while ((r = runlog_next(rd, &rec)) > 0) {
-		if (n++ % 256 == 0 && d->watchdog_usec) {
-			uint64_t now = mono_ns();
-			if (now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 4) {
-				sd_notifyf(0, "WATCHDOG=1\nSTATUS=resuming run %s: %" PRIu64
-					   " records read for drift", d->cfg->name, n);
-				d->last_watchdog_ns = now;
-			}
-		}
+		if (n++ % 256 == 0)
+			resume_ping(d, n, " for drift");
 		uint64_t at = checkpoint_record_run_ns(rec);
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		bool interval = type && strcmp(type, "interval") == 0;
@@ -156,16 +177,8 @@ static void replay(struct daemon *d)
 	}
 	uint64_t gone = 0;
 	while ((r = runlog_next(rd, &rec)) > 0) {
-		/* A month of intervals takes a while to read: systemd hears
-		 * from soakd all along. */
-		if (n % 256 == 0 && d->watchdog_usec) {
-			uint64_t now = mono_ns();
-			if (now - d->last_watchdog_ns >= d->watchdog_usec * 1000 / 4) {
-				sd_notifyf(0, "WATCHDOG=1\nSTATUS=resuming run %s: %" PRIu64
-					   " records read", d->cfg->name, n);
-				d->last_watchdog_ns = now;
-			}
-		}
+		if (n % 256 == 0)
+			resume_ping(d, n, "");
 		/* The host's records after the checkpoint's. */
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		if (type && strcmp(type, "host") == 0 &&

@@ -69,6 +69,13 @@ print(f"# READY=1 at {ready[0] - start:.2f} s; {len(before)} watchdog pings befo
       f"{len(pings)} in all; longest gap {max(gaps):.2f} s, ending at {pings[worst] - start:.2f} s")
 if ready[0] - start > watchdog_s / 2 and not before:
     sys.exit("no watchdog ping while the log was read")
+# And each pushes the start's timeout on (TimeoutStartSec=, which pings of
+# the watchdog do not extend).
+unextended = [r["t"] for r in recs if r["t"] < ready[0] and "WATCHDOG=1" in r["msg"].split("\n")
+              and not any(l.startswith("EXTEND_TIMEOUT_USEC=") for l in r["msg"].split("\n"))
+              and "resuming run" in r["msg"]]
+if unextended:
+    sys.exit(f"{len(unextended)} pings while the log was read do not extend the start's timeout")
 sys.exit(0 if max(gaps) < watchdog_s * 0.75 else 1)
 PY
 
