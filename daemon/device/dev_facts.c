@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "dev_safety.h"
 #include "dev_sys.h"
 
 /* Replaces what would garble a log line or a JSON consumer. */
@@ -259,6 +260,8 @@ static json_t *block_json(const struct dev_block_facts *b)
 		json_object_set_new(j, "dm_name", json_string(b->dm_name));
 	if (b->backing_file[0])
 		json_object_set_new(j, "backing_file", json_string(b->backing_file));
+	if (b->backing_inode[0])
+		json_object_set_new(j, "backing_inode", json_string(b->backing_inode));
 	return j;
 }
 
@@ -370,6 +373,11 @@ struct dev_facts *dev_facts_new_logged(const char *path, int fd)
 		free(f);
 		return NULL;
 	}
+	struct dev_loop_backing b;
+	if (!f->is_file && f->have_block && f->block.backing_file[0] &&
+	    dev_safety_loop_backing_fd(fd, &b) == 0 && !b.is_blk)
+		snprintf(f->block.backing_inode, sizeof(f->block.backing_inode), "%u:%u:%" PRIu64,
+			 major(b.dev), minor(b.dev), (uint64_t)b.ino);
 	dev_facts_format(f, line, sizeof(line));
 	log_info("device %s", line);
 	return f;
@@ -392,42 +400,67 @@ static json_t *recorded_devices(const char *run_dir)
 	return j;
 }
 
+/* A loop device's backing name as sysfs prints it, without " (deleted)". */
+static bool same_backing_name(const char *a, const char *b)
+{
+	static const char deleted[] = " (deleted)";
+	size_t la = strlen(a), lb = strlen(b), ld = sizeof(deleted) - 1;
+	if (la >= ld && strcmp(a + la - ld, deleted) == 0)
+		la -= ld;
+	if (lb >= ld && strcmp(b + lb - ld, deleted) == 0)
+		lb -= ld;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
 int dev_facts_same_device(const char *run_dir, const char *workload, const struct dev_facts *now,
 			  char *err, size_t errlen)
 {
-	static const char *const keys[] = { "serial", "wwid", "model", "backing_file", NULL };
 	json_t *all = run_dir && !now->is_file && now->have_block ? recorded_devices(run_dir) : NULL;
-	json_t *e, *was = NULL;
+	json_t *e, *then = NULL;
+	const char *what = NULL, *was = "", *is = "";
 	size_t i;
-	int r = 0;
 
 	json_array_foreach(all, i, e) {
 		json_t *dev = json_object_get(e, "device");
 		const char *w = json_string_value(json_object_get(e, "workload"));
 		const char *path = json_string_value(json_object_get(dev, "path"));
-		if (w && path && strcmp(w, workload) == 0 && strcmp(path, now->path) == 0)
-			was = dev;
+		if (w && path && json_is_object(dev) && strcmp(w, workload) == 0 &&
+		    strcmp(path, now->path) == 0)
+			then = dev;
 	}
-	json_t *then = was && json_is_object(was) ? was : NULL;
-	for (const char *const *k = keys; then && *k && r == 0; k++) {
-		const char *a = json_string_value(json_object_get(then, *k));
-		const char *b = strcmp(*k, "serial") == 0 ? now->block.serial
-				: strcmp(*k, "wwid") == 0 ? now->block.wwid
-				: strcmp(*k, "model") == 0 ? now->block.model
-				: now->block.backing_file;
-		/* What the kernel does not tell now (a VPD page unread) is no
-		 * difference. */
-		if (!a || !b[0] || strcmp(a, b) == 0)
-			continue;
+	/* What the kernel does not tell now (a VPD page unread) is no
+	 * difference; nor are a WWID's or a model's text, which a kernel's
+	 * quirk or a firmware can change for the same device. */
+	const char *serial = then ? json_string_value(json_object_get(then, "serial")) : NULL;
+	const char *inode = then ? json_string_value(json_object_get(then, "backing_inode")) : NULL;
+	const char *file = then ? json_string_value(json_object_get(then, "backing_file")) : NULL;
+	if (serial && now->block.serial[0] && strcmp(serial, now->block.serial) != 0) {
+		what = "serial";
+		was = serial;
+		is = now->block.serial;
+	} else if (inode && now->block.backing_inode[0]) {
+		if (strcmp(inode, now->block.backing_inode) != 0) {
+			what = "backing file";
+			was = file ? file : inode;
+			is = now->block.backing_file;
+		}
+	} else if (file && now->block.backing_file[0] &&
+		   !same_backing_name(file, now->block.backing_file)) {
+		what = "backing file";
+		was = file;
+		is = now->block.backing_file;
+	}
+	if (what) {
 		snprintf(err, errlen, "%s is not the device this run began on: its %s is \"%s\", "
 			 "the run's was \"%s\" (a disk swapped, or a loop device attached to "
 			 "another file); put that device back, or start a new run (soakd --new-run) "
-			 "to write to this one", now->path, *k, b, a);
-		r = -EXDEV;
+			 "to write to this one", now->path, what, is, was);
+		json_decref(all);
+		return -EXDEV;
 	}
 	json_t *size = then ? json_object_get(then, "size_bytes") : NULL;
-	if (r == 0 && json_is_integer(size) &&
-	    (uint64_t)json_integer_value(size) != now->block.size_bytes) {
+	int r = 0;
+	if (json_is_integer(size) && (uint64_t)json_integer_value(size) != now->block.size_bytes) {
 		snprintf(err, errlen, "%s is not the device this run began on: it holds %" PRIu64
 			 " bytes, the run's held %" PRIu64 "; put that device back, or start a new "
 			 "run (soakd --new-run) to write to this one", now->path,

@@ -40,6 +40,9 @@ struct dev_block_facts {
 	char wwid[DEV_FACTS_STR];
 	char dm_name[DEV_FACTS_STR]; /* device-mapper devices */
 	char backing_file[PATH_MAX]; /* loop devices */
+	/* A loop device over a regular file: that file, "DEVMAJ:DEVMIN:INODE"
+	 * (whatever its name is or has become). */
+	char backing_inode[64];
 };
 
 struct dev_facts {
@@ -76,8 +79,9 @@ json_t *dev_facts_json(const struct dev_facts *f);
 /*
  * A resumed run's block device target against the facts the run recorded
  * at its last start (devices.json in run_dir, for workload): 0 when it is
- * the same device as far as the kernel can tell (serial, WWID, model, size,
- * a loop device's backing file), or nothing was recorded; -EXDEV with err
+ * the same device as far as the kernel can tell (serial, size, a loop
+ * device's backing file by its inode, else by its name), or nothing was
+ * recorded; -EXDEV with err
  * naming what differs when it is another device at the same path (a disk
  * swapped, a loop device attached to another file): the run's data and its
  * verify state are the other device's.

@@ -274,41 +274,73 @@ static int check_under_loop(const struct dev_safety_env *env, const char *path, 
  * number of loops: each device under it is checked as the target would
  * be (check_under_loop).  A loop over a regular file writes that file,
  * which is what it is for. */
-int safety_check_loop_target(const struct dev_safety_env *env, const char *path, int path_fd,
-			     dev_t devno, enum dev_safety_via via, char *err, size_t errlen)
+/* The chain of devices from the loop device `loop` (a whole disk; its
+ * status b, or r < 0) down, each checked by check_under_loop. */
+static int check_chain(const struct dev_safety_env *env, const char *path, dev_t loop,
+		       struct dev_loop_backing b, int r, enum dev_safety_via via, char *err,
+		       size_t errlen)
 {
-	struct dev_loop_backing b;
-	dev_t whole;
-	int r;
+	char label[300];
 
-	if (devsys_whole_disk(env->sysfs, devno, &whole) < 0)
-		whole = devno;
-	if (major(whole) != LOOP_MAJOR)
-		return 0;
-	/* Writes to a partition come through its disk's loop device. */
-	dev_t loop = whole;
-	r = dev_safety_loop_backing_fd(path_fd, &b);
 	for (unsigned depth = 0;; depth++) {
-		if (r == -ENOTTY || r == -ENXIO || r == -EINVAL)
+		if (r == -ENOTTY || r == -ENXIO || r == -EINVAL || r == -ENOENT)
 			return 0;       /* no loop device, or one without a backing */
 		if (r < 0) {
-			safety_refuse(err, errlen, path, "cannot tell what the loop device %s writes to: %s",
-			       path, strerror(-r));
+			safety_dev_label(env, loop, label, sizeof(label));
+			safety_refuse(err, errlen, path, "cannot tell what the loop device %s writes "
+				      "to: %s", label, strerror(-r));
 			return r;
 		}
 		if (!b.is_blk)
 			return 0;
 		if (depth == DEVSYS_MAX_DEPTH) {
 			safety_refuse(err, errlen, path, "it is a loop device over more than %d others",
-			       DEVSYS_MAX_DEPTH);
+				      DEVSYS_MAX_DEPTH);
 			return -ELOOP;
 		}
 		r = check_under_loop(env, path, loop, b.rdev, via, err, errlen);
 		if (r < 0)
 			return r;
-		loop = b.rdev;
-		r = loop_status_of(env, b.rdev, &b);
-		if (r == -ENOENT)
-			r = -ENOTTY; /* no node: not a loop device anyone set up here */
+		/* On down if what is under it is a loop device too (or a
+		 * partition of one: its disk's loop device is the one over
+		 * the next device); only a loop device is asked. */
+		dev_t next;
+		if (devsys_whole_disk(env->sysfs, b.rdev, &next) < 0)
+			next = b.rdev;
+		if (major(next) != LOOP_MAJOR)
+			return 0;
+		loop = next;
+		r = loop_status_of(env, next, &b);
 	}
+}
+
+int safety_check_loop_target(const struct dev_safety_env *env, const char *path, int path_fd,
+			     dev_t devno, enum dev_safety_via via, char *err, size_t errlen)
+{
+	struct dev_loop_backing b = { 0 };
+	struct devsys_set lower;
+	dev_t whole;
+	int r;
+
+	if (devsys_whole_disk(env->sysfs, devno, &whole) < 0)
+		whole = devno;
+	/* Writes to a partition come through its disk's loop device. */
+	if (major(whole) == LOOP_MAJOR) {
+		r = dev_safety_loop_backing_fd(path_fd, &b);
+		r = check_chain(env, path, whole, b, r, via, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	/* A dm or md device built on loop devices: each one's chain. */
+	if (devsys_lower_disks(env->sysfs, devno, &lower) < 0)
+		return 0;
+	for (size_t i = 0; i < lower.n; i++) {
+		if (major(lower.devs[i]) != LOOP_MAJOR || lower.devs[i] == whole)
+			continue;
+		r = loop_status_of(env, lower.devs[i], &b);
+		r = check_chain(env, path, lower.devs[i], b, r, via, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }

@@ -124,6 +124,20 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 			goto undo;
 		}
 	}
+	/* A resumed run's block devices are the ones it began on: checked
+	 * before any file is laid out (a refusal leaves nothing behind). */
+	for (size_t i = 0; i < w->n_streams; i++) {
+		if (!targets[i].is_blockdev)
+			continue;
+		free(w->streams[i].facts);
+		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, targets[i].fd);
+		r = w->resuming && w->streams[i].facts
+			    ? dev_facts_same_device(w->run_dir, cfg->name, w->streams[i].facts, err,
+						    errlen)
+			    : 0;
+		if (r < 0)
+			goto undo;
+	}
 	r = dev_targets_lay_out(targets, cfg->targets, opened, err, errlen);
 	if (r < 0)
 		goto undo;
@@ -154,15 +168,12 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 		d->verify_flushes = cfg->verify.on;
 		d->verify_fua = cfg->verify.fua;
 		d->verify_pre_read = cfg->verify.pre_read;
-		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, d->fd);
-		/* Before anything is written: a resumed run's device is the
-		 * one it began on. */
-		r = w->resuming && w->streams[i].facts
-			    ? dev_facts_same_device(w->run_dir, cfg->name, w->streams[i].facts, err,
-						    errlen)
-			    : 0;
-		if (r == 0)
-			r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
+		/* A file's, once laid out. */
+		if (!d->is_blockdev) {
+			free(w->streams[i].facts);
+			w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, d->fd);
+		}
+		r = setup_ring(d, cfg->targets[i].path, cfg->seed * 31 + i + 1, err, errlen);
 		if (r == 0)
 			r = dev_verify_prepare(w, i, err, errlen);
 		if (r < 0)

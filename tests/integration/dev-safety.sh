@@ -193,6 +193,23 @@ _kill_bg "$HOLDER" || true  # wait reports the SIGTERM it died of
 [[ $(findmnt -n -o TARGET "$WORK/mnt") ]] || fail "$WORK/mnt is no longer mounted"
 # Nothing holds HELD now: a loop over it is a device like any other.
 expect_accepted "loop over an unused device" "{\"path\": \"$OVER_HELD\", \"destroy_data\": true}" 70
+# A loop over a partition of a loop device over an unused device: every
+# step down is checked, and the loop the writes come through at each step
+# (a partition's disk's) is not taken for another one over that device.
+new_loop 64M
+BASE=$NEW_LOOP
+loop_over "$BASE" --partscan
+MID=$LOOP_OVER
+printf 'label: dos\n,,L\n' | sfdisk -q "$MID" >"$WORK/sfdisk-mid.log" 2>&1 ||
+	fail "sfdisk $MID failed: $(cat "$WORK/sfdisk-mid.log")"
+if rescan_partitions "$MID"; then
+	loop_over "${MID}p1"
+	TOP=$LOOP_OVER
+	expect_accepted "loop over a partition of a loop over an unused device" \
+		"{\"path\": \"$TOP\", \"destroy_data\": true}" 70
+else
+	note "no partitions on $MID here: the loop-over-partition chain is not run"
+fi
 
 # --- the backing of a loop device: refused even with destroy_data ---
 # A loop at an offset over LOWER holds a mounted ext4: LOWER is neither

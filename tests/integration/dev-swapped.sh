@@ -7,7 +7,8 @@
 # and would be written as the run's own: its results and verify state are
 # the old device's.  Here a loop device is attached to another file of the
 # same size between two starts: the resume is refused, naming what differs
-# (the backing file); with the first file back, the run resumes.
+# (the backing file); with the first file back, the run resumes, and
+# with that file renamed (the same inode) it resumes too.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/devlib.sh"
 
@@ -43,7 +44,7 @@ wait_soakd_exit 30
 ((SOAKD_RC != 0)) || fail "soakd resumed the run on another device: $(tail -5 "$SOAKD_LOG")"
 line=$(grep -F "$L is not the device this run began on" "$SOAKD_LOG") ||
 	fail "no word of the device swapped: $(tail -5 "$SOAKD_LOG")"
-[[ $line == *"its backing_file is \"$SECOND\", the run's was \"$FIRST\""* ]] ||
+[[ $line == *"its backing file is \"$SECOND\", the run's was \"$FIRST\""* ]] ||
 	fail "the refusal does not say what differs: $line"
 [[ $line == *"--new-run"* ]] || fail "the refusal does not say what to do: $line"
 note "refused: ${line#*: }"
@@ -53,6 +54,17 @@ SOAKD_LOG="$WORK/soakd.back.log"
 start_soakd --config "$WORK/s.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 wait_until 30 "the control socket (resumed)" ctl_answers
 grep -q "resuming run swapped" "$SOAKD_LOG" || fail "the run did not resume on its device: $(tail -5 "$SOAKD_LOG")"
+stop_soakd 30
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+
+# The same file under another name is the same device.
+mv "$FIRST" "$FIRST.renamed" || fail "cannot rename $FIRST"
+on_exit rm -f "$FIRST.renamed"
+SOAKD_LOG="$WORK/soakd.renamed.log"
+start_soakd --config "$WORK/s.json" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 30 "the control socket (renamed)" ctl_answers
+grep -q "resuming run swapped" "$SOAKD_LOG" ||
+	fail "the run did not resume on its renamed backing file: $(tail -5 "$SOAKD_LOG")"
 stop_soakd 30
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 note "ok"
