@@ -237,8 +237,12 @@ static void close_killed(struct obj_ledger *l)
 {
 	obj_ledger_close(l);
 	off_t size = file_size("w.0.journal");
-	int fd = openat(dir_fd, "w.0.journal", O_WRONLY);
+	int fd = openat(dir_fd, "w.0.journal", O_RDWR);
+	unsigned char last[48];
 	assert_true(fd >= 0);
+	/* The clean close's R_CLOSED (type 10, the fifth byte), nothing else. */
+	assert_int_equal(pread(fd, last, sizeof(last), size - 48), 48);
+	assert_int_equal(last[4], 10);
 	assert_int_equal(ftruncate(fd, size - 48), 0);
 	close(fd);
 }

@@ -52,7 +52,7 @@ void cfg_print_clean(FILE *out, const char *text)
 static void vreport(struct cfg_ctx *c, int at_key, const char *fmt, va_list ap)
 {
 	int line = 1, column = 1;
-	char text[1024];
+	char text[PATH_MAX + 1024];   /* a path quoted whole, and why */
 
 	/* Each position is found from the start of the text: past the cap a
 	 * hostile file of many errors would take minutes (a reload, the

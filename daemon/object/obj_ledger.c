@@ -438,9 +438,8 @@ void obj_ledger_close(struct obj_ledger *l)
 		/* Closed cleanly only with every record on disk: not after
 		 * any failed write or sync (a sync's error is told once, and
 		 * the pages it lost are not written again). */
-		if (l->opened && !l->need_fold && !l->n_held && !l->error)
-			(void)obj_ledger_mark_closed(l);
-		else if (l->unsynced_since_ns)
+		if (!l->opened || l->need_fold || l->n_held || l->error ||
+		    obj_ledger_mark_closed(l) < 0)
 			(void)fdatasync(l->journal_fd);
 		close(l->journal_fd);
 	}

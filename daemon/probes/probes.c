@@ -547,7 +547,8 @@ void probe_read_missed(struct probes *p, enum probe_family f)
 			sum += info.recursion_misses;
 	}
 	fs->missed = sum > fs->missed ? sum : fs->missed;
-	if (fs->missed > fs->logged) {
+	/* Said at the first, then each time they have doubled. */
+	if (fs->missed > fs->logged && (!fs->logged || fs->missed >= 2 * fs->logged)) {
 		log_warning("trace: the kernel skipped %" PRIu64 " event(s) of the %s probes so far "
 			    "(a probe entered again on a CPU where it was running): the kernel's "
 			    "figures lack as many ops", fs->missed, probe_family_name(f));
