@@ -175,7 +175,9 @@ static void raise_alarm(struct drift *d, struct results *r, struct workload *w, 
 	d->alarms++;
 	json_object_set_new(json_object_get(json_object_get(d->state, w->cfg->name), op), metric,
 			    json_integer(1));
-	log_warning("workload %s: %s", w->cfg->name, message);
+	/* Under journald the structured entry is the message; once. */
+	if (!log_to_journal())
+		log_warning("workload %s: %s", w->cfg->name, message);
 	sd_journal_send("MESSAGE=workload %s: %s", w->cfg->name, message,
 			"MESSAGE_ID=" SOAK_MESSAGE_DRIFT, "PRIORITY=%d", LOG_WARNING,
 			"SYSLOG_IDENTIFIER=soakd", "SOAK_EVENT=drift", "SOAK_RUN=%s", r->cfg->name,

@@ -28,6 +28,7 @@
 
 #include <linux/nvme_ioctl.h>
 
+#include "base/log.h"
 #include "device/dev_facts.h"
 #include "rundump.h"
 #include "device/dev_sys.h"
@@ -219,9 +220,15 @@ static int read_smart(struct host_dev *d)
 
 	memset(log, 0, sizeof(log));
 	if (ioctl(d->nvme_fd, NVME_IOCTL_ADMIN_CMD, &cmd) != 0) {
+		int r = -errno;
+		/* Said once per drive: the results lack its SMART figures. */
+		log_warning("%s: no NVMe SMART readings: Get Log Page refused (%s)%s", d->name,
+			    strerror(-r), r == -EPERM || r == -EACCES
+			    ? "; it needs CAP_SYS_ADMIN, which soakd.service's "
+			      "CapabilityBoundingSet= leaves out (SECURITY.md)" : "");
 		close(d->nvme_fd);
 		d->nvme_fd = -1;
-		return -EIO;
+		return r;
 	}
 	d->have_smart = host_parse_nvme_smart(log, sizeof(log), &d->smart) == 0;
 	return 0;

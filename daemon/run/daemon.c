@@ -241,7 +241,7 @@ static void tick(struct daemon *d, uint64_t now)
 	d->ticks++;
 }
 
-static void watchdog(struct daemon *d, uint64_t now)
+void daemon_watchdog(struct daemon *d, uint64_t now)
 {
 	/* A quarter of WatchdogSec, checked every eighth: no gap between
 	 * pings comes near it, even on a loaded machine. */
@@ -279,7 +279,7 @@ void tick_records(struct daemon *d)
 	/* Whether an interval ended or not: with intervals longer than
 	 * WatchdogSec, a preparation that reports no progress of its own to
 	 * systemd (an endpoint's probe) would otherwise go unpinged. */
-	watchdog(d, mono_ns());
+	daemon_watchdog(d, mono_ns());
 	if (d->timer_fd < 0 || !d->results ||
 	    read(d->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
@@ -585,7 +585,7 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 
 	while (!d.quit) {
 		uint64_t now = mono_ns();
-		watchdog(&d, now);
+		daemon_watchdog(&d, now);
 		r = loop_run_once(d.loop, loop_timeout(&d, now));
 		if (r < 0) {
 			log_error_errno(r, "event loop failed");

@@ -125,6 +125,8 @@ int start_workload(struct daemon *d, size_t i, char *err, size_t errlen);
 /* A reload's long preparation: the intervals that end meanwhile are
  * recorded (daemon.c). */
 void tick_records(struct daemon *d);
+/* WATCHDOG=1 when a quarter of WatchdogSec has passed since the last. */
+void daemon_watchdog(struct daemon *d, uint64_t now);
 
 void stop_all(struct daemon *d, const char *reason);
 

@@ -36,8 +36,13 @@ bool prepare_progress(void *userdata, const struct workload_progress *p)
 	uint64_t now = mono_ns();
 
 	if (!pr->active) {
+		/* A reload records the running workloads' intervals (and
+		 * pings); a new run's (soakctl start --new-run) has none
+		 * running, but systemd's watchdog still waits on the loop. */
 		if (d->reloading)
 			tick_records(d);
+		else
+			daemon_watchdog(d, now);
 		return !workload_stop_pending();
 	}
 	const char *target = p->target ? p->target : "", *what = p->what ? p->what : "";
