@@ -22,6 +22,7 @@
 #include "config_act.h"
 #include "config_certify.h"
 #include "config_search.h"
+#include "config_targets.h"
 #include "config_export.h"
 #include "config_json.h"
 #include "config_limits.h"
@@ -35,76 +36,6 @@
 #define SOCKET_PATH_MAX 108
 #define DEFAULT_INTERVAL_NS UINT64_C(1000000000)
 #define DEFAULT_MAX_LAG_NS (UINT64_C(10) * 1000000000) /* ACT's max-lag-sec */
-
-static void parse_target(struct cfg_ctx *c, json_t *v, struct target_config *t)
-{
-	const char *path = NULL;
-
-	if (json_is_string(v)) {
-		path = json_string_value(v);
-	} else if (json_is_object(v)) {
-		static const char *const keys[] = { "path", "destroy_data", "allow_unsafe_path",
-						    NULL };
-		cfg_check_keys(c, v, "a target", keys);
-		if (!cfg_get_string(c, v, "path", &path) && !json_object_get(v, "path"))
-			cfg_report(c, "a target needs \"path\"");
-		cfg_get_bool(c, v, "destroy_data", &t->destroy_data);
-		cfg_get_bool(c, v, "allow_unsafe_path", &t->allow_unsafe_path);
-	} else {
-		cfg_report(c, "a target must be a path or {\"path\": ..., \"destroy_data\": ..., "
-			   "\"allow_unsafe_path\": ...}");
-	}
-	if (!path)
-		return;
-	if (!*path || strlen(path) >= PATH_MAX) {
-		cfg_report(c, "target path must not be empty or longer than %d bytes", PATH_MAX - 1);
-		return;
-	}
-	/* It goes into log lines and sd_notify's STATUS=, where a newline
-	 * would start a line of the path's making. */
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		if (*p < 0x20 || *p == 0x7f) {
-			cfg_report(c, "target path \"%s\" holds a control character (byte 0x%02x)",
-				   path, *p);
-			return;
-		}
-	t->path = cfg_absolute_path(path);
-	if (!t->path)
-		cfg_report(c, "cannot resolve target path \"%s\": %s", path, strerror(errno));
-}
-
-/* "targets" of a pattern workload, "devices" of an ACT model. */
-static void parse_targets(struct cfg_ctx *c, json_t *obj, const char *key,
-			  struct workload_config *w)
-{
-	json_t *arr = json_object_get(obj, key);
-	if (!arr) {
-		cfg_report(c, "workload \"%s\" needs \"%s\": a list of files or block devices",
-			   w->name, key);
-		return;
-	}
-	cfg_push_key(c, key);
-	if (!json_is_array(arr) || json_array_size(arr) == 0) {
-		cfg_report(c, "\"%s\" must be a non-empty list", key);
-	} else if (json_array_size(arr) > CONFIG_MAX_TARGETS) {
-		cfg_report(c, "\"%s\" lists %zu entries, at most %d are allowed", key,
-			   json_array_size(arr), CONFIG_MAX_TARGETS);
-	} else {
-		size_t i;
-		json_t *v;
-		json_array_foreach(arr, i, v) {
-			cfg_push_index(c, i);
-			parse_target(c, v, &w->targets[i]);
-			for (size_t j = 0; j < i && w->targets[i].path; j++)
-				if (w->targets[j].path &&
-				    strcmp(w->targets[j].path, w->targets[i].path) == 0)
-					cfg_report(c, "target \"%s\" is listed twice", w->targets[i].path);
-			cfg_pop(c);
-		}
-		w->n_targets = json_array_size(arr);
-	}
-	cfg_pop(c);
-}
 
 static void parse_block_sizes(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 {
@@ -228,7 +159,7 @@ static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config 
 		cfg_pop(c);
 	}
 	if (w->model != MODEL_PATTERN) {
-		parse_targets(c, obj, "devices", w);
+		config_parse_targets(c, obj, "devices", w);
 		act_config_parse(c, obj, w);
 		act_derive(&w->act, w->model, w->n_targets);
 		/* The workload's rate is the sum of its ops' rates, so the
@@ -246,7 +177,7 @@ static void parse_device(struct cfg_ctx *c, json_t *obj, struct workload_config 
 	}
 	cfg_check_keys2(c, obj, "a device workload", config_common_workload_keys, keys);
 	cfg_get_bool(c, obj, "prep", &w->prep);
-	parse_targets(c, obj, "targets", w);
+	config_parse_targets(c, obj, "targets", w);
 	cfg_get_size(c, obj, "file_size", &w->file_size);
 	uint64_t u = w->read_pct;
 	cfg_get_uint(c, obj, "read_pct", 0, 100, &u);

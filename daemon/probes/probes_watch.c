@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "workload/workload.h"
 #include "config/config_trace.h"
 #include "config/obj_config.h"
 
@@ -329,6 +330,12 @@ static void watch_host(struct probes *p, const char *host, unsigned port, size_t
 	char service[8];
 	int r;
 
+	/* A lookup may wait on DNS, on the main loop: none without probes;
+	 * a reload's intervals recorded (the watchdog pinged) between. */
+	if (p->fam[PROBE_TCP].state == PROBE_UNAVAILABLE)
+		return;
+	workload_progress(&(struct workload_progress){ .target = host,
+						       .what = "resolving an endpoint" });
 	snprintf(service, sizeof(service), "%u", port);
 	r = getaddrinfo(host, service, &hints, &res);
 	if (r != 0) {
