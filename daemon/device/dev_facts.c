@@ -429,22 +429,38 @@ int dev_facts_same_device(const char *run_dir, const char *workload, const struc
 			then = dev;
 	}
 	/* What the kernel does not tell now (a VPD page unread) is no
-	 * difference; nor are a WWID's or a model's text, which a kernel's
-	 * quirk or a firmware can change for the same device. */
+	 * difference; nor is a WWID's text where a serial is known (a kernel
+	 * quirk can change it for the same device). */
 	const char *serial = then ? json_string_value(json_object_get(then, "serial")) : NULL;
+	const char *wwid = then ? json_string_value(json_object_get(then, "wwid")) : NULL;
 	const char *inode = then ? json_string_value(json_object_get(then, "backing_inode")) : NULL;
 	const char *file = then ? json_string_value(json_object_get(then, "backing_file")) : NULL;
+	const char *now_inode = now->block.backing_inode;
+	/* "MAJ:MIN:INO": the file system's device number may change with a
+	 * reboot (dm minors, btrfs, NFS); the inode is only compared on the
+	 * same one, the name otherwise. */
+	const char *ino_then = inode ? strrchr(inode, ':') : NULL;
+	const char *ino_now = now_inode[0] ? strrchr(now_inode, ':') : NULL;
+	bool same_fs = ino_then && ino_now && ino_then - inode == ino_now - now_inode &&
+		       strncmp(inode, now_inode, (size_t)(ino_then - inode)) == 0;
 	if (serial && now->block.serial[0] && strcmp(serial, now->block.serial) != 0) {
 		what = "serial";
 		was = serial;
 		is = now->block.serial;
-	} else if (inode && now->block.backing_inode[0]) {
-		if (strcmp(inode, now->block.backing_inode) != 0) {
-			what = "backing file";
-			was = file ? file : inode;
-			is = now->block.backing_file;
-		}
-	} else if (file && now->block.backing_file[0] &&
+	} else if (!serial && !now->block.serial[0] && wwid && now->block.wwid[0] &&
+		   strcmp(wwid, now->block.wwid) != 0) {
+		what = "WWID";
+		was = wwid;
+		is = now->block.wwid;
+	} else if (same_fs && strcmp(ino_then, ino_now) != 0) {
+		snprintf(err, errlen, "%s is not the device this run began on: its backing file "
+			 "\"%s\" is another file (inode %s) than the run's \"%s\" (inode %s), a "
+			 "loop device attached to another file; put that one back, or start a new "
+			 "run (soakd --new-run) to write to this one", now->path,
+			 now->block.backing_file, ino_now + 1, file ? file : "?", ino_then + 1);
+		json_decref(all);
+		return -EXDEV;
+	} else if (!same_fs && file && now->block.backing_file[0] &&
 		   !same_backing_name(file, now->block.backing_file)) {
 		what = "backing file";
 		was = file;

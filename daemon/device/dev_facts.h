@@ -79,10 +79,10 @@ json_t *dev_facts_json(const struct dev_facts *f);
 /*
  * A resumed run's block device target against the facts the run recorded
  * at its last start (devices.json in run_dir, for workload): 0 when it is
- * the same device as far as the kernel can tell (serial, size, a loop
- * device's backing file by its inode, else by its name), or nothing was
- * recorded; -EXDEV with err
- * naming what differs when it is another device at the same path (a disk
+ * the same device as far as the kernel can tell (serial, else WWID; size;
+ * a loop device's backing file by its inode on the same file system, else
+ * by its name), or nothing was recorded; -EXDEV with err naming what
+ * differs when it is another device at the same path (a disk
  * swapped, a loop device attached to another file): the run's data and its
  * verify state are the other device's.
  */

@@ -207,10 +207,11 @@ static void describe_holder(const struct dev_safety_env *env, dev_t holder, char
 		snprintf(ret, len, "%s", name);
 }
 
-/* except: a loop device over devno that does not count (the one a
- * target's writes come through), or 0. */
+/* except: loop devices over devno that do not count (those a target's
+ * writes come through), or NULL. */
 int safety_check_in_use(const struct dev_safety_env *env, const char *path, dev_t devno,
-			dev_t except, enum dev_safety_via via, char *err, size_t errlen)
+			const struct devsys_set *except, enum dev_safety_via via, char *err,
+			size_t errlen)
 {
 	struct devsys_set self = { .n = 0 }, holders;
 	struct devsys_mount *m;
@@ -301,7 +302,7 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	/* Before anything opens it: the root disk may not even be readable. */
 	r = safety_check_root_disk(env, path, st.st_rdev, via, err, errlen);
 	if (r == 0)
-		r = safety_check_in_use(env, path, st.st_rdev, 0, via, err, errlen);
+		r = safety_check_in_use(env, path, st.st_rdev, NULL, via, err, errlen);
 	if (r == -EPERM || r == -EBUSY)
 		return r;
 	if (r < 0) {

@@ -25,18 +25,20 @@ void safety_subject(const struct dev_safety_env *env, dev_t devno, dev_t dev, ch
 
 /* The checks of a block device by its number, each 0, -EPERM or -EBUSY
  * with err set, or another -errno (err not set): the root disk; in use
- * (mounted, swap, holders, a loop device over it other than except, 0 for
+ * (mounted, swap, holders, a loop device over it not in except, NULL for
  * none). */
 int safety_check_root_disk(const struct dev_safety_env *env, const char *path, dev_t devno,
 			   enum dev_safety_via via, char *err, size_t errlen);
 int safety_check_in_use(const struct dev_safety_env *env, const char *path, dev_t devno,
-			dev_t except, enum dev_safety_via via, char *err, size_t errlen);
+			const struct devsys_set *except, enum dev_safety_via via, char *err,
+			size_t errlen);
 
 /* dev_safety_loop.c: a loop device over devno (self: it and its
  * partitions) other than except, as safety_check_in_use says; and what a
  * loop device target writes to (0, or -errno with err set). */
 int safety_check_loop_over_block(const struct dev_safety_env *env, const char *path,
-				 dev_t devno, const struct devsys_set *self, dev_t except,
+				 dev_t devno, const struct devsys_set *self,
+				 const struct devsys_set *except,
 				 enum dev_safety_via via, char *err, size_t errlen);
 int safety_check_loop_target(const struct dev_safety_env *env, const char *path, int path_fd,
 			     dev_t devno, enum dev_safety_via via, char *err, size_t errlen);

@@ -105,7 +105,7 @@ struct loop_match {
 	const struct dev_safety_env *env;
 	const struct devsys_set *blocks; /* block target: these devices */
 	const struct stat *file;         /* file target: this inode */
-	dev_t except;                    /* a loop device not to count (0: none) */
+	const struct devsys_set *except; /* loop devices not to count (NULL: none) */
 	dev_t loop, which;
 };
 
@@ -114,7 +114,7 @@ static int match_loop(const struct devsys_loop *l, void *arg)
 	struct loop_match *m = arg;
 	struct dev_loop_backing b;
 
-	if ((m->except && l->devno == m->except) || loop_backing(m->env, l, &b) < 0)
+	if ((m->except && devsys_set_has(m->except, l->devno)) || loop_backing(m->env, l, &b) < 0)
 		return 0;
 	if (m->blocks && b.is_blk && devsys_set_has(m->blocks, b.rdev))
 		m->which = b.rdev;
@@ -144,7 +144,8 @@ static void refuse_loop(const struct dev_safety_env *env, const char *path, cons
  * is mounted is the loop device.
  */
 int safety_check_loop_over_block(const struct dev_safety_env *env, const char *path,
-				 dev_t devno, const struct devsys_set *self, dev_t except,
+				 dev_t devno, const struct devsys_set *self,
+				 const struct devsys_set *except,
 				 enum dev_safety_via via, char *err, size_t errlen)
 {
 	struct devsys_set blocks = *self, lower;
@@ -200,24 +201,46 @@ int dev_safety_check_file(const char *path, int fd, char *err, size_t errlen)
 }
 
 /* The loop status of the block device devno, by its node under env->dev
- * (checked to be that device): 0, -ENOTTY/-ENXIO when it is no bound loop
- * device, or -errno. */
+ * (checked to be that device), else by what sysfs says backs it (no node:
+ * a container, PrivateDevices=; see loop_backing for what that path is
+ * worth): 0, -ENOTTY/-ENXIO/-ENOENT when it is no bound loop device, or
+ * -errno. */
 static int loop_status_of(const struct dev_safety_env *env, dev_t devno,
 			  struct dev_loop_backing *ret)
 {
-	char name[256], node[PATH_MAX];
+	char name[64], node[PATH_MAX];
+	struct devsys_loop l = { .devno = devno };
 	struct stat st;
+	int r = -ENOENT;
 
-	if (devsys_name(env->sysfs, devno, name, sizeof(name)) < 0 || !env->dev)
+	if (devsys_name(env->sysfs, devno, name, sizeof(name)) < 0)
 		return -ENOENT;
-	snprintf(node, sizeof(node), "%s/%s", env->dev, name);
-	int fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	int r = fstat(fd, &st) < 0 ? -errno
-		: !S_ISBLK(st.st_mode) || st.st_rdev != devno ? -ENOENT : loop_status(fd, ret);
-	close(fd);
-	return r;
+	if (env->dev) {
+		snprintf(node, sizeof(node), "%s/%s", env->dev, name);
+		int fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 && errno != ENOENT)
+			return -errno;
+		if (fd >= 0) {
+			r = fstat(fd, &st) < 0 ? -errno
+			    : !S_ISBLK(st.st_mode) || st.st_rdev != devno ? -ENOENT
+			    : loop_status(fd, ret);
+			close(fd);
+			if (r != -ENOENT)
+				return r;
+		}
+	}
+	if (devsys_block_dir(env->sysfs, devno, node, sizeof(node)) < 0 ||
+	    devsys_read_attr(node, "loop/backing_file", l.backing_file, sizeof(l.backing_file)) < 0)
+		return -ENOENT;
+	snprintf(l.name, sizeof(l.name), "%s", name);
+	size_t len = strlen(l.backing_file), ld = strlen(" (deleted)");
+	l.deleted = len >= ld && strcmp(l.backing_file + len - ld, " (deleted)") == 0;
+	if (l.deleted)
+		l.backing_file[len - ld] = '\0';
+	/* The node was tried already: loop_backing falls back to the path. */
+	const struct dev_safety_env no_dev = { .sysfs = env->sysfs, .mountinfo = env->mountinfo,
+					       .swaps = env->swaps, .dev = NULL };
+	return loop_backing(&no_dev, &l, ret);
 }
 
 /*
@@ -229,7 +252,8 @@ static int loop_status_of(const struct dev_safety_env *env, dev_t devno,
  * the target's own checks sees any of this.
  */
 static int check_under_loop(const struct dev_safety_env *env, const char *path, dev_t loop,
-			    dev_t under, enum dev_safety_via via, char *err, size_t errlen)
+			    const struct devsys_set *mine, dev_t under, enum dev_safety_via via,
+			    char *err, size_t errlen)
 {
 	char inner[1024], label[300], loop_label[300], node[PATH_MAX], name[256];
 	const char *prefix = "refusing to write to ";
@@ -239,7 +263,7 @@ static int check_under_loop(const struct dev_safety_env *env, const char *path, 
 	safety_dev_label(env, loop, loop_label, sizeof(loop_label));
 	r = safety_check_root_disk(env, label, under, via, inner, sizeof(inner));
 	if (r == 0)
-		r = safety_check_in_use(env, label, under, loop, via, inner, sizeof(inner));
+		r = safety_check_in_use(env, label, under, mine, via, inner, sizeof(inner));
 	if (r == 0 && env->dev && devsys_name(env->sysfs, under, name, sizeof(name)) == 0) {
 		snprintf(node, sizeof(node), "%s/%s", env->dev, name);
 		int fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_EXCL);
@@ -270,15 +294,13 @@ static int check_under_loop(const struct dev_safety_env *env, const char *path, 
 	return r;
 }
 
-/* A loop device (or a partition of one) over a block device, through any
- * number of loops: each device under it is checked as the target would
- * be (check_under_loop).  A loop over a regular file writes that file,
- * which is what it is for. */
 /* The chain of devices from the loop device `loop` (a whole disk; its
- * status b, or r < 0) down, each checked by check_under_loop. */
+ * status b, or r < 0) down, each checked by check_under_loop.  mine: the
+ * loop devices the target's writes come through (not "over" the devices
+ * they stack on, as another user's would be), this chain's added. */
 static int check_chain(const struct dev_safety_env *env, const char *path, dev_t loop,
-		       struct dev_loop_backing b, int r, enum dev_safety_via via, char *err,
-		       size_t errlen)
+		       struct dev_loop_backing b, int r, struct devsys_set *mine,
+		       enum dev_safety_via via, char *err, size_t errlen)
 {
 	char label[300];
 
@@ -298,7 +320,9 @@ static int check_chain(const struct dev_safety_env *env, const char *path, dev_t
 				      DEVSYS_MAX_DEPTH);
 			return -ELOOP;
 		}
-		r = check_under_loop(env, path, loop, b.rdev, via, err, errlen);
+		if (!devsys_set_has(mine, loop) && devsys_set_add(mine, loop) < 0)
+			return -E2BIG;
+		r = check_under_loop(env, path, loop, mine, b.rdev, via, err, errlen);
 		if (r < 0)
 			return r;
 		/* On down if what is under it is a loop device too (or a
@@ -314,35 +338,49 @@ static int check_chain(const struct dev_safety_env *env, const char *path, dev_t
 	}
 }
 
+/* A loop device (or a partition of one) over a block device, through any
+ * number of loops, and a dm or md device built on loop devices: each
+ * device under them is checked as the target would be (check_under_loop).
+ * A loop over a regular file writes that file, which is what it is for. */
 int safety_check_loop_target(const struct dev_safety_env *env, const char *path, int path_fd,
 			     dev_t devno, enum dev_safety_via via, char *err, size_t errlen)
 {
 	struct dev_loop_backing b = { 0 };
-	struct devsys_set lower;
+	struct devsys_set lower, mine = { .n = 0 };
 	dev_t whole;
 	int r;
 
 	if (devsys_whole_disk(env->sysfs, devno, &whole) < 0)
 		whole = devno;
+	if (devsys_lower_disks(env->sysfs, devno, &lower) < 0)
+		lower.n = 0;
+	/* Every loop device of the target is its own: a dm device over two
+	 * loops on one disk is not refused for the second. */
+	for (size_t i = 0; i < lower.n; i++)
+		if (major(lower.devs[i]) == LOOP_MAJOR && !devsys_set_has(&mine, lower.devs[i]) &&
+		    devsys_set_add(&mine, lower.devs[i]) < 0)
+			return -E2BIG;
 	/* Writes to a partition come through its disk's loop device. */
 	if (major(whole) == LOOP_MAJOR) {
-		r = dev_safety_loop_backing_fd(path_fd, &b);
 		/* Not to be opened at all (a unit's DeviceAllow=): the open
-		 * for the writes that follows says so, as for any device. */
-		if (r == -EPERM || r == -EACCES)
+		 * for the writes that follows says so, as for any device.
+		 * Anything else that fails (the ioctl) is no answer. */
+		int io = dev_fd_reopen(path_fd, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (io == -EPERM || io == -EACCES)
 			return 0;
-		r = check_chain(env, path, whole, b, r, via, err, errlen);
+		if (io >= 0)
+			close(io);
+		r = dev_safety_loop_backing_fd(path_fd, &b);
+		r = check_chain(env, path, whole, b, r, &mine, via, err, errlen);
 		if (r < 0)
 			return r;
 	}
 	/* A dm or md device built on loop devices: each one's chain. */
-	if (devsys_lower_disks(env->sysfs, devno, &lower) < 0)
-		return 0;
 	for (size_t i = 0; i < lower.n; i++) {
 		if (major(lower.devs[i]) != LOOP_MAJOR || lower.devs[i] == whole)
 			continue;
 		r = loop_status_of(env, lower.devs[i], &b);
-		r = check_chain(env, path, lower.devs[i], b, r, via, err, errlen);
+		r = check_chain(env, path, lower.devs[i], b, r, &mine, via, err, errlen);
 		if (r < 0)
 			return r;
 	}

@@ -219,13 +219,20 @@ static int read_smart(struct host_dev *d)
 	};
 
 	memset(log, 0, sizeof(log));
-	if (ioctl(d->nvme_fd, NVME_IOCTL_ADMIN_CMD, &cmd) != 0) {
-		int r = -errno;
-		/* Said once per drive: the results lack its SMART figures. */
-		log_warning("%s: no NVMe SMART readings: Get Log Page refused (%s)%s", d->name,
-			    strerror(-r), r == -EPERM || r == -EACCES
-			    ? "; it needs CAP_SYS_ADMIN, which soakd.service's "
-			      "CapabilityBoundingSet= leaves out (SECURITY.md)" : "");
+	int status = ioctl(d->nvme_fd, NVME_IOCTL_ADMIN_CMD, &cmd);
+	if (status != 0) {
+		/* Negative: the kernel refused (errno); positive: the drive
+		 * answered with that NVMe status.  Said once per drive: the
+		 * results lack its SMART figures. */
+		int r = status < 0 ? -errno : -EIO;
+		if (status < 0)
+			log_warning("%s: no NVMe SMART readings: Get Log Page refused (%s)%s",
+				    d->name, strerror(-r), r == -EPERM || r == -EACCES
+				    ? "; it needs CAP_SYS_ADMIN, which soakd.service's "
+				      "CapabilityBoundingSet= leaves out (SECURITY.md)" : "");
+		else
+			log_warning("%s: no NVMe SMART readings: the drive answered Get Log Page "
+				    "with status 0x%x", d->name, (unsigned)status);
 		close(d->nvme_fd);
 		d->nvme_fd = -1;
 		return r;

@@ -330,8 +330,8 @@ static void watch_host(struct probes *p, const char *host, unsigned port, size_t
 	char service[8];
 	int r;
 
-	/* A lookup may wait on DNS, on the main loop: none without probes;
-	 * a reload's intervals recorded (the watchdog pinged) between. */
+	/* A lookup may wait on DNS, on the main loop: none without probes,
+	 * and the watchdog is pinged (prepare_progress) before each. */
 	if (p->fam[PROBE_TCP].state == PROBE_UNAVAILABLE)
 		return;
 	workload_progress(&(struct workload_progress){ .target = host,

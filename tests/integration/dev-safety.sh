@@ -207,6 +207,18 @@ if rescan_partitions "$MID"; then
 	TOP=$LOOP_OVER
 	expect_accepted "loop over a partition of a loop over an unused device" \
 		"{\"path\": \"$TOP\", \"destroy_data\": true}" 70
+	# Down past the partition: BASE held by another program is found.
+	spawn "$WORK/holder2.log" python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
+print("held", flush=True)
+time.sleep(300)' "$BASE"
+	HOLDER2=$SPAWNED
+	wait_until 10 "the holder to open $BASE" grep -q held "$WORK/holder2.log"
+	expect_refused "loop over a partition of a loop over a held device" \
+		"{\"path\": \"$TOP\", \"destroy_data\": true}" "$TOP" \
+		"it writes to $BASE through the loop device $MID" "held exclusively"
+	_kill_bg "$HOLDER2" || true
 else
 	note "no partitions on $MID here: the loop-over-partition chain is not run"
 fi

@@ -44,7 +44,7 @@ wait_soakd_exit 30
 ((SOAKD_RC != 0)) || fail "soakd resumed the run on another device: $(tail -5 "$SOAKD_LOG")"
 line=$(grep -F "$L is not the device this run began on" "$SOAKD_LOG") ||
 	fail "no word of the device swapped: $(tail -5 "$SOAKD_LOG")"
-[[ $line == *"its backing file is \"$SECOND\", the run's was \"$FIRST\""* ]] ||
+[[ $line == *"its backing file \"$SECOND\" is another file"*"than the run's \"$FIRST\""* ]] ||
 	fail "the refusal does not say what differs: $line"
 [[ $line == *"--new-run"* ]] || fail "the refusal does not say what to do: $line"
 note "refused: ${line#*: }"
