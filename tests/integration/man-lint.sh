@@ -3,7 +3,8 @@
 #
 # The man pages as this build installs them (configured: versions and
 # paths filled in) pass mandoc's linter at every level, style included:
-# a date in .TH, no unknown macros, no over-long input lines.
+# a date in .TH, no unknown macros, no over-long input lines.  And every
+# journal field soakd sends (SOAK_*) is in soakd(8)'s JOURNAL FIELDS.
 source "$(dirname "$0")/lib.sh"
 
 need_cmd mandoc
@@ -15,4 +16,9 @@ for page in "${pages[@]}"; do
 	[[ -s $WORK/lint.txt ]] && fail "mandoc -T lint $page:
 $(cat "$WORK/lint.txt")"
 done
+missing=()
+while read -r field; do
+	grep -qw -- "$field" "$BUILDDIR/man/soakd.8" || missing+=("$field")
+done < <(grep -rhoE '"SOAK_[A-Z0-9_]+' "$SRCDIR/daemon" --include='*.c' | tr -d '"' | grep -v '_$' | sort -u)
+((${#missing[@]} == 0)) || fail "journal fields soakd sends that soakd(8) does not list: ${missing[*]}"
 note "ok: ${#pages[@]} pages"
