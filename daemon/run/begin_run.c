@@ -68,22 +68,28 @@ static bool drift_wanted(const struct daemon *d)
  * by default), which pings of the watchdog do not push on: without it
  * systemd stopped the start, and Restart= began the read again, for good.
  */
-static void resume_ping(struct daemon *d, uint64_t n, const char *what)
+static bool resume_ping(struct daemon *d, uint64_t n, const char *what)
 {
 	uint64_t now = mono_ns();
 	uint64_t every = d->watchdog_usec ? d->watchdog_usec * 1000 / 4 : RESUME_PING_NS;
 
+	/* A stop (SIGTERM, blocked until the loop reads it) ends the read:
+	 * nothing is written before it is done, so the next start reads the
+	 * log again, and systemd's stop need not wait for it. */
+	if (workload_stop_pending())
+		return false;
 	if (every > RESUME_PING_NS)
 		every = RESUME_PING_NS;
 	if (now - d->last_watchdog_ns < every)
-		return;
+		return true;
 	sd_notifyf(0, "%sEXTEND_TIMEOUT_USEC=%" PRIu64 "\nSTATUS=resuming run %s: %" PRIu64
 		   " records read%s", d->watchdog_usec ? "WATCHDOG=1\n" : "", RESUME_EXTEND_USEC,
 		   d->cfg->name, n, what);
 	d->last_watchdog_ns = now;
+	return true;
 }
 
-static void replay_drift_before(struct daemon *d, uint64_t covered)
+static bool replay_drift_before(struct daemon *d, uint64_t covered)
 {
 	struct runlog_reader *rd;
 	json_t *rec;
@@ -93,11 +99,14 @@ static void replay_drift_before(struct daemon *d, uint64_t covered)
 	if (r < 0) {
 		log_warning_errno(r, "cannot read %s for the drift tests' references",
 				  rundir_log_path(d->rundir));
-		return;
+		return true;
 	}
+	bool go_on = true;
 	while ((r = runlog_next(rd, &rec)) > 0) {
-		if (n++ % 256 == 0)
-			resume_ping(d, n, " for drift");
+		if (n++ % 256 == 0 && !(go_on = resume_ping(d, n, " for drift"))) {
+			json_decref(rec);
+			break;
+		}
 		uint64_t at = checkpoint_record_run_ns(rec);
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		bool interval = type && strcmp(type, "interval") == 0;
@@ -108,6 +117,7 @@ static void replay_drift_before(struct daemon *d, uint64_t covered)
 			break;
 	}
 	runlog_close(rd);
+	return go_on;
 }
 
 /* Replays a resumed run's log into the results: from its checkpoint on,
@@ -139,16 +149,17 @@ static uint64_t began_wall_ns(struct daemon *d)
 	return began;
 }
 
-static void replay(struct daemon *d)
+/* False when a stop came first (nothing was written: see resume_ping). */
+static bool replay(struct daemon *d)
 {
 	struct runlog_reader *rd;
 	json_t *rec;
-	uint64_t n = 0, bad = 0;
+	uint64_t n = 0, bad = 0, seen = 0;
 	int r = runlog_open(rundir_log_path(d->rundir), &rd);
 
 	if (r < 0) {
 		log_warning_errno(r, "cannot read %s to resume the run", rundir_log_path(d->rundir));
-		return;
+		return true;
 	}
 	uint64_t covered = 0;
 	json_t *host_state = NULL;
@@ -166,19 +177,24 @@ static void replay(struct daemon *d)
 	    (r = runlog_seek_run_time(rd, results_checkpoint_seek_ns(d->results) + 1)) < 0) {
 		log_warning_errno(r, "cannot seek in %s", rundir_log_path(d->rundir));
 		runlog_close(rd);
-		return;
+		return true;
 	}
 	if (restored) {
 		char at[32];
 		format_duration(covered, at, sizeof(at));
 		log_info("resuming run %s from its checkpoint at %s of run time", d->cfg->name, at);
-		if (drift_wanted(d))
-			replay_drift_before(d, covered);
+		if (drift_wanted(d) && !replay_drift_before(d, covered)) {
+			runlog_close(rd);
+			return false;
+		}
 	}
 	uint64_t gone = 0;
 	while ((r = runlog_next(rd, &rec)) > 0) {
-		if (n % 256 == 0)
-			resume_ping(d, n, "");
+		if (seen++ % 256 == 0 && !resume_ping(d, n, "")) {
+			json_decref(rec);
+			runlog_close(rd);
+			return false;
+		}
 		/* The host's records after the checkpoint's. */
 		const char *type = json_string_value(json_object_get(rec, "type"));
 		if (type && strcmp(type, "host") == 0 &&
@@ -213,6 +229,7 @@ static void replay(struct daemon *d)
 			 "only", rundir_log_path(d->rundir), gone);
 	runlog_close(rd);
 	log_info("resumed run %s from %" PRIu64 " records", d->cfg->name, n);
+	return true;
 }
 
 static enum workload_state state_from_name(const char *name)
@@ -315,8 +332,15 @@ int begin_run(struct daemon *d)
 	drift_attach(d->drift, d->results);
 
 	uint64_t elapsed = 0;
+	if (resume && !replay(d)) {
+		log_notice("stopped while reading run %s's log to resume it: nothing was written, "
+			   "and the next start reads it again", d->cfg->name);
+		sd_notify(0, "STOPPING=1");
+		d->stopping_sent = true;
+		d->preparing.interrupted = true;   /* as asked: not a failure */
+		return -1;
+	}
 	if (resume) {
-		replay(d);
 		d->results->began_wall_ns = began_wall_ns(d);
 		/* Run time goes on from the last record: after a reboot the
 		 * run's time 0 lies before this boot's, a negative instant. */

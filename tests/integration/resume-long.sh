@@ -35,6 +35,29 @@ n=$(python3 "$SRCDIR/tests/integration/gen_runlog.py" "$LOG" $((HOURS * 3600))) 
 total=$(intervals)
 note "the log holds $total intervals ($n generated), $(($(stat -c %s "$LOG") >> 20)) MiB"
 
+# A stop while the log is read ends the read at once: nothing is written,
+# soakd exits 0, and the next start reads it all again (below).
+STOPNOTIFY="$WORK/stop-notify.sock"
+spawn "$WORK/stop-listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
+	"$STOPNOTIFY" "$WORK/stop-notify.jsonl"
+wait_until 10 "the notify socket" test -S "$STOPNOTIFY"
+size0=$(stat -c %s "$LOG")
+SOAKD_ENV=(-u WATCHDOG_PID "NOTIFY_SOCKET=$STOPNOTIFY" "WATCHDOG_USEC=2000000")
+SOAKD_LOG="$WORK/soakd.stopped.log"
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table
+reading() { grep -q 'resuming run long: [0-9]* records read' "$WORK/stop-notify.jsonl" 2>/dev/null; }
+wait_until 60 "soakd to read the log" reading
+t0=$(now_ns)
+kill -TERM "$SOAKD_PID"
+wait_soakd_exit 10
+((SOAKD_RC == 0)) || fail "stopped while reading the log, soakd exited $SOAKD_RC"
+grep -q "stopped while reading run long's log to resume it" "$SOAKD_LOG" ||
+	fail "no word of the stop while the log was read: $(tail -5 "$SOAKD_LOG")"
+grep -q 'READY=1' "$WORK/stop-notify.jsonl" && fail "soakd said READY=1 though stopped while reading"
+(($(stat -c %s "$LOG") == size0)) || fail "the log changed when soakd was stopped while reading it"
+note "stopped while reading the log: exited in $((($(now_ns) - t0) / 1000000)) ms, the log as it was"
+SOAKD_LOG="$WORK/soakd.log"
+
 NOTIFY="$WORK/notify.sock"
 spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
 	"$NOTIFY" "$WORK/notify.jsonl"
