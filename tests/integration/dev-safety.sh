@@ -91,6 +91,20 @@ loop_over() {
 	note "loop device $LOOP_OVER over $src $*"
 }
 
+# hold_exclusively DEVICE: another program holds DEVICE with O_EXCL, as
+# mkfs or a database would, until _kill_bg "$HOLDER".
+hold_exclusively() {
+	local log="$WORK/holder-$((++holders)).log"
+	spawn "$log" python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
+print("held", flush=True)
+time.sleep(300)' "$1"
+	HOLDER=$SPAWNED
+	wait_until 10 "the holder to open $1" grep -q held "$log"
+}
+holders=0
+
 expect_accepted() {
 	local what=$1
 	run_soakd "$2" "$3"
@@ -160,13 +174,7 @@ else
 	note "device-mapper is not in this kernel: the holders/ case runs only in test-dev_sys"
 fi
 # Another program holding it with O_EXCL, as mkfs or a database would.
-spawn "$WORK/holder.log" python3 -c '
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
-print("held", flush=True)
-time.sleep(300)' "$HELD"
-HOLDER=$SPAWNED
-wait_until 10 "the holder to open $HELD" grep -q held "$WORK/holder.log"
+hold_exclusively "$HELD"
 expect_refused "held exclusively" "{\"path\": \"$HELD\", \"destroy_data\": true}" "$HELD" \
 	"it is in use" "does not override"
 
@@ -208,17 +216,11 @@ if rescan_partitions "$MID"; then
 	expect_accepted "loop over a partition of a loop over an unused device" \
 		"{\"path\": \"$TOP\", \"destroy_data\": true}" 70
 	# Down past the partition: BASE held by another program is found.
-	spawn "$WORK/holder2.log" python3 -c '
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
-print("held", flush=True)
-time.sleep(300)' "$BASE"
-	HOLDER2=$SPAWNED
-	wait_until 10 "the holder to open $BASE" grep -q held "$WORK/holder2.log"
+	hold_exclusively "$BASE"
 	expect_refused "loop over a partition of a loop over a held device" \
 		"{\"path\": \"$TOP\", \"destroy_data\": true}" "$TOP" \
 		"it writes to $BASE through the loop device $MID" "held exclusively"
-	_kill_bg "$HOLDER2" || true
+	_kill_bg "$HOLDER" || true
 else
 	note "no partitions on $MID here: the loop-over-partition chain is not run"
 fi
