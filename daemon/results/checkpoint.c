@@ -103,14 +103,20 @@ bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_
 	}
 	*ret_host = ret == 0 ? json_incref(json_object_get(ck, "host")) : NULL;
 	json_decref(ck);
-	/* Used once: the run writes the next one before anything new is
-	 * logged; should that fail, the next resume reads the whole log
-	 * rather than trust a checkpoint this run has gone past. */
-	if (ret == 0 && unlink(path) < 0)
-		log_warning_errno(-errno, "cannot remove %s", path);
 	free(path);
 	*ret_covered = run_ns;
 	return ret == 0;
+}
+
+void checkpoint_used(struct rundir *rundir)
+{
+	char *path = NULL;
+
+	if (asprintf(&path, "%s/" CHECKPOINT_FILE, rundir_path(rundir)) < 0)
+		return;
+	if (unlink(path) < 0 && errno != ENOENT)
+		log_warning_errno(-errno, "cannot remove %s", path);
+	free(path);
 }
 
 uint64_t checkpoint_record_run_ns(json_t *rec)

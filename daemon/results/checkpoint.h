@@ -40,6 +40,12 @@ void checkpointer_wait(struct checkpointer *c);
  * new, and the whole log is to be replayed). */
 bool checkpoint_restore(struct rundir *rundir, struct results *r, uint64_t *ret_covered,
 			json_t **ret_host);
+/* The checkpoint taken, once the resume has read the log after it: gone,
+ * since the run writes the next one before anything new is logged; should
+ * that fail, the next resume reads the whole log rather than trust a
+ * checkpoint this run has gone past.  A resume stopped before (a stop
+ * while it reads) leaves it for the next. */
+void checkpoint_used(struct rundir *rundir);
 /* A record's run time: an interval's end, else when it was written.
  * Which records a checkpoint holds: results_in_checkpoint. */
 uint64_t checkpoint_record_run_ns(json_t *record);

@@ -333,7 +333,7 @@ int begin_run(struct daemon *d)
 
 	uint64_t elapsed = 0;
 	if (resume && !replay(d)) {
-		log_notice("stopped while reading run %s's log to resume it: nothing was written, "
+		log_notice("stopped while reading run %s's log to resume it: nothing was recorded, "
 			   "and the next start reads it again", d->cfg->name);
 		sd_notify(0, "STOPPING=1");
 		d->stopping_sent = true;
@@ -341,6 +341,7 @@ int begin_run(struct daemon *d)
 		return -1;
 	}
 	if (resume) {
+		checkpoint_used(d->rundir);
 		d->results->began_wall_ns = began_wall_ns(d);
 		/* Run time goes on from the last record: after a reboot the
 		 * run's time 0 lies before this boot's, a negative instant. */

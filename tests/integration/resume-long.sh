@@ -36,12 +36,15 @@ total=$(intervals)
 note "the log holds $total intervals ($n generated), $(($(stat -c %s "$LOG") >> 20)) MiB"
 
 # A stop while the log is read ends the read at once: nothing is written,
-# soakd exits 0, and the next start reads it all again (below).
+# soakd exits 0, and the next start reads it all again (below), from the
+# checkpoint the first start's stop wrote, which the stopped read leaves.
 STOPNOTIFY="$WORK/stop-notify.sock"
 spawn "$WORK/stop-listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
 	"$STOPNOTIFY" "$WORK/stop-notify.jsonl"
 wait_until 10 "the notify socket" test -S "$STOPNOTIFY"
 size0=$(stat -c %s "$LOG")
+CK="$STATE/long/checkpoint.json"
+[[ -s $CK ]] || fail "the first start's stop left no checkpoint"
 SOAKD_ENV=(-u WATCHDOG_PID "NOTIFY_SOCKET=$STOPNOTIFY" "WATCHDOG_USEC=2000000")
 SOAKD_LOG="$WORK/soakd.stopped.log"
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$STATE" --no-table
@@ -55,6 +58,7 @@ grep -q "stopped while reading run long's log to resume it" "$SOAKD_LOG" ||
 	fail "no word of the stop while the log was read: $(tail -5 "$SOAKD_LOG")"
 grep -q 'READY=1' "$WORK/stop-notify.jsonl" && fail "soakd said READY=1 though stopped while reading"
 (($(stat -c %s "$LOG") == size0)) || fail "the log changed when soakd was stopped while reading it"
+[[ -s $CK ]] || fail "the stop while the log was read took the checkpoint with it"
 note "stopped while reading the log: exited in $((($(now_ns) - t0) / 1000000)) ms, the log as it was"
 SOAKD_LOG="$WORK/soakd.log"
 
