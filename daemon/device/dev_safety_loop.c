@@ -320,8 +320,11 @@ static int check_chain(const struct dev_safety_env *env, const char *path, dev_t
 				      DEVSYS_MAX_DEPTH);
 			return -ELOOP;
 		}
-		if (!devsys_set_has(mine, loop) && devsys_set_add(mine, loop) < 0)
+		if (!devsys_set_has(mine, loop) && devsys_set_add(mine, loop) < 0) {
+			safety_refuse(err, errlen, path, "it goes through more than %d loop devices",
+				      DEVSYS_MAX_DEVS);
 			return -E2BIG;
+		}
 		r = check_under_loop(env, path, loop, mine, b.rdev, via, err, errlen);
 		if (r < 0)
 			return r;
@@ -358,8 +361,11 @@ int safety_check_loop_target(const struct dev_safety_env *env, const char *path,
 	 * loops on one disk is not refused for the second. */
 	for (size_t i = 0; i < lower.n; i++)
 		if (major(lower.devs[i]) == LOOP_MAJOR && !devsys_set_has(&mine, lower.devs[i]) &&
-		    devsys_set_add(&mine, lower.devs[i]) < 0)
+		    devsys_set_add(&mine, lower.devs[i]) < 0) {
+			safety_refuse(err, errlen, path, "it is built on more than %d loop devices",
+				      DEVSYS_MAX_DEVS);
 			return -E2BIG;
+		}
 	/* Writes to a partition come through its disk's loop device. */
 	if (major(whole) == LOOP_MAJOR) {
 		/* Not to be opened at all (a unit's DeviceAllow=): the open
