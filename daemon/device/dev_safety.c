@@ -282,13 +282,77 @@ static int open_exclusive(int path_fd, int flags)
 	}
 }
 
+/*
+ * What libblkid finds on what fd holds (a block device or a regular file),
+ * read through a view of its own without O_DIRECT: 0 when it may be
+ * written (nothing found, or destroy_data), else a negative errno with
+ * the refusal in err.
+ */
+static int look_for_data(const char *path, int fd, bool destroy_data, enum dev_safety_via via,
+			 char *err, size_t errlen)
+{
+	char signatures[DEV_SIGNATURES_LEN];
+	uint64_t wait_ns = probe_wait_ns();
+	char wait[32];
+	int probe, r;
+
+	say_wait(wait_ns, wait, sizeof(wait));
+	uint64_t began = mono_ns();
+	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
+	r = probe < 0 ? probe : dev_signatures_find(probe, wait_ns, signatures, sizeof(signatures));
+	probe_waited(mono_ns() - began);
+	if (r == -ETIMEDOUT) {
+		safety_refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
+		       "data on it) within %s%s: it stalls, or was spinning up (then try again)",
+		       wait, wait_ns < PROBE_WAIT_NS ? " (what was left of the time all the devices "
+		       "of one reload may be waited for together)" : "");
+		return r;
+	}
+	if (r == -EINPROGRESS) {
+		safety_refuse(err, errlen, path, "it has not yet answered an earlier read of its first "
+		       "blocks (looking for data on it, given up on): it stalls; try again once it "
+		       "answers");
+		return -ETIMEDOUT;
+	}
+	if (r < 0) {
+		safety_refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
+		return r;
+	}
+	if (r == 0)
+		return 0;
+	if (destroy_data) {
+		log_warning("%s holds %s: writing over it, as %s allows", path, signatures,
+			    safety_override_name(via));
+		return 0;
+	}
+	if (via == DEV_SAFETY_VIA_CLI)
+		safety_refuse(err, errlen, path, "it holds %s; give --destroy-data if its data may be "
+		       "destroyed", signatures);
+	else
+		safety_refuse(err, errlen, path, "it holds %s; add \"destroy_data\": true to this target "
+		       "if its data may be destroyed", signatures);
+	return -EPERM;
+}
+
+int dev_safety_file_data(const char *path, int fd, bool destroy_data, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot access %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size == 0)
+		return 0;
+	return look_for_data(path, fd, destroy_data, DEV_SAFETY_VIA_CONFIG, err, errlen);
+}
+
 int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int path_fd,
 			bool destroy_data, enum dev_safety_via via, int flags, char *err,
 			size_t errlen)
 {
-	char signatures[DEV_SIGNATURES_LEN];
 	struct stat st;
-	int fd, probe, r;
+	int fd, r;
 
 	if (fstat(path_fd, &st) < 0) {
 		snprintf(err, errlen, "cannot access %s: %s", path, strerror(errno));
@@ -331,48 +395,12 @@ int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int 
 	}
 	/* libblkid reads with buffers of its own: a second view without
 	 * O_DIRECT, of the very device we hold. */
-	uint64_t wait_ns = probe_wait_ns();
-	char wait[32];
-	say_wait(wait_ns, wait, sizeof(wait));
-	uint64_t began = mono_ns();
-	probe = dev_fd_reopen(fd, O_RDONLY | O_NONBLOCK);
-	r = probe < 0 ? probe : dev_signatures_find(probe, wait_ns, signatures, sizeof(signatures));
-	probe_waited(mono_ns() - began);
-	if (r == -ETIMEDOUT) {
-		safety_refuse(err, errlen, path, "it did not answer a read of its first blocks (looking for "
-		       "data on it) within %s%s: it stalls, or was spinning up (then try again)",
-		       wait, wait_ns < PROBE_WAIT_NS ? " (what was left of the time all the devices "
-		       "of one reload may be waited for together)" : "");
-		close(fd);
-		return r;
-	}
-	if (r == -EINPROGRESS) {
-		safety_refuse(err, errlen, path, "it has not yet answered an earlier read of its first "
-		       "blocks (looking for data on it, given up on): it stalls; try again once it "
-		       "answers");
-		close(fd);
-		return -ETIMEDOUT;
-	}
+	r = look_for_data(path, fd, destroy_data, via, err, errlen);
 	if (r < 0) {
-		safety_refuse(err, errlen, path, "cannot read it to look for data on it: %s", strerror(-r));
 		close(fd);
 		return r;
 	}
-	if (r == 0)
-		return fd;
-	if (destroy_data) {
-		log_warning("%s holds %s: writing over it, as %s allows", path, signatures,
-			    safety_override_name(via));
-		return fd;
-	}
-	if (via == DEV_SAFETY_VIA_CLI)
-		safety_refuse(err, errlen, path, "it holds %s; give --destroy-data if its data may be "
-		       "destroyed", signatures);
-	else
-		safety_refuse(err, errlen, path, "it holds %s; add \"destroy_data\": true to this target "
-		       "if its data may be destroyed", signatures);
-	close(fd);
-	return -EPERM;
+	return fd;
 }
 
 int dev_safety_open(const char *path, int path_fd, bool destroy_data, enum dev_safety_via via,

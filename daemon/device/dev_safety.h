@@ -25,7 +25,8 @@
  * Refused unless its target says "destroy_data": true (--destroy-data for
  * soakd --prep):
  *   - a device holding data: a partition table, or a filesystem, RAID, LVM,
- *     crypto or swap signature, as libblkid finds them.
+ *     crypto or swap signature, as libblkid finds them.  An existing regular
+ *     file is asked the same (dev_safety_file_data): a disk image.
  */
 
 /* Who is asking, so that the message says how to override. */
@@ -80,6 +81,15 @@ void dev_safety_share_probe_wait(bool on);
 int dev_safety_check_file(const char *path, int fd, char *err, size_t errlen);
 int dev_safety_check_file_env(const struct dev_safety_env *env, const char *path, int fd,
 			      char *err, size_t errlen);
+
+/*
+ * An existing regular file about to be written: refused, -EPERM, when
+ * libblkid finds a partition table or a filesystem, RAID, LVM, crypto or
+ * swap signature in it (a raw disk image), unless destroy_data; a file
+ * that does not answer within the probe time is refused, -ETIMEDOUT, as a
+ * device is.  An empty file passes.  fd is any descriptor of the file.
+ */
+int dev_safety_file_data(const char *path, int fd, bool destroy_data, char *err, size_t errlen);
 
 /* What a loop device reads and writes: a block device (rdev) or a file
  * (dev and ino). */

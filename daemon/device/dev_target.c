@@ -150,6 +150,12 @@ int dev_target_open(const struct workload_config *cfg, const struct target_confi
 			if (r < 0)
 				return r;
 		}
+		/* Growing writes past its end; the load writes over what it holds. */
+		if (writes) {
+			r = dev_safety_file_data(t->path, d->fd, t->destroy_data, err, errlen);
+			if (r < 0)
+				return r;
+		}
 	} else {
 		snprintf(err, errlen, "%s is neither a block device nor a regular file", t->path);
 		return -EINVAL;
@@ -437,6 +443,8 @@ int dev_targets_check(const struct workload_config *cfg, bool writes, char *err,
 			uint64_t size = (uint64_t)p->st.st_size, want = wanted_size(cfg, size, 4096);
 			if (writes || want > size)
 				r = dev_safety_check_file(t->path, p->fd, err, errlen);
+			if (r == 0 && writes)
+				r = dev_safety_file_data(t->path, p->fd, t->destroy_data, err, errlen);
 			if (r == 0 && want > size)
 				r = add_need(need, &n_need, p->st.st_dev, want - size, p->fd, t->path);
 		} else {

@@ -20,6 +20,9 @@
 #     the whole disk's loop; a regular file, also one whose loop names it
 #     by a deleted hard link): refused even with "destroy_data", at
 #     --check-config and at the start, and the stacked ext4 is intact;
+#   - a regular file holding an ext4 filesystem (a raw disk image): refused
+#     without "destroy_data" at --check-config and at the start, intact,
+#     read-only accepted, written over with "destroy_data";
 # and accepts a blank device (with or without "destroy_data"), a device
 # holding data with "destroy_data", and a read-only workload on the ext4
 # device without it.  The dump records each target's device facts.
@@ -310,6 +313,26 @@ else
 		"root disk" "holds /" "destroy_data or not"
 	grep -q "cannot open" "$RUN_LOG" && fail "root disk: soakd tried to open $ROOT_DISK: $(cat "$RUN_LOG")"
 fi
+
+# --- a regular file holding a filesystem (a raw disk image) ---
+# As a device: refused without destroy_data, at --check-config and at the
+# start, and intact; read-only needs nothing; destroy_data writes over it.
+IMAGE=$WORK/disk.img
+truncate -s 32M "$IMAGE"
+mkfs.ext4 -q -F -L soak-image "$IMAGE" || fail "mkfs.ext4 $IMAGE failed"
+image_uuid=$(blkid -p -o value -s UUID "$IMAGE")
+expect_check_refused "ext4 image file" "\"$IMAGE\"" "$IMAGE" "it holds an ext4 filesystem" \
+	"$image_uuid" 'add "destroy_data": true to this target'
+expect_refused "ext4 image file" "\"$IMAGE\"" "$IMAGE" "it holds an ext4 filesystem" "$image_uuid"
+e2fsck -fn "$IMAGE" >"$WORK/fsck.log" 2>&1 || fail "$IMAGE no longer checks clean: $(cat "$WORK/fsck.log")"
+expect_accepted "read-only on an ext4 image file" "\"$IMAGE\"" 100
+e2fsck -fn "$IMAGE" >"$WORK/fsck.log" 2>&1 || fail "$IMAGE changed under reads: $(cat "$WORK/fsck.log")"
+expect_accepted "ext4 image file with destroy_data" "{\"path\": \"$IMAGE\", \"destroy_data\": true}" 70
+grep -q "$IMAGE holds an ext4 filesystem.*writing over it, as destroy_data allows" "$RUN_LOG" ||
+	fail "no warning about writing over $IMAGE's filesystem: $(cat "$RUN_LOG")"
+# A file of data libblkid finds nothing in is written without the flag.
+head -c 8M /dev/urandom >"$WORK/random.dat"
+expect_accepted "a file of random data" "\"$WORK/random.dat\"" 70
 
 # --- accepted: blank devices, and data with destroy_data ---
 new_loop 64M
