@@ -256,6 +256,25 @@ static const struct devsys_loop *seen_loop(const struct loops_seen *seen, const 
 	return NULL;
 }
 
+/* " (deleted)" comes off the end only, and a name that is nothing else
+ * keeps it. */
+static void test_strip_deleted(void **state)
+{
+	char a[] = "/var/tmp/x.img (deleted)", b[] = "/var/tmp/x.img", c[] = " (deleted)",
+	     d[] = "/a (deleted)/b", e[] = "/a (deleted) (deleted)";
+
+	(void)state;
+	assert_true(devsys_strip_deleted(a));
+	assert_string_equal(a, "/var/tmp/x.img");
+	assert_false(devsys_strip_deleted(b));
+	assert_string_equal(b, "/var/tmp/x.img");
+	assert_false(devsys_strip_deleted(c));
+	assert_string_equal(c, " (deleted)");
+	assert_false(devsys_strip_deleted(d));
+	assert_true(devsys_strip_deleted(e));
+	assert_string_equal(e, "/a (deleted)");
+}
+
 /* Bound loop devices only, "(deleted)" taken off and said. */
 static void test_each_loop(void **state)
 {
@@ -331,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_parse_mountinfo),
 		cmocka_unit_test(test_parse_swaps),
 		cmocka_unit_test_setup_teardown(test_find_mount, setup, teardown),
+		cmocka_unit_test(test_strip_deleted),
 		cmocka_unit_test_setup_teardown(test_each_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_backs_loop, setup, teardown),
 	};

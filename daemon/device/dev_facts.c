@@ -400,16 +400,17 @@ static json_t *recorded_devices(const char *run_dir)
 	return j;
 }
 
-/* A loop device's backing name as sysfs prints it, without " (deleted)". */
+/* Two loop devices' backing names as sysfs prints them, " (deleted)" or
+ * not. */
 static bool same_backing_name(const char *a, const char *b)
 {
-	static const char deleted[] = " (deleted)";
-	size_t la = strlen(a), lb = strlen(b), ld = sizeof(deleted) - 1;
-	if (la >= ld && strcmp(a + la - ld, deleted) == 0)
-		la -= ld;
-	if (lb >= ld && strcmp(b + lb - ld, deleted) == 0)
-		lb -= ld;
-	return la == lb && strncmp(a, b, la) == 0;
+	char x[PATH_MAX], y[PATH_MAX];
+
+	snprintf(x, sizeof(x), "%s", a);
+	snprintf(y, sizeof(y), "%s", b);
+	devsys_strip_deleted(x);
+	devsys_strip_deleted(y);
+	return strcmp(x, y) == 0;
 }
 
 int dev_facts_same_device(const char *run_dir, const char *workload, const struct dev_facts *now,

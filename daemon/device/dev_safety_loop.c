@@ -233,10 +233,7 @@ static int loop_status_of(const struct dev_safety_env *env, dev_t devno,
 	    devsys_read_attr(node, "loop/backing_file", l.backing_file, sizeof(l.backing_file)) < 0)
 		return -ENOENT;
 	snprintf(l.name, sizeof(l.name), "%s", name);
-	size_t len = strlen(l.backing_file), ld = strlen(" (deleted)");
-	l.deleted = len >= ld && strcmp(l.backing_file + len - ld, " (deleted)") == 0;
-	if (l.deleted)
-		l.backing_file[len - ld] = '\0';
+	l.deleted = devsys_strip_deleted(l.backing_file);
 	/* The node was tried already: loop_backing falls back to the path. */
 	const struct dev_safety_env no_dev = { .sysfs = env->sysfs, .mountinfo = env->mountinfo,
 					       .swaps = env->swaps, .dev = NULL };

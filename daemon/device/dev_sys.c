@@ -256,7 +256,16 @@ int devsys_lower_disks(const char *sysfs, dev_t devno, struct devsys_set *ret)
 	return lower_disks(sysfs, devno, 0, ret);
 }
 
-#define DELETED_SUFFIX " (deleted)"
+bool devsys_strip_deleted(char *path)
+{
+	static const char suffix[] = " (deleted)";
+	size_t len = strlen(path), ls = sizeof(suffix) - 1;
+
+	if (len <= ls || strcmp(path + len - ls, suffix) != 0)
+		return false;
+	path[len - ls] = '\0';
+	return true;
+}
 
 int devsys_each_loop(const char *sysfs, int (*fn)(const struct devsys_loop *l, void *arg),
 		     void *arg)
@@ -278,8 +287,6 @@ int devsys_each_loop(const char *sysfs, int (*fn)(const struct devsys_loop *l, v
 		goto out;
 	}
 	while ((de = readdir(d))) {
-		size_t len;
-
 		if (strncmp(de->d_name, "loop", 4) != 0 ||
 		    snprintf(l->name, sizeof(l->name), "%s", de->d_name) >= (int)sizeof(l->name) ||
 		    join(dir, sizeof(dir), base, de->d_name) < 0)
@@ -290,12 +297,7 @@ int devsys_each_loop(const char *sysfs, int (*fn)(const struct devsys_loop *l, v
 				     sizeof(l->backing_file)) < 0 ||
 		    !l->backing_file[0] || devsys_read_devno(dir, "dev", &l->devno) < 0)
 			continue;
-		len = strlen(l->backing_file);
-		l->deleted = len > strlen(DELETED_SUFFIX) &&
-			     strcmp(l->backing_file + len - strlen(DELETED_SUFFIX),
-				    DELETED_SUFFIX) == 0;
-		if (l->deleted)
-			l->backing_file[len - strlen(DELETED_SUFFIX)] = '\0';
+		l->deleted = devsys_strip_deleted(l->backing_file);
 		r = fn(l, arg);
 		if (r)
 			break;

@@ -63,6 +63,11 @@ struct devsys_loop {
 	bool deleted;                /* the backing file's name was unlinked */
 };
 
+/* Takes " (deleted)", which the kernel prints after a path whose name was
+ * unlinked (a loop's backing_file, /proc/PID/fd), off path in place;
+ * returns whether it was there.  A name that is only the suffix keeps it. */
+bool devsys_strip_deleted(char *path);
+
 /* Calls fn on each bound loop device (one with loop/backing_file) until it
  * returns non-zero, and returns that; 0 when none did.  No loop driver (no
  * loop devices in <sysfs>/block) is 0. */
