@@ -383,8 +383,7 @@ struct dev_facts *dev_facts_new_logged(const char *path, int fd)
 	return f;
 }
 
-/* devices.json of run_dir, parsed; NULL when absent or unreadable. */
-static json_t *recorded_devices(const char *run_dir)
+json_t *dev_facts_recorded(const char *run_dir)
 {
 	int dir = open(run_dir, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	int fd = dir >= 0 ? openat(dir, "devices.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -413,10 +412,10 @@ static bool same_backing_name(const char *a, const char *b)
 	return strcmp(x, y) == 0;
 }
 
-int dev_facts_same_device(const char *run_dir, const char *workload, const struct dev_facts *now,
+int dev_facts_same_device(json_t *recorded, const char *workload, const struct dev_facts *now,
 			  char *err, size_t errlen)
 {
-	json_t *all = run_dir && !now->is_file && now->have_block ? recorded_devices(run_dir) : NULL;
+	json_t *all = !now->is_file && now->have_block ? recorded : NULL;
 	json_t *e, *then = NULL;
 	const char *what = NULL, *was = "", *is = "";
 	size_t i;
@@ -459,7 +458,6 @@ int dev_facts_same_device(const char *run_dir, const char *workload, const struc
 			 "loop device attached to another file; put that one back, or start a new "
 			 "run (soakd --new-run) to write to this one", now->path,
 			 now->block.backing_file, ino_now + 1, file ? file : "?", ino_then + 1);
-		json_decref(all);
 		return -EXDEV;
 	} else if (!same_fs && file && now->block.backing_file[0] &&
 		   !same_backing_name(file, now->block.backing_file)) {
@@ -472,7 +470,6 @@ int dev_facts_same_device(const char *run_dir, const char *workload, const struc
 			 "the run's was \"%s\" (a disk swapped, or a loop device attached to "
 			 "another file); put that device back, or start a new run (soakd --new-run) "
 			 "to write to this one", now->path, what, is, was);
-		json_decref(all);
 		return -EXDEV;
 	}
 	json_t *size = then ? json_object_get(then, "size_bytes") : NULL;
@@ -484,6 +481,5 @@ int dev_facts_same_device(const char *run_dir, const char *workload, const struc
 			 now->block.size_bytes, (uint64_t)json_integer_value(size));
 		r = -EXDEV;
 	}
-	json_decref(all);
 	return r;
 }

@@ -76,17 +76,21 @@ struct dev_facts *dev_facts_new_logged(const char *path, int fd);
 
 json_t *dev_facts_json(const struct dev_facts *f);
 
+/* devices.json of run_dir (the facts of its last start), parsed; NULL
+ * when absent or unreadable. */
+json_t *dev_facts_recorded(const char *run_dir);
+
 /*
  * A resumed run's block device target against the facts the run recorded
- * at its last start (devices.json in run_dir, for workload): 0 when it is
- * the same device as far as the kernel can tell (serial, else WWID; size;
- * a loop device's backing file by its inode on the same file system, else
- * by its name), or nothing was recorded; -EXDEV with err naming what
- * differs when it is another device at the same path (a disk
+ * at its last start (recorded, from dev_facts_recorded, for workload): 0
+ * when it is the same device as far as the kernel can tell (serial, else
+ * WWID; size; a loop device's backing file by its inode on the same file
+ * system, else by its name), or nothing was recorded; -EXDEV with err
+ * naming what differs when it is another device at the same path (a disk
  * swapped, a loop device attached to another file): the run's data and its
  * verify state are the other device's.
  */
-int dev_facts_same_device(const char *run_dir, const char *workload, const struct dev_facts *now,
+int dev_facts_same_device(json_t *recorded, const char *workload, const struct dev_facts *now,
 			  char *err, size_t errlen);
 /* One line for the journal: "/dev/nvme0n1: 1.8 TiB, Samsung ..., ..." */
 void dev_facts_format(const struct dev_facts *f, char *buf, size_t len);

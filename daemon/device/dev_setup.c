@@ -126,18 +126,20 @@ int dev_prepare(struct workload *w, char *err, size_t errlen)
 	}
 	/* A resumed run's block devices are the ones it began on: checked
 	 * before any file is laid out (a refusal leaves nothing behind). */
-	for (size_t i = 0; i < w->n_streams; i++) {
+	json_t *recorded = w->resuming && w->run_dir ? dev_facts_recorded(w->run_dir) : NULL;
+	r = 0;
+	for (size_t i = 0; i < w->n_streams && r == 0; i++) {
 		if (!targets[i].is_blockdev)
 			continue;
 		free(w->streams[i].facts);
 		w->streams[i].facts = dev_facts_new_logged(cfg->targets[i].path, targets[i].fd);
-		r = w->resuming && w->streams[i].facts
-			    ? dev_facts_same_device(w->run_dir, cfg->name, w->streams[i].facts, err,
-						    errlen)
-			    : 0;
-		if (r < 0)
-			goto undo;
+		if (recorded && w->streams[i].facts)
+			r = dev_facts_same_device(recorded, cfg->name, w->streams[i].facts, err,
+						  errlen);
 	}
+	json_decref(recorded);
+	if (r < 0)
+		goto undo;
 	r = dev_targets_lay_out(targets, cfg->targets, opened, err, errlen);
 	if (r < 0)
 		goto undo;
