@@ -436,22 +436,8 @@ wait_soakd_exit 5
 # Zeroes from the announcement of the last overwrite that was acknowledged
 # on: the server holds that newer version, the ledger's last whole record
 # of the slot says the older one.
-at=$(python3 - "$JOURNAL" <<'PY'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-recs = [struct.unpack_from("<IBBHII", data, o) for o in range(48, len(data) - 47, 48)]
-acked, pending, last = set(), {}, None
-for i, (crc, typ, state, _, slot, version) in enumerate(recs):
-    if typ == 3:                       # R_INTEND_PUT: of an acknowledged object?
-        pending[slot] = i if slot in acked else None
-    elif typ == 5:                     # R_ACK
-        if pending.get(slot) is not None:
-            last = pending[slot]
-        pending.pop(slot, None)
-        acked.add(slot)
-print(-1 if last is None else 48 * (last + 1))
-PY
-)
+at=$(python3 "$SRCDIR/tests/integration/ledger_cut.py" overwrite "$JOURNAL") ||
+	fail "cannot read $JOURNAL"
 ((at > 0)) || fail "no acknowledged overwrite in the journal"
 size=$(stat -c %s "$JOURNAL")
 head -c $((size - at)) /dev/zero | dd of="$JOURNAL" bs=1M seek="$at" oflag=seek_bytes conv=notrunc status=none
@@ -488,33 +474,8 @@ tag=$(tags soakd-w/)
 # acknowledged overwrite, the last acknowledged DELETE and the last
 # acknowledged PUT of a new name on, so that the server holds a newer
 # version, has deleted an object and holds a name the ledger never saw.
-at=$(python3 - "$JOURNAL" <<'PY'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-recs = [struct.unpack_from("<IBBHII", data, o) for o in range(48, len(data) - 47, 48)]
-acked, pending, last = set(), {}, {}
-for i, (crc, typ, state, _, slot, version) in enumerate(recs):
-    if typ in (3, 4):                  # R_INTEND_PUT, R_INTEND_DELETE
-        kind = "delete" if typ == 4 else "overwrite" if slot in acked else "new"
-        pending[slot] = (kind, i)
-    elif typ == 5 and slot in pending: # R_ACK
-        kind, at = pending.pop(slot)
-        last[kind] = at
-        if kind == "delete":
-            acked.discard(slot)
-        else:
-            acked.add(slot)
-    elif typ == 6:                     # R_ABORT
-        pending.pop(slot, None)
-if len(last) < 3:
-    print(-1, " ".join(sorted(last)), 0)
-else:
-    cut = min(last.values())
-    known = max(struct.unpack_from("<Q", data, 48 * (i + 1) + 16)[0]
-                for i in range(cut) if recs[i][1] == 3)
-    print(48 * (cut + 1), len(recs), known)
-PY
-)
+at=$(python3 "$SRCDIR/tests/integration/ledger_cut.py" host "$JOURNAL") ||
+	fail "cannot read $JOURNAL"
 read -r at records known <<<"$at"
 ((at > 0)) || fail "the journal lacks an acknowledged overwrite, delete or new name (has: $records)"
 truncate -s "$at" "$JOURNAL"
