@@ -183,7 +183,13 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	/* Before any thread exists: the workloads' threads set their own. */
 	cpu_prio_control_thread();
+	/* From here a stalled journald or stderr reader holds no thread of
+	 * the run (log.h); a failure leaves each thread writing its own. */
+	int lr = log_start();
+	if (lr < 0)
+		log_warning_errno(lr, "cannot start the log's thread; logging directly");
 	r = daemon_run(cfg, &opts);
 	config_free(cfg);
+	log_stop();
 	return r;
 }

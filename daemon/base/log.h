@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/uio.h>
 #include <syslog.h>
 
 /*
@@ -13,6 +14,24 @@
  */
 void log_init(void);
 bool log_to_journal(void);
+
+/*
+ * From log_start on, messages and journal entries (log_fields) go through
+ * a queue to a thread of their own, so that a journald or a stderr reader
+ * that takes nothing for a while (a stall, a full pipe) holds no thread of
+ * soakd's: the workloads' and the loop's timing is never the log's.  Past
+ * LOG_QUEUE_MAX waiting, more are dropped, counted, and said when the log
+ * takes them again.  A message of LOG_CRIT or worse waits until it is
+ * written.  log_stop (also at exit) writes what waits and ends the thread;
+ * before log_start and after log_stop each caller writes its own.
+ * log_flush waits until nothing waits.
+ */
+#define LOG_QUEUE_MAX 1024
+int log_start(void);
+void log_stop(void);
+void log_flush(void);
+/* Text for stderr as it is (the live table), through the same queue. */
+void log_raw(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_msg(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Logs with ": <strerror(-error)>" appended and returns error (negative). */
 int log_errno(int priority, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -27,6 +46,18 @@ int log_errno(int priority, int error, const char *fmt, ...) __attribute__((form
  */
 #define LOG_REMOTE_MAX 300
 char *log_clean(const char *in, size_t inlen, size_t max, char *out, size_t outlen);
+
+/* A structured journal entry, built one "FIELD=value" at a time (at most
+ * LOG_FIELDS_MAX; more are left out) and sent through the queue above by
+ * log_fields_send, which frees the fields. */
+#define LOG_FIELDS_MAX 96
+struct log_fields {
+	struct iovec iov[LOG_FIELDS_MAX];
+	char *text[LOG_FIELDS_MAX];
+	size_t n;
+};
+void log_fields_add(struct log_fields *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_fields_send(struct log_fields *f, int priority);
 
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_notice(...) log_msg(LOG_NOTICE, __VA_ARGS__)

@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <systemd/sd-journal.h>
-
 #include "base/journal_ids.h"
 #include "base/log.h"
 #include "config/config_drift.h"
@@ -178,12 +176,21 @@ static void raise_alarm(struct drift *d, struct results *r, struct workload *w, 
 	/* Under journald the structured entry is the message; once. */
 	if (!log_to_journal())
 		log_warning("workload %s: %s", w->cfg->name, message);
-	sd_journal_send("MESSAGE=workload %s: %s", w->cfg->name, message,
-			"MESSAGE_ID=" SOAK_MESSAGE_DRIFT, "PRIORITY=%d", LOG_WARNING,
-			"SYSLOG_IDENTIFIER=soakd", "SOAK_EVENT=drift", "SOAK_RUN=%s", r->cfg->name,
-			"SOAK_WORKLOAD=%s", w->cfg->name, "SOAK_OP=%s", op, "SOAK_METRIC=%s", metric,
-			"SOAK_DRIFT_START_S=%.3f", start / 1e9, "SOAK_DRIFT_OBSERVED=%g", f->observed,
-			"SOAK_DRIFT_EXPECTED=%g", f->expected, NULL);
+	struct log_fields jf = { .n = 0 };
+
+	log_fields_add(&jf, "MESSAGE=workload %s: %s", w->cfg->name, message);
+	log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_DRIFT);
+	log_fields_add(&jf, "PRIORITY=%d", LOG_WARNING);
+	log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
+	log_fields_add(&jf, "SOAK_EVENT=drift");
+	log_fields_add(&jf, "SOAK_RUN=%s", r->cfg->name);
+	log_fields_add(&jf, "SOAK_WORKLOAD=%s", w->cfg->name);
+	log_fields_add(&jf, "SOAK_OP=%s", op);
+	log_fields_add(&jf, "SOAK_METRIC=%s", metric);
+	log_fields_add(&jf, "SOAK_DRIFT_START_S=%.3f", start / 1e9);
+	log_fields_add(&jf, "SOAK_DRIFT_OBSERVED=%g", f->observed);
+	log_fields_add(&jf, "SOAK_DRIFT_EXPECTED=%g", f->expected);
+	log_fields_send(&jf, LOG_WARNING);
 	if (r->rundir) {
 		json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:s}", "type", "event",
 					"event", "drift", "workload", w->cfg->name, "op", op,

@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <systemd/sd-journal.h>
-
 #include "base/journal_ids.h"
+#include "base/log.h"
 #include "workload/workload.h"
 
 static const char *const family_names[PROBE_FAMILIES] = { "blk", "tcp" };
@@ -369,24 +368,29 @@ static void journal_blk(const struct probes *p, const struct probe_device *d, in
 	struct kstats_summary sum;
 
 	kstats_blk_summary(k, &sum);
-	sd_journal_send("MESSAGE=kernel %s %s: %" PRIu64 " requests, p50 %.1f us, p99 %.1f us, "
-			"max %.1f us, %" PRIu64 " errors", d->name, blk_op_names[op], sum.count,
-			sum.p50 / 1e3, sum.p99 / 1e3, sum.max / 1e3, sum.errors,
-			"PRIORITY=%d", LOG_INFO, "SYSLOG_IDENTIFIER=soakd",
-			"MESSAGE_ID=" SOAK_MESSAGE_KERNEL_BLK,
-			"SOAK_RUN=%s", p->cfg->name, "SOAK_KERNEL=blk",
-			"SOAK_DEVICE=%s", d->name, "SOAK_OP=%s", blk_op_names[op],
-			"SOAK_BLK_OPS=%" PRIu64, sum.count,
-			"SOAK_BLK_ERRORS=%" PRIu64, sum.errors,
-			"SOAK_BLK_BYTES=%" PRIu64, sum.bytes,
-			"SOAK_BLK_P50_US=%.3f", sum.p50 / 1e3,
-			"SOAK_BLK_P90_US=%.3f", sum.p90 / 1e3,
-			"SOAK_BLK_P99_US=%.3f", sum.p99 / 1e3,
-			"SOAK_BLK_P999_US=%.3f", sum.p999 / 1e3,
-			"SOAK_BLK_MAX_US=%.3f", sum.max / 1e3,
-			"SOAK_BLK_QUEUE_P50_US=%.3f", hist_percentile(&k->queue, 50) / 1e3,
-			"SOAK_BLK_QUEUE_P99_US=%.3f", hist_percentile(&k->queue, 99) / 1e3,
-			NULL);
+	struct log_fields jf = { .n = 0 };
+
+	log_fields_add(&jf, "MESSAGE=kernel %s %s: %" PRIu64 " requests, p50 %.1f us, p99 %.1f us, "
+		       "max %.1f us, %" PRIu64 " errors", d->name, blk_op_names[op], sum.count,
+		       sum.p50 / 1e3, sum.p99 / 1e3, sum.max / 1e3, sum.errors);
+	log_fields_add(&jf, "PRIORITY=%d", LOG_INFO);
+	log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
+	log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_KERNEL_BLK);
+	log_fields_add(&jf, "SOAK_RUN=%s", p->cfg->name);
+	log_fields_add(&jf, "SOAK_KERNEL=blk");
+	log_fields_add(&jf, "SOAK_DEVICE=%s", d->name);
+	log_fields_add(&jf, "SOAK_OP=%s", blk_op_names[op]);
+	log_fields_add(&jf, "SOAK_BLK_OPS=%" PRIu64, sum.count);
+	log_fields_add(&jf, "SOAK_BLK_ERRORS=%" PRIu64, sum.errors);
+	log_fields_add(&jf, "SOAK_BLK_BYTES=%" PRIu64, sum.bytes);
+	log_fields_add(&jf, "SOAK_BLK_P50_US=%.3f", sum.p50 / 1e3);
+	log_fields_add(&jf, "SOAK_BLK_P90_US=%.3f", sum.p90 / 1e3);
+	log_fields_add(&jf, "SOAK_BLK_P99_US=%.3f", sum.p99 / 1e3);
+	log_fields_add(&jf, "SOAK_BLK_P999_US=%.3f", sum.p999 / 1e3);
+	log_fields_add(&jf, "SOAK_BLK_MAX_US=%.3f", sum.max / 1e3);
+	log_fields_add(&jf, "SOAK_BLK_QUEUE_P50_US=%.3f", hist_percentile(&k->queue, 50) / 1e3);
+	log_fields_add(&jf, "SOAK_BLK_QUEUE_P99_US=%.3f", hist_percentile(&k->queue, 99) / 1e3);
+	log_fields_send(&jf, LOG_INFO);
 }
 
 static void journal_tcp(const struct probes *p, const struct probe_endpoint *e)
@@ -398,25 +402,31 @@ static void journal_tcp(const struct probes *p, const struct probe_endpoint *e)
 	struct kstats_tcp_summary sum;
 
 	kstats_tcp_summary(e->interval, &sum);
-	sd_journal_send("MESSAGE=kernel tcp %s: srtt p50 %.1f us, p99 %.1f us; %" PRIu64
-			" connects, p99 %.1f us; %" PRIu64 " retransmits", e->label,
-			sum.srtt_p50 / 1e3, sum.srtt_p99 / 1e3, sum.connects,
-			sum.connect_p99 / 1e3, sum.retransmits,
-			"PRIORITY=%d", LOG_INFO, "SYSLOG_IDENTIFIER=soakd",
-			"MESSAGE_ID=" SOAK_MESSAGE_KERNEL_TCP,
-			"SOAK_RUN=%s", p->cfg->name, "SOAK_KERNEL=tcp",
-			"SOAK_ENDPOINT=%s", e->label, "SOAK_WORKLOAD=%s", owner,
-			"SOAK_TCP_SRTT_SAMPLES=%" PRIu64, sum.srtt_samples,
-			"SOAK_TCP_SRTT_P50_US=%.3f", sum.srtt_p50 / 1e3,
-			"SOAK_TCP_SRTT_P99_US=%.3f", sum.srtt_p99 / 1e3,
-			"SOAK_TCP_SRTT_MAX_US=%.3f", sum.srtt_max / 1e3,
-			"SOAK_TCP_CONNECTS=%" PRIu64, sum.connects,
-			"SOAK_TCP_CONNECT_P50_US=%.3f", sum.connect_p50 / 1e3,
-			"SOAK_TCP_CONNECT_P99_US=%.3f", sum.connect_p99 / 1e3,
-			"SOAK_TCP_CONNECT_FAILURES=%" PRIu64, sum.connect_failures,
-			"SOAK_TCP_RETRANSMITS=%" PRIu64, sum.retransmits,
-			"SOAK_TCP_RESETS_SENT=%" PRIu64, sum.resets_sent,
-			"SOAK_TCP_RESETS_RECEIVED=%" PRIu64, sum.resets_received, NULL);
+	struct log_fields jf = { .n = 0 };
+
+	log_fields_add(&jf, "MESSAGE=kernel tcp %s: srtt p50 %.1f us, p99 %.1f us; %" PRIu64
+		       " connects, p99 %.1f us; %" PRIu64 " retransmits", e->label,
+		       sum.srtt_p50 / 1e3, sum.srtt_p99 / 1e3, sum.connects,
+		       sum.connect_p99 / 1e3, sum.retransmits);
+	log_fields_add(&jf, "PRIORITY=%d", LOG_INFO);
+	log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
+	log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_KERNEL_TCP);
+	log_fields_add(&jf, "SOAK_RUN=%s", p->cfg->name);
+	log_fields_add(&jf, "SOAK_KERNEL=tcp");
+	log_fields_add(&jf, "SOAK_ENDPOINT=%s", e->label);
+	log_fields_add(&jf, "SOAK_WORKLOAD=%s", owner);
+	log_fields_add(&jf, "SOAK_TCP_SRTT_SAMPLES=%" PRIu64, sum.srtt_samples);
+	log_fields_add(&jf, "SOAK_TCP_SRTT_P50_US=%.3f", sum.srtt_p50 / 1e3);
+	log_fields_add(&jf, "SOAK_TCP_SRTT_P99_US=%.3f", sum.srtt_p99 / 1e3);
+	log_fields_add(&jf, "SOAK_TCP_SRTT_MAX_US=%.3f", sum.srtt_max / 1e3);
+	log_fields_add(&jf, "SOAK_TCP_CONNECTS=%" PRIu64, sum.connects);
+	log_fields_add(&jf, "SOAK_TCP_CONNECT_P50_US=%.3f", sum.connect_p50 / 1e3);
+	log_fields_add(&jf, "SOAK_TCP_CONNECT_P99_US=%.3f", sum.connect_p99 / 1e3);
+	log_fields_add(&jf, "SOAK_TCP_CONNECT_FAILURES=%" PRIu64, sum.connect_failures);
+	log_fields_add(&jf, "SOAK_TCP_RETRANSMITS=%" PRIu64, sum.retransmits);
+	log_fields_add(&jf, "SOAK_TCP_RESETS_SENT=%" PRIu64, sum.resets_sent);
+	log_fields_add(&jf, "SOAK_TCP_RESETS_RECEIVED=%" PRIu64, sum.resets_received);
+	log_fields_send(&jf, LOG_INFO);
 }
 
 /* One entry per device and op, and per endpoint, that saw anything in the

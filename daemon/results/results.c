@@ -305,12 +305,12 @@ static void table_row(struct results *r, const struct workload_results *wr,
 		      const struct interval_row *row)
 {
 	if (r->table_lines++ % 20 == 0)
-		fprintf(stderr, "%8s %-16s %-17s %10s %10s %9s %9s %9s %9s %7s %8s\n", "time",
+		log_raw("%8s %-16s %-17s %10s %10s %9s %9s %9s %9s %7s %8s\n", "time",
 			"workload", "op", "target/s", "ops/s", "p50(us)", "p99(us)", "p99.9(us)",
 			"max(us)", "errors", "lag(ms)");
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		const struct op_summary *s = &row->ops[op];
-		fprintf(stderr, "%7.1fs %-16s %-17s %10.1f %10.1f %9.1f %9.1f %9.1f %9.1f %7" PRIu64
+		log_raw("%7.1fs %-16s %-17s %10.1f %10.1f %9.1f %9.1f %9.1f %9.1f %7" PRIu64
 			" %8.1f\n", row->end_ns / 1e9, wr->workload->cfg->name,
 			wr->workload->op_names[op], s->rate_target, s->rate_achieved, s->p50 / 1e3,
 			s->p99 / 1e3, s->p999 / 1e3, s->max / 1e3, s->errors, row->lag_max_ns / 1e6);

@@ -14,9 +14,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include <systemd/sd-journal.h>
-
 #include "base/journal_ids.h"
+#include "base/log.h"
 #include "device/dev_facts.h"
 #include "probes/probes.h"
 #include "rundir.h"
@@ -59,65 +58,27 @@ void summarize(const struct op_stats *o, double target_ops, uint64_t span_ns,
 	memcpy(ret->verify, o->verify, sizeof(ret->verify));
 }
 
-/* A journal entry's fields, built one printf at a time so that some can
- * be left out (the kernel's, when tracing is off or unavailable). */
-#define JOURNAL_MAX_FIELDS 96
-struct journal_fields {
-	struct iovec iov[JOURNAL_MAX_FIELDS];
-	char *text[JOURNAL_MAX_FIELDS];
-	size_t n;
-};
-
-static void journal_add(struct journal_fields *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void journal_add(struct journal_fields *f, const char *fmt, ...)
-{
-	va_list ap;
-	char *text;
-	int n;
-
-	if (f->n == JOURNAL_MAX_FIELDS)
-		return;
-	va_start(ap, fmt);
-	n = vasprintf(&text, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	f->text[f->n] = text;
-	f->iov[f->n++] = (struct iovec){ .iov_base = text, .iov_len = (size_t)n };
-}
-
-static void journal_send(struct journal_fields *f)
-{
-	/* With no journald listening this returns 0 and the entry is lost;
-	 * the live table and the dump still have it. */
-	sd_journal_sendv(f->iov, (int)f->n);
-	for (size_t i = 0; i < f->n; i++)
-		free(f->text[i]);
-	f->n = 0;
-}
-
 /* The fields an op's interval and its run summary share; the object
  * workloads' own (corrupt reads, time to first byte) only on theirs. */
-static void journal_add_op(struct journal_fields *f, const struct workload *w,
+static void journal_add_op(struct log_fields *f, const struct workload *w,
 			   const struct op_summary *s)
 {
-	journal_add(f, "SOAK_OPS=%" PRIu64, s->count);
-	journal_add(f, "SOAK_ERRORS=%" PRIu64, s->errors);
-	journal_add(f, "SOAK_MISSED=%" PRIu64, s->missed);
-	journal_add(f, "SOAK_PENDING=%" PRIu64, s->pending);
-	journal_add(f, "SOAK_BYTES=%" PRIu64, s->bytes);
-	journal_add(f, "SOAK_RATE=%.3f", s->rate_achieved);
-	journal_add(f, "SOAK_RATE_TARGET=%.3f", s->rate_target);
-	journal_add(f, "SOAK_P50_US=%.3f", s->p50 / 1e3);
-	journal_add(f, "SOAK_P90_US=%.3f", s->p90 / 1e3);
-	journal_add(f, "SOAK_P99_US=%.3f", s->p99 / 1e3);
-	journal_add(f, "SOAK_P999_US=%.3f", s->p999 / 1e3);
-	journal_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
-	journal_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
-	journal_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
+	log_fields_add(f, "SOAK_OPS=%" PRIu64, s->count);
+	log_fields_add(f, "SOAK_ERRORS=%" PRIu64, s->errors);
+	log_fields_add(f, "SOAK_MISSED=%" PRIu64, s->missed);
+	log_fields_add(f, "SOAK_PENDING=%" PRIu64, s->pending);
+	log_fields_add(f, "SOAK_BYTES=%" PRIu64, s->bytes);
+	log_fields_add(f, "SOAK_RATE=%.3f", s->rate_achieved);
+	log_fields_add(f, "SOAK_RATE_TARGET=%.3f", s->rate_target);
+	log_fields_add(f, "SOAK_P50_US=%.3f", s->p50 / 1e3);
+	log_fields_add(f, "SOAK_P90_US=%.3f", s->p90 / 1e3);
+	log_fields_add(f, "SOAK_P99_US=%.3f", s->p99 / 1e3);
+	log_fields_add(f, "SOAK_P999_US=%.3f", s->p999 / 1e3);
+	log_fields_add(f, "SOAK_MAX_US=%.3f", s->max / 1e3);
+	log_fields_add(f, "SOAK_SERVICE_P50_US=%.3f", s->svc_p50 / 1e3);
+	log_fields_add(f, "SOAK_SERVICE_P99_US=%.3f", s->svc_p99 / 1e3);
 	if (w->cfg->verify.on)
-		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+		log_fields_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
 	/* SOAK_VERIFY_CHECKED=, SOAK_VERIFY_STALE=, ... */
 	for (size_t c = 0; w->cfg->verify.on && c < OP_VERIFY_CLASSES; c++) {
 		char field[32];
@@ -125,18 +86,18 @@ static void journal_add_op(struct journal_fields *f, const struct workload *w,
 		for (const char *p = op_verify_names[c]; *p && k + 1 < sizeof(field); p++)
 			field[k++] = (char)(*p - 'a' + 'A');
 		field[k] = '\0';
-		journal_add(f, "SOAK_VERIFY_%s=%" PRIu64, field, s->verify[c]);
+		log_fields_add(f, "SOAK_VERIFY_%s=%" PRIu64, field, s->verify[c]);
 	}
 	if (w->cfg->type == WORKLOAD_OBJECT) {
 		const struct obj_verify *v = &s->obj_verify;
-		journal_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
-		journal_add(f, "SOAK_CHECKED=%" PRIu64, v->checked);
-		journal_add(f, "SOAK_LOST=%" PRIu64, v->lost);
-		journal_add(f, "SOAK_RESURRECTED=%" PRIu64, v->resurrected);
-		journal_add(f, "SOAK_STALE=%" PRIu64, v->stale);
-		journal_add(f, "SOAK_LIST_MISSING=%" PRIu64, v->list_missing);
-		journal_add(f, "SOAK_LIST_EXTRA=%" PRIu64, v->list_extra);
-		journal_add(f, "SOAK_UNCERTAIN=%" PRIu64, v->uncertain);
+		log_fields_add(f, "SOAK_CORRUPT=%" PRIu64, s->corrupt);
+		log_fields_add(f, "SOAK_CHECKED=%" PRIu64, v->checked);
+		log_fields_add(f, "SOAK_LOST=%" PRIu64, v->lost);
+		log_fields_add(f, "SOAK_RESURRECTED=%" PRIu64, v->resurrected);
+		log_fields_add(f, "SOAK_STALE=%" PRIu64, v->stale);
+		log_fields_add(f, "SOAK_LIST_MISSING=%" PRIu64, v->list_missing);
+		log_fields_add(f, "SOAK_LIST_EXTRA=%" PRIu64, v->list_extra);
+		log_fields_add(f, "SOAK_UNCERTAIN=%" PRIu64, v->uncertain);
 	}
 }
 
@@ -150,61 +111,61 @@ void journal_row(const struct results *r, const struct workload_results *wr,
 
 	for (size_t op = 0; op < wr->n_ops; op++) {
 		const struct op_summary *s = &row->ops[op];
-		struct journal_fields f = { .n = 0 };
+		struct log_fields f = { .n = 0 };
 		struct kstats_summary blk;
 
-		journal_add(&f, "MESSAGE=%s %s: %" PRIu64 " ops, %.1f/s (target %.1f/s), p50 %.1f us, "
-			    "p99 %.1f us, max %.1f us, %" PRIu64 " errors",
-			    w->cfg->name, w->op_names[op], s->count, s->rate_achieved,
-			    s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors);
-		journal_add(&f, "PRIORITY=%d", LOG_INFO);
-		journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
-		journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_INTERVAL);
-		journal_add(&f, "SOAK_EVENT=interval");
-		journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
-		journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
-		journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
-		journal_add(&f, "SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9);
-		journal_add(&f, "SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9);
+		log_fields_add(&f, "MESSAGE=%s %s: %" PRIu64 " ops, %.1f/s (target %.1f/s), p50 %.1f us, "
+			       "p99 %.1f us, max %.1f us, %" PRIu64 " errors",
+			       w->cfg->name, w->op_names[op], s->count, s->rate_achieved,
+			       s->rate_target, s->p50 / 1e3, s->p99 / 1e3, s->max / 1e3, s->errors);
+		log_fields_add(&f, "PRIORITY=%d", LOG_INFO);
+		log_fields_add(&f, "SYSLOG_IDENTIFIER=soakd");
+		log_fields_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_INTERVAL);
+		log_fields_add(&f, "SOAK_EVENT=interval");
+		log_fields_add(&f, "SOAK_RUN=%s", r->cfg->name);
+		log_fields_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
+		log_fields_add(&f, "SOAK_OP=%s", w->op_names[op]);
+		log_fields_add(&f, "SOAK_INTERVAL_START_S=%.3f", row->start_ns / 1e9);
+		log_fields_add(&f, "SOAK_INTERVAL_END_S=%.3f", row->end_ns / 1e9);
 		journal_add_op(&f, w, s);
 		if (w->cfg->type == WORKLOAD_OBJECT) {
-			journal_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
-			journal_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
+			log_fields_add(&f, "SOAK_TTFB_P50_US=%.3f", s->ttfb_p50 / 1e3);
+			log_fields_add(&f, "SOAK_TTFB_P99_US=%.3f", s->ttfb_p99 / 1e3);
 		}
-		journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
+		log_fields_add(&f, "SOAK_LAG_MAX_MS=%.3f", row->lag_max_ns / 1e6);
 		/* soakd's own lateness and CPU time (fidelity.h). */
-		journal_add(&f, "SOAK_ISSUE_DELAY_P50_US=%.3f", s->issue_p50 / 1e3);
-		journal_add(&f, "SOAK_ISSUE_DELAY_P99_US=%.3f", s->issue_p99 / 1e3);
-		journal_add(&f, "SOAK_ISSUE_DELAY_MAX_US=%.3f", s->issue_max / 1e3);
-		journal_add(&f, "SOAK_CPU_S=%.6f", row->cpu_ns / 1e9);
+		log_fields_add(&f, "SOAK_ISSUE_DELAY_P50_US=%.3f", s->issue_p50 / 1e3);
+		log_fields_add(&f, "SOAK_ISSUE_DELAY_P99_US=%.3f", s->issue_p99 / 1e3);
+		log_fields_add(&f, "SOAK_ISSUE_DELAY_MAX_US=%.3f", s->issue_max / 1e3);
+		log_fields_add(&f, "SOAK_CPU_S=%.6f", row->cpu_ns / 1e9);
 		if (row->generator_late) {
-			journal_add(&f, "SOAK_GENERATOR_LATE=1");
-			journal_add(&f, "SOAK_GENERATOR_LATE_MS=%.3f", row->late_ns / 1e6);
+			log_fields_add(&f, "SOAK_GENERATOR_LATE=1");
+			log_fields_add(&f, "SOAK_GENERATOR_LATE_MS=%.3f", row->late_ns / 1e6);
 		}
 		/* The kernel's view of the same interval: the block layer for
 		 * this op on the workload's devices, TCP toward its endpoints. */
 		if (probes_workload_blk(r->probes, index, w->op_names[op], &blk)) {
-			journal_add(&f, "SOAK_BLK_OPS=%" PRIu64, blk.count);
-			journal_add(&f, "SOAK_BLK_ERRORS=%" PRIu64, blk.errors);
-			journal_add(&f, "SOAK_BLK_BYTES=%" PRIu64, blk.bytes);
-			journal_add(&f, "SOAK_BLK_P50_US=%.3f", blk.p50 / 1e3);
-			journal_add(&f, "SOAK_BLK_P90_US=%.3f", blk.p90 / 1e3);
-			journal_add(&f, "SOAK_BLK_P99_US=%.3f", blk.p99 / 1e3);
-			journal_add(&f, "SOAK_BLK_P999_US=%.3f", blk.p999 / 1e3);
-			journal_add(&f, "SOAK_BLK_MAX_US=%.3f", blk.max / 1e3);
+			log_fields_add(&f, "SOAK_BLK_OPS=%" PRIu64, blk.count);
+			log_fields_add(&f, "SOAK_BLK_ERRORS=%" PRIu64, blk.errors);
+			log_fields_add(&f, "SOAK_BLK_BYTES=%" PRIu64, blk.bytes);
+			log_fields_add(&f, "SOAK_BLK_P50_US=%.3f", blk.p50 / 1e3);
+			log_fields_add(&f, "SOAK_BLK_P90_US=%.3f", blk.p90 / 1e3);
+			log_fields_add(&f, "SOAK_BLK_P99_US=%.3f", blk.p99 / 1e3);
+			log_fields_add(&f, "SOAK_BLK_P999_US=%.3f", blk.p999 / 1e3);
+			log_fields_add(&f, "SOAK_BLK_MAX_US=%.3f", blk.max / 1e3);
 		}
 		if (have_tcp) {
-			journal_add(&f, "SOAK_TCP_SRTT_SAMPLES=%" PRIu64, tcp.srtt_samples);
-			journal_add(&f, "SOAK_TCP_SRTT_P50_US=%.3f", tcp.srtt_p50 / 1e3);
-			journal_add(&f, "SOAK_TCP_SRTT_P99_US=%.3f", tcp.srtt_p99 / 1e3);
-			journal_add(&f, "SOAK_TCP_CONNECTS=%" PRIu64, tcp.connects);
-			journal_add(&f, "SOAK_TCP_CONNECT_P50_US=%.3f", tcp.connect_p50 / 1e3);
-			journal_add(&f, "SOAK_TCP_CONNECT_P99_US=%.3f", tcp.connect_p99 / 1e3);
-			journal_add(&f, "SOAK_TCP_RETRANSMITS=%" PRIu64, tcp.retransmits);
-			journal_add(&f, "SOAK_TCP_RESETS=%" PRIu64,
-				    tcp.resets_sent + tcp.resets_received);
+			log_fields_add(&f, "SOAK_TCP_SRTT_SAMPLES=%" PRIu64, tcp.srtt_samples);
+			log_fields_add(&f, "SOAK_TCP_SRTT_P50_US=%.3f", tcp.srtt_p50 / 1e3);
+			log_fields_add(&f, "SOAK_TCP_SRTT_P99_US=%.3f", tcp.srtt_p99 / 1e3);
+			log_fields_add(&f, "SOAK_TCP_CONNECTS=%" PRIu64, tcp.connects);
+			log_fields_add(&f, "SOAK_TCP_CONNECT_P50_US=%.3f", tcp.connect_p50 / 1e3);
+			log_fields_add(&f, "SOAK_TCP_CONNECT_P99_US=%.3f", tcp.connect_p99 / 1e3);
+			log_fields_add(&f, "SOAK_TCP_RETRANSMITS=%" PRIu64, tcp.retransmits);
+			log_fields_add(&f, "SOAK_TCP_RESETS=%" PRIu64,
+				       tcp.resets_sent + tcp.resets_received);
 		}
-		journal_send(&f);
+		log_fields_send(&f, LOG_INFO);
 	}
 }
 
@@ -214,28 +175,28 @@ void results_journal_summary(const struct results *r, const char *why)
 		const struct workload_results *wr = &r->w[i];
 		const struct workload *w = wr->workload;
 		for (size_t op = 0; op < wr->n_ops; op++) {
-			struct journal_fields f = { .n = 0 };
+			struct log_fields f = { .n = 0 };
 			struct op_summary s;
 			summarize(&wr->totals[op], wr->target_ops_total * w->op_share[op], wr->active_ns,
 				  wr->sched_ns ? wr->sched_ns : wr->active_ns, &s);
-			journal_add(&f, "MESSAGE=%s %s over the run: %" PRIu64 " ops, %.1f/s (target "
-				    "%.1f/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us, %"
-				    PRIu64 " errors (%s)", w->cfg->name, w->op_names[op], s.count,
-				    s.rate_achieved, s.rate_target, s.p50 / 1e3, s.p99 / 1e3,
-				    s.p999 / 1e3, s.max / 1e3, s.errors, why);
-			journal_add(&f, "PRIORITY=%d", LOG_NOTICE);
-			journal_add(&f, "SYSLOG_IDENTIFIER=soakd");
-			journal_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_SUMMARY);
-			journal_add(&f, "SOAK_EVENT=summary");
-			journal_add(&f, "SOAK_RUN=%s", r->cfg->name);
-			journal_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
-			journal_add(&f, "SOAK_OP=%s", w->op_names[op]);
-			journal_add(&f, "SOAK_STATE=%s", workload_state_name(w->state));
-			journal_add(&f, "SOAK_ACTIVE_S=%.3f", wr->active_ns / 1e9);
-			journal_add(&f, "SOAK_INTERVALS=%" PRIu64, wr->intervals);
+			log_fields_add(&f, "MESSAGE=%s %s over the run: %" PRIu64 " ops, %.1f/s (target "
+				       "%.1f/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us, %"
+				       PRIu64 " errors (%s)", w->cfg->name, w->op_names[op], s.count,
+				       s.rate_achieved, s.rate_target, s.p50 / 1e3, s.p99 / 1e3,
+				       s.p999 / 1e3, s.max / 1e3, s.errors, why);
+			log_fields_add(&f, "PRIORITY=%d", LOG_NOTICE);
+			log_fields_add(&f, "SYSLOG_IDENTIFIER=soakd");
+			log_fields_add(&f, "MESSAGE_ID=" SOAK_MESSAGE_SUMMARY);
+			log_fields_add(&f, "SOAK_EVENT=summary");
+			log_fields_add(&f, "SOAK_RUN=%s", r->cfg->name);
+			log_fields_add(&f, "SOAK_WORKLOAD=%s", w->cfg->name);
+			log_fields_add(&f, "SOAK_OP=%s", w->op_names[op]);
+			log_fields_add(&f, "SOAK_STATE=%s", workload_state_name(w->state));
+			log_fields_add(&f, "SOAK_ACTIVE_S=%.3f", wr->active_ns / 1e9);
+			log_fields_add(&f, "SOAK_INTERVALS=%" PRIu64, wr->intervals);
 			journal_add_op(&f, w, &s);
-			journal_add(&f, "SOAK_LAG_MAX_MS=%.3f", wr->lag_max_ns / 1e6);
-			journal_send(&f);
+			log_fields_add(&f, "SOAK_LAG_MAX_MS=%.3f", wr->lag_max_ns / 1e6);
+			log_fields_send(&f, LOG_NOTICE);
 		}
 	}
 }

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <systemd/sd-journal.h>
-
 #include "base/journal_ids.h"
 #include "base/log.h"
 #include "config/config_certify.h"
@@ -105,16 +103,23 @@ void certify_publish(struct daemon *d, json_t *record)
 		bool pass = strcmp(str(record, "verdict"), "pass") == 0;
 		double rate = json_number_value(json_object_get(record, "rate"));
 		bool confirm = json_is_true(json_object_get(record, "confirm"));
-		sd_journal_send("MESSAGE=certify %s: %sstep %d (%s, %.1f ops/s) %s: %s", run,
-				confirm ? "confirmation of " : "", step,
-				str(record, "load"), rate, pass ? "passed" : "FAILED", str(record, "why"),
-				"PRIORITY=%d", pass ? LOG_NOTICE : LOG_WARNING,
-				"SYSLOG_IDENTIFIER=soakd", "MESSAGE_ID=" SOAK_MESSAGE_CERTIFY_STEP,
-				"SOAK_EVENT=certify_step", "SOAK_RUN=%s", run,
-				"SOAK_CERTIFY_STEP=%d", step, "SOAK_CERTIFY_CONFIRM=%d", confirm,
-				"SOAK_CERTIFY_LOAD=%s", str(record, "load"),
-				"SOAK_CERTIFY_RATE=%.3f", rate, "SOAK_CERTIFY_VERDICT=%s",
-				str(record, "verdict"), "SOAK_CERTIFY_WHY=%s", str(record, "why"), NULL);
+		struct log_fields jf = { .n = 0 };
+
+		log_fields_add(&jf, "MESSAGE=certify %s: %sstep %d (%s, %.1f ops/s) %s: %s", run,
+			       confirm ? "confirmation of " : "", step, str(record, "load"), rate,
+			       pass ? "passed" : "FAILED", str(record, "why"));
+		log_fields_add(&jf, "PRIORITY=%d", pass ? LOG_NOTICE : LOG_WARNING);
+		log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
+		log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_CERTIFY_STEP);
+		log_fields_add(&jf, "SOAK_EVENT=certify_step");
+		log_fields_add(&jf, "SOAK_RUN=%s", run);
+		log_fields_add(&jf, "SOAK_CERTIFY_STEP=%d", step);
+		log_fields_add(&jf, "SOAK_CERTIFY_CONFIRM=%d", confirm);
+		log_fields_add(&jf, "SOAK_CERTIFY_LOAD=%s", str(record, "load"));
+		log_fields_add(&jf, "SOAK_CERTIFY_RATE=%.3f", rate);
+		log_fields_add(&jf, "SOAK_CERTIFY_VERDICT=%s", str(record, "verdict"));
+		log_fields_add(&jf, "SOAK_CERTIFY_WHY=%s", str(record, "why"));
+		log_fields_send(&jf, pass ? LOG_NOTICE : LOG_WARNING);
 		if (!log_to_journal())
 			log_notice("certify: %sstep %d (%s, %.1f ops/s) %s: %s",
 				   confirm ? "confirmation of " : "", step,
@@ -124,12 +129,18 @@ void certify_publish(struct daemon *d, json_t *record)
 	}
 	const char *answer = json_is_string(json_object_get(record, "answer"))
 				     ? str(record, "answer") : "none";
-	sd_journal_send("MESSAGE=certify %s: the answer is %s (%s)", run, answer,
-			str(record, "why"), "PRIORITY=%d", LOG_NOTICE, "SYSLOG_IDENTIFIER=soakd",
-			"MESSAGE_ID=" SOAK_MESSAGE_CERTIFY_ANSWER, "SOAK_EVENT=certify_answer",
-			"SOAK_RUN=%s", run, "SOAK_CERTIFY_ANSWER=%s", answer,
-			"SOAK_CERTIFY_RATE=%.3f", json_number_value(json_object_get(record, "rate")),
-			"SOAK_CERTIFY_WHY=%s", str(record, "why"), NULL);
+	struct log_fields jf = { .n = 0 };
+
+	log_fields_add(&jf, "MESSAGE=certify %s: the answer is %s (%s)", run, answer, str(record, "why"));
+	log_fields_add(&jf, "PRIORITY=%d", LOG_NOTICE);
+	log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
+	log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_CERTIFY_ANSWER);
+	log_fields_add(&jf, "SOAK_EVENT=certify_answer");
+	log_fields_add(&jf, "SOAK_RUN=%s", run);
+	log_fields_add(&jf, "SOAK_CERTIFY_ANSWER=%s", answer);
+	log_fields_add(&jf, "SOAK_CERTIFY_RATE=%.3f", json_number_value(json_object_get(record, "rate")));
+	log_fields_add(&jf, "SOAK_CERTIFY_WHY=%s", str(record, "why"));
+	log_fields_send(&jf, LOG_NOTICE);
 	if (!log_to_journal())
 		log_notice("certify: the answer is %s (%s)", answer, str(record, "why"));
 }

@@ -88,8 +88,11 @@ void stop_all(struct daemon *d, const char *reason)
 
 void print_summary(struct daemon *d)
 {
-	if (d->opts->live_table && !d->summary_printed)
+	if (d->opts->live_table && !d->summary_printed) {
+		/* After the table's last rows. */
+		log_flush();
 		results_print_summary(d->results, stderr);
+	}
 	d->summary_printed = true;
 }
 

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <systemd/sd-journal.h>
-
 #include "base/journal_ids.h"
 #include "base/log.h"
 #include "results/rundir.h"
@@ -46,19 +44,26 @@ void search_publish(struct daemon *d, json_t *record)
 		double rate = json_number_value(json_object_get(record, "rate"));
 		long long agreed = (long long)json_integer_value(json_object_get(record, "agreed"));
 		long long windows = (long long)json_integer_value(json_object_get(record, "windows"));
-		sd_journal_send("MESSAGE=search %s: probe %lld at %.1f ops/s: p%g %s, %s the target "
-				"(%lld of %lld windows agree)", run, probe, rate,
-				d->cfg->search.percentile, pct, str(record, "verdict"), agreed, windows,
-				"PRIORITY=%d", LOG_NOTICE, "SYSLOG_IDENTIFIER=soakd",
-				"MESSAGE_ID=" SOAK_MESSAGE_SEARCH_PROBE, "SOAK_EVENT=search_probe",
-				"SOAK_RUN=%s", run, "SOAK_WORKLOAD=%s", workload,
-				"SOAK_SEARCH_PROBE=%lld", probe, "SOAK_SEARCH_RATE=%.3f", rate,
-				"SOAK_SEARCH_PERCENTILE=%g", d->cfg->search.percentile,
-				"SOAK_SEARCH_PERCENTILE_US=%s", json_is_number(p) ? pct_us : "",
-				"SOAK_SEARCH_BELOW_US=%.0f", d->cfg->search.below_ns / 1e3,
-				"SOAK_SEARCH_VERDICT=%s", str(record, "verdict"),
-				"SOAK_SEARCH_AGREED=%lld", agreed, "SOAK_SEARCH_WINDOWS=%lld", windows,
-				NULL);
+		struct log_fields jf = { .n = 0 };
+
+		log_fields_add(&jf, "MESSAGE=search %s: probe %lld at %.1f ops/s: p%g %s, %s the target "
+			       "(%lld of %lld windows agree)", run, probe, rate,
+			       d->cfg->search.percentile, pct, str(record, "verdict"), agreed, windows);
+		log_fields_add(&jf, "PRIORITY=%d", LOG_NOTICE);
+		log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
+		log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_SEARCH_PROBE);
+		log_fields_add(&jf, "SOAK_EVENT=search_probe");
+		log_fields_add(&jf, "SOAK_RUN=%s", run);
+		log_fields_add(&jf, "SOAK_WORKLOAD=%s", workload);
+		log_fields_add(&jf, "SOAK_SEARCH_PROBE=%lld", probe);
+		log_fields_add(&jf, "SOAK_SEARCH_RATE=%.3f", rate);
+		log_fields_add(&jf, "SOAK_SEARCH_PERCENTILE=%g", d->cfg->search.percentile);
+		log_fields_add(&jf, "SOAK_SEARCH_PERCENTILE_US=%s", json_is_number(p) ? pct_us : "");
+		log_fields_add(&jf, "SOAK_SEARCH_BELOW_US=%.0f", d->cfg->search.below_ns / 1e3);
+		log_fields_add(&jf, "SOAK_SEARCH_VERDICT=%s", str(record, "verdict"));
+		log_fields_add(&jf, "SOAK_SEARCH_AGREED=%lld", agreed);
+		log_fields_add(&jf, "SOAK_SEARCH_WINDOWS=%lld", windows);
+		log_fields_send(&jf, LOG_NOTICE);
 		if (log_to_journal())
 			return;
 		log_notice("search: probe %lld at %.1f ops/s: p%g %s, %s the target (%lld of "
@@ -75,15 +80,21 @@ void search_publish(struct daemon *d, json_t *record)
 	char answer[32] = "none";
 	if (json_is_number(a))
 		snprintf(answer, sizeof(answer), "%.1f", json_number_value(a));
-	sd_journal_send("MESSAGE=search %s: %s%s ops/s (%s)", run,
-			json_is_number(a) ? "the highest rate below the target is " : "no rate found: ",
-			answer, json_is_number(a) ? str(record, "confidence") : str(record, "why"),
-			"PRIORITY=%d", LOG_NOTICE, "SYSLOG_IDENTIFIER=soakd",
-			"MESSAGE_ID=" SOAK_MESSAGE_SEARCH_ANSWER, "SOAK_EVENT=search_answer",
-			"SOAK_RUN=%s", run, "SOAK_WORKLOAD=%s", workload,
-			"SOAK_SEARCH_ANSWER_RATE=%s", answer,
-			"SOAK_SEARCH_CONFIDENCE=%s", str(record, "confidence"),
-			"SOAK_SEARCH_WHY=%s", str(record, "why"), NULL);
+	struct log_fields jf = { .n = 0 };
+
+	log_fields_add(&jf, "MESSAGE=search %s: %s%s ops/s (%s)", run,
+		       json_is_number(a) ? "the highest rate below the target is " : "no rate found: ",
+		       answer, json_is_number(a) ? str(record, "confidence") : str(record, "why"));
+	log_fields_add(&jf, "PRIORITY=%d", LOG_NOTICE);
+	log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
+	log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_SEARCH_ANSWER);
+	log_fields_add(&jf, "SOAK_EVENT=search_answer");
+	log_fields_add(&jf, "SOAK_RUN=%s", run);
+	log_fields_add(&jf, "SOAK_WORKLOAD=%s", workload);
+	log_fields_add(&jf, "SOAK_SEARCH_ANSWER_RATE=%s", answer);
+	log_fields_add(&jf, "SOAK_SEARCH_CONFIDENCE=%s", str(record, "confidence"));
+	log_fields_add(&jf, "SOAK_SEARCH_WHY=%s", str(record, "why"));
+	log_fields_send(&jf, LOG_NOTICE);
 	if (log_to_journal())
 		return;
 	if (json_is_number(a))
