@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "daemon/results/stats_json.h"
+#include "daemon/run/certify_int.h"
 #include "daemon/workload/stats.h"
 
 #define USEC UINT64_C(1000)
@@ -306,6 +308,50 @@ static void test_consume_rest(void **state)
 	stream_stats_done(&st);
 }
 
+/* A missed op is in the latency histogram by its wait and counted as over
+ * every threshold by a certification: once, not twice, and through a
+ * merge and the interval log's JSON. */
+static void test_missed_counted_once(void **state)
+{
+	struct op_stats *o = new_op_stats(), *sum = new_op_stats(), *back = new_op_stats();
+	(void)state;
+
+	for (int i = 0; i < 990; i++)
+		op_stats_record(o, 500 * USEC, 400 * USEC, 4096, false);
+	for (int i = 0; i < 10; i++)
+		op_stats_record_missed(o, 20000 * USEC);
+	assert_int_equal(o->latency.count, 1000);
+	assert_int_equal(o->missed_wait.count, 10);
+	op_stats_merge(sum, o);
+	json_t *j = op_stats_to_json(sum);
+	assert_non_null(j);
+	assert_int_equal(op_stats_merge_json(back, j), 0);
+	json_decref(j);
+	const struct op_stats *each[] = { o, sum, back };
+	for (size_t i = 0; i < 3; i++) {
+		const struct op_stats *x = each[i];
+		assert_int_equal(x->missed_wait.count, 10);
+		/* Under the missed waits: 1% (the missed ops only). */
+		assert_float_equal(certify_pct_over(&x->latency, &x->missed_wait, x->missed,
+						    8000 * USEC), 1.0, 1e-9);
+		/* Over them: still the missed ops, as over every threshold. */
+		assert_float_equal(certify_pct_over(&x->latency, &x->missed_wait, x->missed,
+						    64000 * USEC), 1.0, 1e-9);
+		/* Under everything: all of them, never more. */
+		assert_float_equal(certify_pct_over(&x->latency, &x->missed_wait, x->missed,
+						    100 * USEC), 100.0, 1e-9);
+	}
+	/* A log from before missed_wait: its missed ops over the threshold
+	 * count twice, as they did. */
+	struct hist none;
+	hist_init(&none);
+	assert_float_equal(certify_pct_over(&o->latency, &none, o->missed, 8000 * USEC), 2.0,
+			   1e-9);
+	free_op_stats(o);
+	free_op_stats(sum);
+	free_op_stats(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_publish_consume),
 		cmocka_unit_test(test_main_thread_behind),
 		cmocka_unit_test(test_consume_rest),
+		cmocka_unit_test(test_missed_counted_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

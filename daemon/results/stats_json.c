@@ -99,6 +99,7 @@ json_t *op_stats_to_json(const struct op_stats *o)
 	set_hist(j, "ttfb", &o->ttfb);
 	set_hist(j, "connect", &o->connect);
 	set_hist(j, "issue_delay", &o->issue_delay);
+	set_hist(j, "missed_wait", &o->missed_wait);
 	return j;
 }
 
@@ -141,7 +142,8 @@ int op_stats_merge_json(struct op_stats *dst, json_t *recorded)
 	    (r = merge_hist(&dst->service, recorded, "service")) < 0 ||
 	    (r = merge_hist(&dst->ttfb, recorded, "ttfb")) < 0 ||
 	    (r = merge_hist(&dst->connect, recorded, "connect")) < 0 ||
-	    (r = merge_hist(&dst->issue_delay, recorded, "issue_delay")) < 0)
+	    (r = merge_hist(&dst->issue_delay, recorded, "issue_delay")) < 0 ||
+	    (r = merge_hist(&dst->missed_wait, recorded, "missed_wait")) < 0)
 		return r;
 	return 0;
 }

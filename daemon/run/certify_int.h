@@ -45,7 +45,13 @@
 struct certify_op {
 	uint64_t count, errors, missed, corrupt;
 	struct hist latency;
+	struct hist missed_wait; /* of the missed ops, in latency too */
 };
+
+/* The share of ops over threshold_ns, in %, of those latency holds (the
+ * completed and the missed), every missed op counted as over it. */
+double certify_pct_over(const struct hist *latency, const struct hist *missed_wait,
+			uint64_t missed, uint64_t threshold_ns);
 
 /* The step being held, and the next one (a workload's intervals of the
  * next step may be recorded in the tick that ends this one). */

@@ -28,6 +28,7 @@ void op_stats_init_zeroed(struct op_stats *o)
 	hist_init_zeroed(&o->ttfb);
 	hist_init_zeroed(&o->connect);
 	hist_init_zeroed(&o->issue_delay);
+	hist_init_zeroed(&o->missed_wait);
 }
 
 void op_stats_init(struct op_stats *o)
@@ -43,6 +44,7 @@ static void op_hists_release(struct op_stats *o)
 	hist_reset(&o->ttfb);
 	hist_reset(&o->connect);
 	hist_reset(&o->issue_delay);
+	hist_reset(&o->missed_wait);
 }
 
 void op_stats_reset(struct op_stats *o)
@@ -85,6 +87,7 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 	hist_merge(&dst->ttfb, &src->ttfb);
 	hist_merge(&dst->connect, &src->connect);
 	hist_merge(&dst->issue_delay, &src->issue_delay);
+	hist_merge(&dst->missed_wait, &src->missed_wait);
 }
 
 void op_stats_record(struct op_stats *o, uint64_t latency_ns, uint64_t service_ns,
@@ -146,6 +149,7 @@ void op_stats_record_missed(struct op_stats *o, uint64_t wait_ns)
 {
 	o->missed++;
 	hist_record(&o->latency, wait_ns);
+	hist_record(&o->missed_wait, wait_ns);
 }
 
 static void slot_reset(struct interval_slot *slot, size_t n_ops, uint64_t start_ns)

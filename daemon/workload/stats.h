@@ -88,6 +88,9 @@ struct op_stats {
 	struct hist ttfb;    /* object ops: submit to the first response byte */
 	struct hist connect; /* object ops that opened a connection: its setup time */
 	struct hist issue_delay; /* soakd's own lateness: due (or slot free) to submit */
+	/* The missed ops' waits, which latency holds too: what a judgement
+	 * that counts every missed op as over its thresholds takes out. */
+	struct hist missed_wait;
 };
 
 struct interval_slot {
