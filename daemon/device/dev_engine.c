@@ -194,13 +194,16 @@ static void end_interval(struct workload_stream *s, struct dev_stream *d, uint64
 	struct workload *w = s->workload;
 	struct interval_slot *cur = stream_current(&s->stats);
 	uint64_t pending[STATS_MAX_OPS] = { 0 };
+	/* A stop cuts the schedule where it was asked for: a boundary closed
+	 * before this thread saw it counts no op due after it. */
+	uint64_t upto = workload_cut_at(w, boundary);
 
 	for (size_t i = 0; i < d->model.n_gens; i++) {
 		struct dev_gen *g = &d->model.gens[i];
 		if (g->rate > 0 && !g->finished && g->have_due && g->due_ns < boundary &&
 		    boundary - g->due_ns > cur->lag_max_ns)
 			cur->lag_max_ns = boundary - g->due_ns;
-		dev_gen_split(g, dev_backlog_waiting(&d->backlog[i], g, w->started_ns, boundary),
+		dev_gen_split(g, dev_backlog_waiting(&d->backlog[i], g, w->started_ns, upto),
 			      pending, w->n_ops);
 	}
 	for (size_t op = 0; op < w->n_ops; op++)

@@ -86,11 +86,13 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 			if (op >= 0 && (w->op_share[op] > 0 || st->xfers[i].kind == OBJ_KIND_PREFILL))
 				cur->ops[op].pending++;
 		}
-		/* Once the schedule is cut (miss_rest), nothing of it waits. */
+		/* Once the schedule is cut (miss_rest), nothing of it waits;
+		 * nor does what it would have made due after a stop that
+		 * this thread has not seen yet. */
 		if (w->cfg->rate > 0 && !atomic_load(&st->ws->cut_ns)) {
+			uint64_t upto = workload_cut_at(w, st->next_boundary);
 			uint64_t waiting = sched_ahead_waiting(&st->ahead, &st->ws->sched, st->have_due,
-							       mono_since(w->started_ns,
-									  st->next_boundary));
+							       mono_since(w->started_ns, upto));
 			uint64_t given = 0;
 			size_t largest = 0;
 			for (size_t op = 0; op < w->n_ops; op++) {

@@ -12,7 +12,11 @@
 #  2. a device workload writing to a frozen file system, with intervals of
 #     10 s: the stop is seen at once, though every slot is held and the next
 #     boundary is seconds away, and the writes in flight get the drain's
-#     5 s before they are given up.
+#     5 s before they are given up;
+#  3. the same with intervals of 100 ms, so that the stop lands between
+#     boundaries that a thread whose slots are all held wakes at: the
+#     boundary after the stop, closed before the thread sees the stop,
+#     counts no op due after the stop as pending.
 # Before each stream recorded where its schedule was cut, those intervals
 # kept the schedule's rate as their target: ops due that nobody counted;
 # and a device thread whose slots were all held saw the stop only at the
@@ -141,4 +145,21 @@ grep -q "ops still in flight .* were given up" "$SOAKD_LOG" ||
 	fail "dev: no warning that ops in flight were given up"
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "dev: soakd exited $SOAKD_RC after SIGTERM"
+
+# 3. The same with intervals of 100 ms: every slot held, the thread wakes
+# at each boundary, so the first boundary after the stop is closed before
+# the thread sees the stop.  The ops its schedule would have made due
+# between the stop and that boundary are no op of the run: not pending.
+thaw
+sed 's/"interval": "10s"/"interval": "100ms"/; s/"dev-stop"/"dev-stop-short"/' "$WORK/dev.cfg" \
+	>"$WORK/devshort.cfg"
+run_w devshort
+wait_until 10 "2 s of writes" elapsed_past 2
+freeze
+sleep 0.5 # no sleep-to-wait: ops must pile up behind the freeze
+stop_now devshort 15
+thaw
+check devshort write 1000 0.2
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "devshort: soakd exited $SOAKD_RC after SIGTERM"
 note "ok"
