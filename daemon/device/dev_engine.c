@@ -318,6 +318,10 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 		}
 		if (!open_loop || g->finished)
 			continue;
+		/* Whether the loop stopped for want of a slot, not because the
+		 * next op is not due yet. */
+		bool no_slot = g->inflight >= g->max_inflight || !d->n_free ||
+			       (d->verify && dev_verify_blocked(d));
 		/* Every slot busy: look at the next op anyway, to know how
 		 * late it already is. */
 		if (!g->have_due) {
@@ -329,9 +333,13 @@ static unsigned issue_due(struct workload_stream *s, struct dev_stream *d, uint6
 				g->finished = true;
 			}
 		}
-		/* Due but not issued: the device is not keeping up (or soakd
-		 * was frozen: fidelity_judge_lag tells). */
-		if (g->have_due)
+		/* Waiting for a slot: the device is not keeping up (or soakd
+		 * was frozen: fidelity_judge_lag tells), and the op's issue
+		 * delay counts from the slot's release.  An op that is merely
+		 * not due yet counts from its due time, so that a late wake-up
+		 * of this thread stays soakd's own lateness, whatever
+		 * completions it reaps first. */
+		if (g->have_due && no_slot)
 			g->waiting = true;
 		if (g->have_due && g->due_ns < now && now - g->due_ns > lag) {
 			lag = now - g->due_ns;
