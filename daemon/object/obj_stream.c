@@ -78,6 +78,14 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 		 * for a transfer (their ops are drawn when they are issued:
 		 * split by the mix's shares). */
 		struct interval_slot *cur = stream_current(&st->ws->stats);
+		/* How late the op waiting for a transfer is at the boundary:
+		 * while every transfer is busy the thread wakes at
+		 * boundaries, and the lag it then sees belongs to the
+		 * interval that ends as much as to the next. */
+		uint64_t upto = workload_cut_at(w, st->next_boundary);
+		if (w->cfg->rate > 0 && !st->holding && st->have_due && st->due_ns < upto &&
+		    st->next_boundary - st->due_ns > cur->lag_max_ns)
+			cur->lag_max_ns = st->next_boundary - st->due_ns;
 		for (unsigned i = 0; i < st->n_xfers; i++) {
 			int op = st->xfers[i].busy ? st->cl->op_index[st->xfers[i].kind] : -1;
 			/* Prefill and cleanup sweep the pool: no op of theirs is
@@ -90,7 +98,6 @@ static void close_intervals(struct obj_stream *st, uint64_t now)
 		 * nor does what it would have made due after a stop that
 		 * this thread has not seen yet. */
 		if (w->cfg->rate > 0 && !atomic_load(&st->ws->cut_ns)) {
-			uint64_t upto = workload_cut_at(w, st->next_boundary);
 			uint64_t waiting = sched_ahead_waiting(&st->ahead, &st->ws->sched, st->have_due,
 							       mono_since(w->started_ns, upto));
 			uint64_t given = 0;
