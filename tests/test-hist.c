@@ -781,6 +781,30 @@ static void test_base64_hostile(void **state)
 	hist_delete(h);
 }
 
+/* The rank is the definition's for counts past 10^8 too: 99.99% of
+ * 199,999,999 is rank 199,980,000, the first of the slow values. */
+static void test_percentile_rank_large_count(void **state)
+{
+	struct hist h;
+	(void)state;
+
+	hist_init(&h);
+	hist_record_n(&h, 1000, 199979999);
+	hist_record_n(&h, 5000000, 20000);
+	assert_true(hist_percentile(&h, 99.99) >= 4900000);
+	/* One value fewer among the slow ones: the rank is the last fast one. */
+	hist_reset(&h);
+	hist_record_n(&h, 1000, 199980000);
+	hist_record_n(&h, 5000000, 19999);
+	assert_true(hist_percentile(&h, 99.99) < 2000);
+	/* And the case the slack is for: 99.9% of 200000 is rank 199800. */
+	hist_reset(&h);
+	hist_record_n(&h, 1000, 199800);
+	hist_record_n(&h, 5000000, 200);
+	assert_true(hist_percentile(&h, 99.9) < 2000);
+	hist_free(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -800,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_deserialize_corrupt),
 		cmocka_unit_test(test_deserialize_crafted),
 		cmocka_unit_test(test_base64_hostile),
+		cmocka_unit_test(test_percentile_rank_large_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
