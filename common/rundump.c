@@ -476,6 +476,11 @@ int rundump_add(struct rundump *d, json_t *rec)
 		const char *run = json_string_value(json_object_get(rec, "run"));
 		if (run && !d->run[0])
 			snprintf(d->run, sizeof(d->run), "%s", run);
+		/* The HDR log's base: the earliest start, or a merge's first
+		 * instant, before any line is written (rd_hdr_line). */
+		uint64_t wall = d->f.wall_from_ns ? d->f.wall_from_ns : rd_u64(rec, "wall_ns");
+		if (!d->hdr_header_done && wall && (!d->hdr_base_wall_ns || wall < d->hdr_base_wall_ns))
+			d->hdr_base_wall_ns = wall;
 	} else if (strcmp(type, "reload") == 0 &&
 		   (d->format == RUNDUMP_JSON || d->format == RUNDUMP_REPORT) && !d->f.wall_to_ns) {
 		/* A workload a reload replaced (or added back after removing

@@ -193,14 +193,18 @@ void rd_hdr_line(struct rundump *d, const char *workload, const struct rd_op *o,
 {
 	const struct hist *h = d->f.service ? o->svc : o->lat;
 	if (!d->hdr_header_done) {
-		d->hdr_base_wall_ns = wall_start_ns;
+		/* The run's start (or a merge's first instant) when the log
+		 * said it: slices are written as each workload leaves one, not
+		 * in time order, so the first line may not be the earliest. */
+		if (!d->hdr_base_wall_ns || wall_start_ns < d->hdr_base_wall_ns)
+			d->hdr_base_wall_ns = wall_start_ns;
 		fprintf(d->text, "#[Histogram log format version 1.3]\n"
 				 "#[StartTime: %.3f (seconds since epoch)]\n"
 				 "#[BaseTime: %.3f (seconds since epoch)]\n"
 				 "#[soakd: %s in nanoseconds; Interval_Max in milliseconds]\n"
 				 "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
 				 "\"Interval_Compressed_Histogram\"\n",
-			wall_start_ns / 1e9, wall_start_ns / 1e9,
+			d->hdr_base_wall_ns / 1e9, d->hdr_base_wall_ns / 1e9,
 			d->f.service ? "service times" : "latencies from the intended time");
 		d->hdr_header_done = true;
 	}

@@ -332,6 +332,37 @@ static void test_dump_filters(void **state)
 	free(path);
 }
 
+/* HDR lines by slice are written as each workload leaves its slice, not in
+ * time order: the base is the run's start, so that a workload whose slice
+ * is written later but began earlier keeps its own start time. */
+static void test_hdr_base_is_run_start(void **state)
+{
+	(void)state;
+	char *path;
+	assert_true(asprintf(&path, "%s/hdrbase.log", dir) > 0);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(RUNLOG_HEADER, f);
+	put_record(f, json_pack("{s:s,s:s,s:I}", "type", "start", "run", "r", "wall_ns",
+				(json_int_t)(UINT64_C(1000) * 1000000000)));
+	put_record(f, interval("b", 0, 10, 1000));
+	for (uint64_t t = 2; t < 6; t++)
+		put_record(f, interval("a", t, 10, 1000));
+	fclose(f);
+	struct rundump_filter s = { .slice_ns = UINT64_C(4) * 1000000000 };
+	json_t *j = dump(path, RUNDUMP_HDR, &s);
+	const char *hdr = json_string_value(json_object_get(j, "hdr"));
+	assert_non_null(hdr);
+	assert_non_null(strstr(hdr, "#[BaseTime: 1000.000"));
+	assert_non_null(strstr(hdr, "Tag=a.read,2.000,"));
+	assert_non_null(strstr(hdr, "Tag=b.read,0.000,"));
+	assert_non_null(strstr(hdr, "Tag=a.read,4.000,"));
+	/* a's first slice is written first, b's at the end. */
+	assert_true(strstr(hdr, "Tag=a.read,2.000,") < strstr(hdr, "Tag=b.read,"));
+	json_decref(j);
+	free(path);
+}
+
 /* A dump read from the log (--run-dir, merge, a filtered dump) has what
  * the intervals recorded of the kernel, per workload, and each target's
  * share of the rate target, as the live dump gives them: the kernel
@@ -706,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_one_host_workload),
 		cmocka_unit_test(test_hdr_cookie),
+		cmocka_unit_test(test_hdr_base_is_run_start),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
