@@ -181,34 +181,62 @@ static uint64_t count_of(json_t *op, const char *key)
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
-/* Merges the recorded slices of one op into report slices. */
+/*
+ * Merges the recorded slices of one op into report slices by time: report
+ * slice g holds the recorded slices that start in [g * slice_ns, (g + 1) *
+ * slice_ns) of the run.  Only slices with intervals are recorded, so
+ * merging by position would join hours a stopped workload or a soakd that
+ * was down had left apart; a report slice nothing was recorded in stays
+ * empty.  A reply without start_s (older soakd) is merged by position.
+ */
 static int load_op(json_t *op, const char *key, uint64_t recorded_ns, uint64_t slice_ns,
 		   struct op_table *t, FILE *out)
 {
 	json_t *slices = json_object_get(op, "slices");
 	size_t per = slice_ns && recorded_ns ? slice_ns / recorded_ns : 1;
-	size_t n = json_array_size(slices);
+	size_t n = json_array_size(slices), groups = 0;
 
 	if (!json_is_array(slices) || n > REPORT_MAX_SLICES) {
 		fprintf(out, "report: malformed reply: no slices for %s\n", t->name);
 		return -EINVAL;
 	}
-	t->n_slices = (n + per - 1) / per;
-	t->slices = calloc(t->n_slices ? t->n_slices : 1, sizeof(*t->slices));
-	if (!t->slices)
+	size_t *group = calloc(n ? n : 1, sizeof(*group));
+	if (!group)
 		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_t *start = json_object_get(json_array_get(slices, i), "start_s");
+		double at = json_number_value(start);
+		/* Under 10^10 s (three centuries), at * 1e9 fits in 64 bits. */
+		group[i] = json_is_number(start) && at >= 0 && at < 1e10 && slice_ns
+			   ? (size_t)((uint64_t)llround(at * 1e9) / slice_ns) : i / per;
+		if (group[i] + 1 > groups)
+			groups = group[i] + 1;
+	}
+	if (groups > REPORT_MAX_SLICES) {
+		fprintf(out, "report: malformed reply: slices of %s start too late\n", t->name);
+		free(group);
+		return -EINVAL;
+	}
+	t->n_slices = groups;
+	t->slices = calloc(t->n_slices ? t->n_slices : 1, sizeof(*t->slices));
+	if (!t->slices) {
+		free(group);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < t->n_slices; i++)
 		hist_init(&t->slices[i]);
 	for (size_t i = 0; i < n; i++) {
 		const char *text = json_string_value(json_object_get(json_array_get(slices, i), key));
-		int r = text ? hist_merge_base64(&t->slices[i / per], text) : -EINVAL;
-		if (r == -ENOMEM)
-			return r;
+		int r = text ? hist_merge_base64(&t->slices[group[i]], text) : -EINVAL;
 		if (r < 0) {
-			fprintf(out, "report: malformed histogram in slice %zu of %s\n", i + 1, t->name);
-			return -EINVAL;
+			if (r != -ENOMEM)
+				fprintf(out, "report: malformed histogram in slice %zu of %s\n", i + 1,
+					t->name);
+			free(group);
+			return r == -ENOMEM ? r : -EINVAL;
 		}
 	}
+	free(group);
 	return 0;
 }
 
@@ -220,11 +248,16 @@ static void judge(struct op_table *t, const struct report_options *o)
 	t->pass = true;
 	for (size_t j = 0; j < k; j++)
 		t->avg[j] = t->max[j] = 0;
+	size_t filled = 0;
+	for (size_t i = 0; i < t->n_slices; i++)
+		filled += t->slices[i].count > 0;
+	/* The average is over the slices that hold ops: one nothing ran in
+	 * says nothing of the device. */
 	for (size_t i = 0; t->pct && i < t->n_slices; i++)
-		for (size_t j = 0; j < k; j++) {
+		for (size_t j = 0; j < k && t->slices[i].count; j++) {
 			double p = report_pct_above(&t->slices[i], o->thresholds_ns[j]);
 			t->pct[i * k + j] = p;
-			t->avg[j] += p / (double)t->n_slices;
+			t->avg[j] += p / (double)filled;
 			if (p > t->max[j])
 				t->max[j] = p;
 		}
@@ -304,7 +337,7 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 		for (size_t t = 0; t < n; t++) {
 			fprintf(out, "  ");
 			for (size_t j = 0; j < k; j++)
-				if (i < tables[t].n_slices && tables[t].pct)
+				if (i < tables[t].n_slices && tables[t].pct && tables[t].slices[i].count)
 					fprintf(out, " %6.2f", tables[t].pct[i * k + j]);
 				else
 					fprintf(out, " %6s", "");

@@ -30,9 +30,26 @@ static json_t *slice(uint64_t total, uint64_t over1, uint64_t over8)
 	return j;
 }
 
+/* Slice i of list starts at hour i, unless it says otherwise (start_s > 0). */
+static json_t *hourly(json_t *list)
+{
+	size_t i;
+	json_t *sl;
+	json_array_foreach(list, i, sl) {
+		if (json_real_value(json_object_get(sl, "start_s")) > 0)
+			continue;
+		json_object_set_new(sl, "start_s", json_real(3600.0 * (double)i));
+		json_object_set_new(sl, "end_s", json_real(3600.0 * (double)(i + 1)));
+	}
+	return list;
+}
+
 static json_t *reply_with(json_t *read_slices, json_t *write_slices)
 {
 	json_t *ops = json_object();
+	hourly(read_slices);
+	if (write_slices)
+		hourly(write_slices);
 	json_object_set_new(ops, "read", json_pack("{s:o}", "slices", read_slices));
 	if (write_slices)
 		json_object_set_new(ops, "write", json_pack("{s:o}", "slices", write_slices));
@@ -105,6 +122,37 @@ static void test_pass_and_fail(void **state)
 
 /* A run that would pass but had intervals where soakd itself was late
  * (generator_late) is flagged and never PASSes. */
+/* Report slices are merged by time: hours 0, 2 and 3 recorded (the
+ * workload stopped in hour 1) make, in slices of 2 h, [0, 2 h) of hour 0
+ * and [2 h, 4 h) of hours 2 and 3, not hours 0 and 2 together.  An empty
+ * report slice is a blank row, left out of the average. */
+static void test_slices_by_time(void **state)
+{
+	(void)state;
+	struct report_options o;
+	char *text;
+	report_default_options(&o);
+
+	json_t *hour2 = slice(10000, 700, 0), *hour3 = slice(10000, 100, 0);
+	json_object_set_new(hour2, "start_s", json_real(7200));
+	json_object_set_new(hour3, "start_s", json_real(10800));
+	json_t *r = reply_with(json_pack("[o,o,o]", slice(10000, 100, 0), hour2, hour3), NULL);
+	/* Hourly: hour 2 (7% over 1 ms) fails; hour 1 is a blank row. */
+	assert_int_equal(run_report(r, &o, &text), 1);
+	assert_non_null(strstr(text, "\n     2" "                       \n"));
+	assert_non_null(strstr(text, "     3     7.00"));
+	assert_non_null(strstr(text, "  avg     3.00"));
+	free(text);
+	/* In 2 h slices: hour 0 alone (1%), hours 2 and 3 (4%): passes.  By
+	 * position, hours 0 and 2 made 4% and hour 3 1%. */
+	o.slice_ns = UINT64_C(7200) * 1000000000;
+	assert_int_equal(run_report(r, &o, &text), 0);
+	assert_non_null(strstr(text, "     1     1.00"));
+	assert_non_null(strstr(text, "     2     4.00"));
+	free(text);
+	json_decref(r);
+}
+
 static void test_generator_late(void **state)
 {
 	(void)state;
@@ -334,6 +382,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pct_above),
 		cmocka_unit_test(test_pass_and_fail),
+		cmocka_unit_test(test_slices_by_time),
 		cmocka_unit_test(test_generator_late),
 		cmocka_unit_test(test_errors_and_wrong_data),
 		cmocka_unit_test(test_judged_ops),
