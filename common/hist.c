@@ -298,6 +298,32 @@ void hist_copy(struct hist *dst, const struct hist *src)
 	hist_merge(dst, src);
 }
 
+uint64_t hist_percentile_without(const struct hist *h, const struct hist *ex, double p)
+{
+	uint64_t total = h->count > ex->count ? h->count - ex->count : 0, seen = 0, lo, hi;
+	size_t b = 0;
+
+	if (!total)
+		return 0;
+	if (!ex->count)
+		return hist_percentile(h, p);
+	/* The rank as hist_percentile takes it. */
+	double exact = (p < 0 ? 0 : p > 100 ? 100 : p) / 100.0 * (double)total;
+	uint64_t rank = (uint64_t)ceil(exact - exact * (4 * DBL_EPSILON));
+	rank = rank < 1 ? 1 : rank > total ? total : rank;
+	for (; b < HIST_BUCKETS; b++) {
+		uint64_t in_h = hist_bucket(h, b), in_ex = hist_bucket(ex, b);
+		seen += in_h > in_ex ? in_h - in_ex : 0;
+		if (seen >= rank)
+			break;
+	}
+	if (b == HIST_BUCKETS)
+		return h->max;
+	hist_bucket_range(b, &lo, &hi);
+	uint64_t mid = lo + (hi - lo) / 2;
+	return mid < h->min ? h->min : mid > h->max ? h->max : mid;
+}
+
 bool hist_equal(const struct hist *x, const struct hist *y)
 {
 	if (x->count != y->count || x->sum != y->sum || x->min != y->min || x->max != y->max ||

@@ -111,6 +111,9 @@ void hist_bucket_range(size_t bucket, uint64_t *ret_lo, uint64_t *ret_hi);
  * [min, max].  p = 100 returns max exactly.  0 when empty.
  */
 uint64_t hist_percentile(const struct hist *h, double p);
+/* hist_percentile of the values of h less those of ex, which h holds too
+ * (each bucket of ex at most h's): 0 when nothing is left. */
+uint64_t hist_percentile_without(const struct hist *h, const struct hist *ex, double p);
 /*
  * A 95% confidence interval for the percentile p of what the recorded
  * values were drawn from, free of any assumed distribution: the values

@@ -805,6 +805,29 @@ static void test_percentile_rank_large_count(void **state)
 	hist_free(&h);
 }
 
+/* A percentile of what is left once the values of another histogram are
+ * taken out: a search's completed ops, without the missed ops' waits. */
+static void test_percentile_without(void **state)
+{
+	struct hist h, ex, none;
+	(void)state;
+
+	hist_init(&h);
+	hist_init(&ex);
+	hist_init(&none);
+	hist_record_n(&h, 500000, 990);
+	hist_record_n(&h, 20000000, 10);
+	hist_record_n(&ex, 20000000, 10);
+	assert_true(hist_percentile(&h, 99.5) > 19000000);
+	uint64_t p = hist_percentile_without(&h, &ex, 99.5);
+	assert_true(p > 490000 && p < 510000);
+	assert_true(hist_percentile_without(&h, &ex, 100) < 510000);
+	assert_int_equal(hist_percentile_without(&h, &none, 99.5), hist_percentile(&h, 99.5));
+	assert_int_equal(hist_percentile_without(&ex, &ex, 50), 0);
+	hist_free(&h);
+	hist_free(&ex);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -825,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_deserialize_crafted),
 		cmocka_unit_test(test_base64_hostile),
 		cmocka_unit_test(test_percentile_rank_large_count),
+		cmocka_unit_test(test_percentile_without),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

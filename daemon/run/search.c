@@ -21,10 +21,13 @@ void search_reset_windows(struct search *s)
 {
 	for (size_t i = 0; i < SEARCH_MAX_WINDOWS; i++) {
 		hist_free(&s->win[i].latency);
+		hist_free(&s->win[i].missed_wait);
 		memset(&s->win[i], 0, sizeof(s->win[i]));
 		hist_init(&s->win[i].latency);
+		hist_init(&s->win[i].missed_wait);
 	}
 	hist_reset(&s->all);
+	hist_reset(&s->all_missed);
 }
 
 /* Reads, as ACT judges; every op of the schedule of a workload without
@@ -81,6 +84,8 @@ void search_interval_seen(void *userdata, size_t slot, bool generator_late,
 		win->missed += ops[op].missed;
 		hist_merge(&win->latency, &ops[op].latency);
 		hist_merge(&s->all, &ops[op].latency);
+		hist_merge(&win->missed_wait, &ops[op].missed_wait);
+		hist_merge(&s->all_missed, &ops[op].missed_wait);
 	}
 	win->intervals++;
 	s->intervals_seen++;
@@ -89,18 +94,21 @@ void search_interval_seen(void *userdata, size_t slot, bool generator_late,
 }
 
 /* The percentile with every missed op counted as slower than anything
- * (UINT64_MAX when it falls among them, or nothing completed).  A missed
- * op's wait is in the histogram already as a lower bound: counting it
- * again there only errs towards "above". */
-static uint64_t percentile_with_missed(const struct hist *h, uint64_t missed, double p)
+ * (UINT64_MAX when it falls among them, or nothing completed).  h holds
+ * the missed ops' waits too (mw): they are taken out, so that each missed
+ * op counts once.  A log written before missed_wait was kept lacks them:
+ * those missed ops count twice, erring towards "above", as they did. */
+static uint64_t percentile_with_missed(const struct hist *h, const struct hist *mw,
+				       uint64_t missed, double p)
 {
-	double n = (double)h->count + (double)missed;
+	uint64_t done = h->count > mw->count ? h->count - mw->count : 0;
+	double n = (double)done + (double)missed;
 
-	if (!h->count || (double)missed > n * (1 - p / 100))
+	if (!done || (double)missed > n * (1 - p / 100))
 		return UINT64_MAX;
 	/* The rank among n is the rank p' among the completed. */
-	double p_done = p * n / (double)h->count;
-	return hist_percentile(h, p_done < 100 ? p_done : 100);
+	double p_done = p * n / (double)done;
+	return hist_percentile_without(h, mw, p_done < 100 ? p_done : 100);
 }
 
 /* The record of the probe just held: its windows, its verdict. */
@@ -121,7 +129,8 @@ static json_t *judge_probe(struct search *s, const struct workload *w)
 		bool prefill_only = !win->intervals && win->prefill_intervals && !win->errors &&
 				    !win->late_intervals;
 		judged_windows += !prefill_only;
-		uint64_t p = percentile_with_missed(&win->latency, win->missed, sc->percentile);
+		uint64_t p = percentile_with_missed(&win->latency, &win->missed_wait, win->missed,
+						    sc->percentile);
 		/* A window soakd was late in says nothing of the target, and
 		 * one with failed ops is no capacity: both count as above. */
 		bool ok = win->intervals && p < sc->below_ns && !win->late_intervals && !win->errors;
@@ -140,7 +149,7 @@ static json_t *judge_probe(struct search *s, const struct workload *w)
 	/* A workload that failed (max_lag: far behind) is above, whatever
 	 * its windows before the failure said. */
 	bool pass = below * 2 > judged_windows && w->state != WORKLOAD_FAILED;
-	uint64_t pall = percentile_with_missed(&s->all, missed, sc->percentile);
+	uint64_t pall = percentile_with_missed(&s->all, &s->all_missed, missed, sc->percentile);
 	json_t *rec = json_pack("{s:s,s:I,s:f,s:s,s:I,s:I,s:f,s:f,s:f,s:o,s:I,s:I,s:I,s:I,s:o}",
 		"type", "search", "probe", (json_int_t)(s->probes + 1), "rate", s->rate,
 		"verdict", pass ? "below" : "above",
@@ -348,9 +357,12 @@ void search_free(struct search *s)
 	json_decref(s->hi_probe);
 	json_decref(s->curve);
 	json_decref(s->answer);
-	for (size_t i = 0; i < SEARCH_MAX_WINDOWS; i++)
+	for (size_t i = 0; i < SEARCH_MAX_WINDOWS; i++) {
 		hist_free(&s->win[i].latency);
+		hist_free(&s->win[i].missed_wait);
+	}
 	hist_free(&s->all);
+	hist_free(&s->all_missed);
 	free(s);
 }
 

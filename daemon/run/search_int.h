@@ -36,6 +36,7 @@
 
 struct search_window {
 	struct hist latency;
+	struct hist missed_wait;    /* the missed ops' waits, in latency too */
 	uint64_t count, errors, missed, intervals, late_intervals;
 	/* Intervals in which an object workload prefilled its pool (each
 	 * probe starts it anew): not judged (search.c), only counted. */
@@ -63,6 +64,7 @@ struct search {
 	double rate;                /* the probe running (or the soak's rate) */
 	struct search_window win[SEARCH_MAX_WINDOWS];
 	struct hist all;            /* the probe's latencies, for its curve point */
+	struct hist all_missed;     /* the missed ops' waits among them */
 	bool soaking;
 	/* Resumed between probes, or a probe that could not start: the next
 	 * one starts, nothing to judge. */
