@@ -382,6 +382,15 @@ static void test_statsd_lines(void **state)
 	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);
 	assert_null(strstr(buf, "|ms"));
 
+	/* A stalled device: nothing completed, 5 ops missed after 2 s each.
+	 * Their waits are the latency a dashboard must show. */
+	struct export_op stalled = ops[0];
+	stalled.count = 0;
+	d = (struct export_delta){ .missed = 5, .latency_sum_ns = 5 * UINT64_C(2000000000),
+				   .latency_count = 5 };
+	export_statsd_format_op(buf, sizeof(buf), "s", &stalled, &d);
+	assert_non_null(strstr(buf, "\ns.rand4k.read.latency:2000.000000|ms|@0.2\n"));
+
 	/* A million ops: 1/S is a million to 10^-6. */
 	d = (struct export_delta){ .ops = 1000003, .latency_sum_ns = 1000003, .latency_count = 1000003 };
 	export_statsd_format_op(buf, sizeof(buf), "s", &ops[0], &d);

@@ -8,6 +8,8 @@
  *   error:N|c          ops failed since the last send (get.error)
  *   throughput:B|g     bytes per second in the last interval (get.throughput)
  *   latency:MS|ms|@S   mean latency of the ops that succeeded since the last send
+ *                      and of those missed (their wait, a lower bound: a
+ *                      stalled device's ops are missed, and must show)
  *                      (get.latency); MS, here and below, in ms to the ns
  *                      (six decimals: a 12.345 us read is not sent as 0.012)
  *   minlatency:MS|ms|@S, maxlatency:MS|ms|@S  the interval's minimum and
@@ -20,12 +22,12 @@
  *                      these are not ops' latencies; aisloader has none)
  * and per workload <prefix>.<workload>.lag:MS|g.
  *
- * A timer line stands for the N ops that succeeded since the last send, so
- * it carries the sample rate @S = 1/N, as aisloader's do: a StatsD server
- * then counts N samples (its .count and .count_ps), not one.  When a
- * workload has ended and its last interval is out, its gauges are sent once
- * more as 0, as aisloader does at its end, so a dashboard does not show the
- * last rate of a run that is over.
+ * A timer line stands for the N ops that succeeded or were missed since the
+ * last send, so it carries the sample rate @S = 1/N, as aisloader's do: a
+ * StatsD server then counts N samples (its .count and .count_ps), not one.
+ * When a workload has ended and its last interval is out, its gauges are
+ * sent once more as 0, as aisloader does at its end, so a dashboard does
+ * not show the last rate of a run that is over.
  *
  * Counters carry differences of the run's totals, so what a StatsD server
  * adds up equals soakd's own totals even when a tick was skipped.  Lines
@@ -143,8 +145,10 @@ size_t export_statsd_format_op(char *buf, size_t len, const char *prefix,
 		append(buf, len, &off, "%s.%s.%s.issue_delay.max:%.6f|g\n", prefix, w, o,
 		       op->issue_max_ns / 1e6);
 	}
-	/* Failed ops have no latency: no timers without a success. */
-	if (delta->latency_count == 0 || op->count == 0)
+	/* Failed ops have no latency: no timers without a success or a
+	 * missed op's wait (an interval in which a stalled device completed
+	 * nothing still has the waits of the ops it missed). */
+	if (delta->latency_count == 0)
 		return off;
 	sample_rate(at, sizeof(at), delta->latency_count);
 	/* Timers in ms, to the ns the histograms hold. */
