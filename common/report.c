@@ -206,8 +206,8 @@ static int load_op(json_t *op, const char *key, uint64_t recorded_ns, uint64_t s
 	for (size_t i = 0; i < n; i++) {
 		json_t *start = json_object_get(json_array_get(slices, i), "start_s");
 		double at = json_number_value(start);
-		/* Under 10^10 s (three centuries), at * 1e9 fits in 64 bits. */
-		group[i] = json_is_number(start) && at >= 0 && at < 1e10 && slice_ns
+		/* Under 9 * 10^9 s (three centuries), at * 1e9 fits in a long. */
+		group[i] = json_is_number(start) && at >= 0 && at < 9e9 && slice_ns
 			   ? (size_t)((uint64_t)llround(at * 1e9) / slice_ns) : i / per;
 		if (group[i] + 1 > groups)
 			groups = group[i] + 1;
