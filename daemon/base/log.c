@@ -59,20 +59,41 @@ char *log_clean(const char *in, size_t inlen, size_t max, char *out, size_t outl
 struct item {
 	struct item *next;
 	bool to_journal;
+	size_t size;             /* of the allocation */
 	uint64_t dropped_before; /* items dropped since the one queued before it */
 	size_t n;
 	struct iovec iov[];
 };
 
-/* The writer's queue (log.h): its lock guards everything below it. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queued_cond = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t empty_cond = PTHREAD_COND_INITIALIZER;
-static struct item *head, **tail = &head;
-static size_t n_queued;
-static uint64_t dropped;
-static bool running, stopping, writing;
-static pthread_t writer;
+/*
+ * A writer's queue (log.h): journal entries and stderr text have one each,
+ * so that a stderr nobody reads holds no journal entry back, nor the
+ * reverse.  Its lock guards the rest.
+ */
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t queued_cond, empty_cond;
+	struct item *head, **tail;
+	size_t bytes;            /* of the items queued */
+	uint64_t dropped;
+	bool running, stopping, writing;
+	pthread_t writer;
+	const char *thread_name;
+};
+
+#define QUEUE_INIT(q, name)                                                                 \
+	{ .lock = PTHREAD_MUTEX_INITIALIZER, .queued_cond = PTHREAD_COND_INITIALIZER,       \
+	  .empty_cond = PTHREAD_COND_INITIALIZER, .tail = &(q).head, .thread_name = (name) }
+
+static struct queue queues[2] = {
+	QUEUE_INIT(queues[0], "soakd-journal"),
+	QUEUE_INIT(queues[1], "soakd-stderr"),
+};
+
+static struct queue *queue_of(const struct item *it)
+{
+	return &queues[it->to_journal ? 0 : 1];
+}
 
 static struct item *item_new(bool to_journal, const struct iovec *iov, size_t n)
 {
@@ -80,11 +101,12 @@ static struct item *item_new(bool to_journal, const struct iovec *iov, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		bytes += iov[i].iov_len;
-	struct item *it = malloc(sizeof(*it) + n * sizeof(it->iov[0]) + bytes);
+	size_t size = sizeof(struct item) + n * sizeof(struct iovec) + bytes;
+	struct item *it = malloc(size);
 	if (!it)
 		return NULL;
 	char *p = (char *)&it->iov[n];
-	*it = (struct item){ .to_journal = to_journal, .n = n };
+	*it = (struct item){ .to_journal = to_journal, .size = size, .n = n };
 	for (size_t i = 0; i < n; i++) {
 		memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		it->iov[i] = (struct iovec){ .iov_base = p, .iov_len = iov[i].iov_len };
@@ -93,14 +115,15 @@ static struct item *item_new(bool to_journal, const struct iovec *iov, size_t n)
 	return it;
 }
 
-static void emit_dropped(uint64_t n)
+static void emit_dropped(bool to_journal, uint64_t n)
 {
 	char msg[256];
 
-	snprintf(msg, sizeof(msg), "%" PRIu64 " log message(s) and journal entries were dropped: "
-		 "the log (journald or stderr) took nothing for a while and %d waited already "
-		 "(the run's results and dumps keep every interval)", n, LOG_QUEUE_MAX);
-	if (journal)
+	snprintf(msg, sizeof(msg), "%" PRIu64 " %s dropped: %s took nothing for a while and %d MiB "
+		 "of them waited already (the run's results and dumps keep every interval)", n,
+		 to_journal ? "log messages or journal entries were" : "lines of stderr were",
+		 to_journal ? "journald" : "stderr's reader", LOG_QUEUE_BYTES >> 20);
+	if (to_journal)
 		sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", LOG_WARNING,
 				"SYSLOG_IDENTIFIER=soakd", NULL);
 	else
@@ -110,117 +133,131 @@ static void emit_dropped(uint64_t n)
 static void emit(const struct item *it)
 {
 	if (it->dropped_before)
-		emit_dropped(it->dropped_before);
-	if (it->to_journal)
+		emit_dropped(it->to_journal, it->dropped_before);
+	if (it->to_journal) {
 		sd_journal_sendv(it->iov, (int)it->n);
-	else
-		fwrite(it->iov[0].iov_base, 1, it->iov[0].iov_len, stderr);
+	} else {
+		for (size_t i = 0; i < it->n; i++)
+			fwrite(it->iov[i].iov_base, 1, it->iov[i].iov_len, stderr);
+	}
 }
 
 static void *writer_main(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&lock);
+	struct queue *q = arg;
+
+	pthread_mutex_lock(&q->lock);
 	for (;;) {
-		while (!head && !stopping)
-			pthread_cond_wait(&queued_cond, &lock);
-		struct item *it = head;
+		while (!q->head && !q->stopping)
+			pthread_cond_wait(&q->queued_cond, &q->lock);
+		struct item *it = q->head;
 		if (!it)
 			break;
-		head = it->next;
-		if (!head)
-			tail = &head;
-		n_queued--;
-		writing = true;
-		pthread_mutex_unlock(&lock);
+		q->head = it->next;
+		if (!q->head)
+			q->tail = &q->head;
+		q->bytes -= it->size;
+		q->writing = true;
+		pthread_mutex_unlock(&q->lock);
 		emit(it);
 		free(it);
-		pthread_mutex_lock(&lock);
-		writing = false;
-		if (!head)
-			pthread_cond_broadcast(&empty_cond);
+		pthread_mutex_lock(&q->lock);
+		q->writing = false;
+		if (!q->head)
+			pthread_cond_broadcast(&q->empty_cond);
 	}
-	if (dropped)
-		emit_dropped(dropped);
-	dropped = 0;
-	pthread_cond_broadcast(&empty_cond);
-	pthread_mutex_unlock(&lock);
+	if (q->dropped)
+		emit_dropped(q == &queues[0], q->dropped);
+	q->dropped = 0;
+	pthread_cond_broadcast(&q->empty_cond);
+	pthread_mutex_unlock(&q->lock);
 	return NULL;
 }
 
 void log_stop(void)
 {
-	pthread_mutex_lock(&lock);
-	bool was = running && !stopping;
-	stopping = true;
-	pthread_cond_signal(&queued_cond);
-	pthread_mutex_unlock(&lock);
-	if (!was)
-		return;
-	pthread_join(writer, NULL);
-	pthread_mutex_lock(&lock);
-	running = false;
-	pthread_mutex_unlock(&lock);
+	for (size_t i = 0; i < 2; i++) {
+		struct queue *q = &queues[i];
+		pthread_mutex_lock(&q->lock);
+		bool was = q->running && !q->stopping;
+		q->stopping = true;
+		pthread_cond_signal(&q->queued_cond);
+		pthread_mutex_unlock(&q->lock);
+		if (!was)
+			continue;
+		pthread_join(q->writer, NULL);
+		pthread_mutex_lock(&q->lock);
+		q->running = false;
+		pthread_mutex_unlock(&q->lock);
+	}
 }
 
 int log_start(void)
 {
+	static bool registered;
 	sigset_t all, old;
-	int r;
+	int r = 0;
 
-	/* Signals are for the loop that waits for them, never for this. */
+	/* Signals are for the loop that waits for them, never for these. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_mutex_lock(&lock);
-	stopping = false;
-	r = running ? 0 : pthread_create(&writer, NULL, writer_main, NULL);
-	if (r == 0 && !running) {
-		running = true;
-		static bool registered;
-		if (!registered && atexit(log_stop) == 0)
-			registered = true;
+	for (size_t i = 0; i < 2 && r == 0; i++) {
+		struct queue *q = &queues[i];
+		pthread_mutex_lock(&q->lock);
+		q->stopping = false;
+		if (!q->running) {
+			r = pthread_create(&q->writer, NULL, writer_main, q);
+			q->running = r == 0;
+			if (r == 0)
+				pthread_setname_np(q->writer, q->thread_name);
+		}
+		pthread_mutex_unlock(&q->lock);
 	}
-	pthread_mutex_unlock(&lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r == 0)
-		pthread_setname_np(writer, "soakd-log");
+	if (r == 0 && !registered && atexit(log_stop) == 0)
+		registered = true;
 	return -r;
 }
 
-/* Queues it, or writes it here when no writer runs; it is freed.  A
- * message of LOG_CRIT or worse waits until it is written. */
+/* Queues it, or writes it here when its writer does not run; it is freed.
+ * A message of LOG_CRIT or worse waits until it is written. */
 static void submit(struct item *it, int priority)
 {
-	pthread_mutex_lock(&lock);
-	if (!running || stopping) {
-		pthread_mutex_unlock(&lock);
+	struct queue *q = queue_of(it);
+
+	pthread_mutex_lock(&q->lock);
+	if (!q->running || q->stopping) {
+		pthread_mutex_unlock(&q->lock);
 		emit(it);
 		free(it);
 		return;
 	}
-	if (n_queued >= LOG_QUEUE_MAX && priority > LOG_CRIT) {
-		dropped++;
-		pthread_mutex_unlock(&lock);
+	if (q->bytes + it->size > LOG_QUEUE_BYTES && priority > LOG_CRIT) {
+		q->dropped++;
+		pthread_mutex_unlock(&q->lock);
 		free(it);
 		return;
 	}
-	it->dropped_before = dropped;
-	dropped = 0;
-	*tail = it;
-	tail = &it->next;
-	n_queued++;
-	pthread_cond_signal(&queued_cond);
-	while (priority <= LOG_CRIT && (head || writing) && !stopping)
-		pthread_cond_wait(&empty_cond, &lock);
-	pthread_mutex_unlock(&lock);
+	it->dropped_before = q->dropped;
+	q->dropped = 0;
+	*q->tail = it;
+	q->tail = &it->next;
+	q->bytes += it->size;
+	pthread_cond_signal(&q->queued_cond);
+	while (priority <= LOG_CRIT && (q->head || q->writing) && !q->stopping)
+		pthread_cond_wait(&q->empty_cond, &q->lock);
+	pthread_mutex_unlock(&q->lock);
 }
 
 void log_flush(void)
 {
-	pthread_mutex_lock(&lock);
-	while (running && !stopping && (head || writing))
-		pthread_cond_wait(&empty_cond, &lock);
-	pthread_mutex_unlock(&lock);
+	for (size_t i = 0; i < 2; i++) {
+		struct queue *q = &queues[i];
+		pthread_mutex_lock(&q->lock);
+		while (q->running && !q->stopping && (q->head || q->writing))
+			pthread_cond_wait(&q->empty_cond, &q->lock);
+		pthread_mutex_unlock(&q->lock);
+	}
 }
 
 static void vlog(int priority, const char *suffix, const char *fmt, va_list ap)
@@ -299,6 +336,15 @@ void log_raw(const char *fmt, ...)
 		return;
 	struct iovec iov = { text, n < (int)sizeof(text) ? (size_t)n : sizeof(text) - 1 };
 	struct item *it = item_new(false, &iov, 1);
+	if (it)
+		submit(it, LOG_INFO);
+}
+
+void log_text(const char *text, size_t len)
+{
+	struct iovec iov = { (void *)text, len };
+	struct item *it = len ? item_new(false, &iov, 1) : NULL;
+
 	if (it)
 		submit(it, LOG_INFO);
 }

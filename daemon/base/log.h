@@ -17,21 +17,25 @@ bool log_to_journal(void);
 
 /*
  * From log_start on, messages and journal entries (log_fields) go through
- * a queue to a thread of their own, so that a journald or a stderr reader
- * that takes nothing for a while (a stall, a full pipe) holds no thread of
- * soakd's: the workloads' and the loop's timing is never the log's.  Past
- * LOG_QUEUE_MAX waiting, more are dropped, counted, and said when the log
- * takes them again.  A message of LOG_CRIT or worse waits until it is
- * written.  log_stop (also at exit) writes what waits and ends the thread;
- * before log_start and after log_stop each caller writes its own.
- * log_flush waits until nothing waits.
+ * queues to threads of their own, one for journald and one for stderr,
+ * so that a journald or a stderr reader that takes nothing for a while (a
+ * stall, a full pipe, a terminal held with Ctrl-S) holds no thread of
+ * soakd's and neither holds the other: the workloads' and the loop's
+ * timing is never the log's.  Past LOG_QUEUE_BYTES waiting in one, more
+ * are dropped, counted, and said when it takes them again.  A message of
+ * LOG_CRIT or worse waits until it is written.  log_stop (also at exit)
+ * writes what waits and ends the threads; before log_start and after
+ * log_stop each caller writes its own.  log_flush waits until nothing
+ * waits.  What waits when soakd is killed or crashes is lost.
  */
-#define LOG_QUEUE_MAX 1024
+#define LOG_QUEUE_BYTES (8u << 20)
 int log_start(void);
 void log_stop(void);
 void log_flush(void);
-/* Text for stderr as it is (the live table), through the same queue. */
+/* Text for stderr as it is (the live table, the summary), through its
+ * queue: log_raw formats up to 2.5 KiB, log_text takes any length. */
 void log_raw(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_text(const char *text, size_t len);
 void log_msg(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Logs with ": <strerror(-error)>" appended and returns error (negative). */
 int log_errno(int priority, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -89,9 +89,17 @@ void stop_all(struct daemon *d, const char *reason)
 void print_summary(struct daemon *d)
 {
 	if (d->opts->live_table && !d->summary_printed) {
-		/* After the table's last rows. */
-		log_flush();
-		results_print_summary(d->results, stderr);
+		/* Through the log's queue, after the table's last rows: a
+		 * stderr nobody reads holds the loop no more than they do. */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		if (f) {
+			results_print_summary(d->results, f);
+			fclose(f);
+			log_text(text, len);
+			free(text);
+		}
 	}
 	d->summary_printed = true;
 }
