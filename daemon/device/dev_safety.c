@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -344,7 +345,18 @@ int dev_safety_file_data(const char *path, int fd, bool destroy_data, char *err,
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0)
 		return 0;
+	/* Through /proc: fd may be an O_PATH descriptor. */
+	char proc[64], mark[8];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (getxattr(proc, DEV_SAFETY_XATTR, mark, sizeof(mark)) > 0)
+		return 0;
 	return look_for_data(path, fd, destroy_data, DEV_SAFETY_VIA_CONFIG, err, errlen);
+}
+
+void dev_safety_mark_laid_out(int fd)
+{
+	/* Unmarked (no user attributes here), it is probed as any file. */
+	(void)fsetxattr(fd, DEV_SAFETY_XATTR, "1", 1, 0);
 }
 
 int dev_safety_open_env(const struct dev_safety_env *env, const char *path, int path_fd,

@@ -91,6 +91,17 @@ int dev_safety_check_file_env(const struct dev_safety_env *env, const char *path
  */
 int dev_safety_file_data(const char *path, int fd, bool destroy_data, char *err, size_t errlen);
 
+/*
+ * A file soakd created and laid out carries this extended attribute, and
+ * dev_safety_file_data passes it without a look: random data reads as a
+ * filesystem to libblkid about once in 30,000 probes, which would refuse
+ * a resumed run its own file.  Only the file's owner (root or soakd's
+ * user: another's file is refused) can set it.  Where the filesystem
+ * keeps no user attributes, the file is probed as any other.
+ */
+#define DEV_SAFETY_XATTR "user.soakd.laid_out"
+void dev_safety_mark_laid_out(int fd);
+
 /* What a loop device reads and writes: a block device (rdev) or a file
  * (dev and ino). */
 struct dev_loop_backing {

@@ -137,6 +137,7 @@ int dev_target_open(const struct workload_config *cfg, const struct target_confi
 		if (d->fd < 0)
 			goto open_failed;
 		d->created = true;
+		dev_safety_mark_laid_out(d->fd);
 	} else if (S_ISBLK(d->path.st.st_mode)) {
 		return open_block_device(cfg, t, writes, d, err, errlen);
 	} else if (S_ISREG(d->path.st.st_mode)) {

@@ -22,7 +22,8 @@
 #     --check-config and at the start, and the stacked ext4 is intact;
 #   - a regular file holding an ext4 filesystem (a raw disk image): refused
 #     without "destroy_data" at --check-config and at the start, intact,
-#     read-only accepted, written over with "destroy_data";
+#     read-only accepted, written over with "destroy_data"; a file soakd
+#     created carries a mark and is not probed again (a copy is);
 # and accepts a blank device (with or without "destroy_data"), a device
 # holding data with "destroy_data", and a read-only workload on the ext4
 # device without it.  The dump records each target's device facts.
@@ -333,6 +334,22 @@ grep -q "$IMAGE holds an ext4 filesystem.*writing over it, as destroy_data allow
 # A file of data libblkid finds nothing in is written without the flag.
 head -c 8M /dev/urandom >"$WORK/random.dat"
 expect_accepted "a file of random data" "\"$WORK/random.dat\"" 70
+# A file soakd created carries its mark and is not probed again (random
+# data reads as a filesystem about once in 30,000 probes): here it is
+# made to hold one, and is still written; a copy without the mark is not.
+write_config "$WORK/made.json" "\"$WORK/made.dat\"" 70
+sed -i 's/"rate": 200}/"rate": 200, "file_size": "32MiB"}/' "$WORK/made.json"
+timeout 60 "$SOAKD" --config "$WORK/made.json" --socket "$SOCK" --state-dir "$WORK/state" \
+	--no-table >"$WORK/made.log" 2>&1 || fail "soakd creating $WORK/made.dat: $(cat "$WORK/made.log")"
+if python3 -c 'import os, sys; sys.exit(os.getxattr(sys.argv[1], "user.soakd.laid_out") != b"1")' \
+	"$WORK/made.dat" 2>/dev/null; then
+	mkfs.ext4 -q -F "$WORK/made.dat" || fail "mkfs.ext4 $WORK/made.dat failed"
+	expect_accepted "a file soakd created, holding ext4" "\"$WORK/made.dat\"" 70
+	cp "$WORK/made.dat" "$WORK/copy.dat"
+	expect_refused "a copy of it" "\"$WORK/copy.dat\"" "$WORK/copy.dat" "it holds an ext4 filesystem"
+else
+	note "$WORK has no user extended attributes: soakd's files there are probed as any"
+fi
 
 # --- accepted: blank devices, and data with destroy_data ---
 new_loop 64M
