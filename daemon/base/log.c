@@ -72,18 +72,18 @@ struct item {
  */
 struct queue {
 	pthread_mutex_t lock;
-	pthread_cond_t queued_cond, empty_cond;
+	pthread_cond_t queued_cond;
 	struct item *head, **tail;
 	size_t bytes;            /* of the items queued */
 	uint64_t dropped;
-	bool running, stopping, writing;
+	bool running, stopping;
 	pthread_t writer;
 	const char *thread_name;
 };
 
 #define QUEUE_INIT(q, name)                                                                 \
 	{ .lock = PTHREAD_MUTEX_INITIALIZER, .queued_cond = PTHREAD_COND_INITIALIZER,       \
-	  .empty_cond = PTHREAD_COND_INITIALIZER, .tail = &(q).head, .thread_name = (name) }
+	  .tail = &(q).head, .thread_name = (name) }
 
 static struct queue queues[2] = {
 	QUEUE_INIT(queues[0], "soakd-journal"),
@@ -157,19 +157,14 @@ static void *writer_main(void *arg)
 		if (!q->head)
 			q->tail = &q->head;
 		q->bytes -= it->size;
-		q->writing = true;
 		pthread_mutex_unlock(&q->lock);
 		emit(it);
 		free(it);
 		pthread_mutex_lock(&q->lock);
-		q->writing = false;
-		if (!q->head)
-			pthread_cond_broadcast(&q->empty_cond);
 	}
 	if (q->dropped)
 		emit_dropped(q == &queues[0], q->dropped);
 	q->dropped = 0;
-	pthread_cond_broadcast(&q->empty_cond);
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
 }
@@ -219,9 +214,8 @@ int log_start(void)
 	return -r;
 }
 
-/* Queues it, or writes it here when its writer does not run; it is freed.
- * A message of LOG_CRIT or worse waits until it is written. */
-static void submit(struct item *it, int priority)
+/* Queues it, or writes it here when its writer does not run; it is freed. */
+static void submit(struct item *it)
 {
 	struct queue *q = queue_of(it);
 
@@ -232,7 +226,7 @@ static void submit(struct item *it, int priority)
 		free(it);
 		return;
 	}
-	if (q->bytes + it->size > LOG_QUEUE_BYTES && priority > LOG_CRIT) {
+	if (q->bytes + it->size > LOG_QUEUE_BYTES) {
 		q->dropped++;
 		pthread_mutex_unlock(&q->lock);
 		free(it);
@@ -244,20 +238,7 @@ static void submit(struct item *it, int priority)
 	q->tail = &it->next;
 	q->bytes += it->size;
 	pthread_cond_signal(&q->queued_cond);
-	while (priority <= LOG_CRIT && (q->head || q->writing) && !q->stopping)
-		pthread_cond_wait(&q->empty_cond, &q->lock);
 	pthread_mutex_unlock(&q->lock);
-}
-
-void log_flush(void)
-{
-	for (size_t i = 0; i < 2; i++) {
-		struct queue *q = &queues[i];
-		pthread_mutex_lock(&q->lock);
-		while (q->running && !q->stopping && (q->head || q->writing))
-			pthread_cond_wait(&q->empty_cond, &q->lock);
-		pthread_mutex_unlock(&q->lock);
-	}
 }
 
 static void vlog(int priority, const char *suffix, const char *fmt, va_list ap)
@@ -300,7 +281,7 @@ static void vlog(int priority, const char *suffix, const char *fmt, va_list ap)
 		it = item_new(false, &iov, 1);
 	}
 	if (it)
-		submit(it, priority);
+		submit(it);
 }
 
 void log_msg(int priority, const char *fmt, ...)
@@ -332,12 +313,8 @@ void log_raw(const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	struct iovec iov = { text, n < (int)sizeof(text) ? (size_t)n : sizeof(text) - 1 };
-	struct item *it = item_new(false, &iov, 1);
-	if (it)
-		submit(it, LOG_INFO);
+	if (n >= 0)
+		log_text(text, n < (int)sizeof(text) ? (size_t)n : sizeof(text) - 1);
 }
 
 void log_text(const char *text, size_t len)
@@ -346,7 +323,7 @@ void log_text(const char *text, size_t len)
 	struct item *it = len ? item_new(false, &iov, 1) : NULL;
 
 	if (it)
-		submit(it, LOG_INFO);
+		submit(it);
 }
 
 void log_fields_add(struct log_fields *f, const char *fmt, ...)
@@ -374,5 +351,5 @@ void log_fields_send(struct log_fields *f, int priority)
 		free(f->text[i]);
 	f->n = 0;
 	if (it)
-		submit(it, priority);
+		submit(it);
 }

@@ -22,16 +22,14 @@ bool log_to_journal(void);
  * stall, a full pipe, a terminal held with Ctrl-S) holds no thread of
  * soakd's and neither holds the other: the workloads' and the loop's
  * timing is never the log's.  Past LOG_QUEUE_BYTES waiting in one, more
- * are dropped, counted, and said when it takes them again.  A message of
- * LOG_CRIT or worse waits until it is written.  log_stop (also at exit)
- * writes what waits and ends the threads; before log_start and after
- * log_stop each caller writes its own.  log_flush waits until nothing
- * waits.  What waits when soakd is killed or crashes is lost.
+ * are dropped, counted, and said when it takes them again.  log_stop
+ * (also at exit) writes what waits and ends the threads; before log_start
+ * and after log_stop each caller writes its own.  What waits when soakd is
+ * killed or crashes is lost.
  */
 #define LOG_QUEUE_BYTES (8u << 20)
 int log_start(void);
 void log_stop(void);
-void log_flush(void);
 /* Text for stderr as it is (the live table, the summary), through its
  * queue: log_raw formats up to 2.5 KiB, log_text takes any length. */
 void log_raw(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
