@@ -57,8 +57,11 @@ uint64_t dev_gen_miss_rest(struct dev_gen *g, int64_t origin_ns, uint64_t upto_n
 			g->due_ns = mono_at(origin_ns, rel);
 			g->have_due = true;
 		}
-		/* Not yet due: it belongs to no part of the run that happened. */
-		if (g->due_ns > upto_ns)
+		/* Not due before the cut: it belongs to no part of the run
+		 * that happened.  One due at the cut is the first of what
+		 * comes after it (as sched_ops_between and sched_seek count),
+		 * so a schedule put back at the cut does not count it twice. */
+		if (g->due_ns >= upto_ns)
 			break;
 		miss_one(g, g->due_ns, now_ns, rng, align, size, ops);
 		g->have_due = false;

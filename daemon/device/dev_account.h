@@ -35,8 +35,8 @@ uint64_t dev_backlog_waiting(struct dev_backlog *b, const struct dev_gen *g, int
 void dev_gen_split(const struct dev_gen *g, uint64_t n, uint64_t *per_op, size_t n_ops);
 
 /*
- * The generator's ops due at or before upto (the schedule's cut, at most
- * now) and never issued, missed: each is given its op as if issued (so a
+ * The generator's ops due before upto (the schedule's cut, at most now)
+ * and never issued, missed: each is given its op as if issued (so a
  * mixed generator keeps its read share) and counted in ops[] with its
  * wait, now - due, as latency.  The generator is finished afterwards.
  * Returns how many.

@@ -395,7 +395,7 @@ static void drain(struct obj_stream *st)
 			    "as missed)", st->cl->wcfg->name, abandoned, limit / 1e9);
 }
 
-/* Every op of the schedule due by upto and not issued is missed (the
+/* Every op of the schedule due before upto and not issued is missed (the
  * schedule or the workload ended, or a prefill held the mix back), with its
  * wait until now as latency.  Returns how many. */
 static uint64_t miss_due(struct obj_stream *st, uint64_t upto, uint64_t now)
@@ -404,7 +404,7 @@ static uint64_t miss_due(struct obj_stream *st, uint64_t upto, uint64_t now)
 
 	if (st->ws->workload->cfg->rate <= 0)
 		return 0;
-	while (peek_due(st) && st->due_ns <= upto) {
+	while (peek_due(st) && st->due_ns < upto) {
 		st->have_due = false;
 		obj_op_missed(st, obj_op_draw(st), st->due_ns, now);
 		missed++;
