@@ -269,6 +269,21 @@ static void test_missed_and_pending(void **state)
 	assert_near(num(read, "rate_target"), 700, 1e-6);
 	/* The missed ops' waits are in latency_us: p99 shows seconds. */
 	assert_true(num(json_object_get(read, "latency_us"), "p99") >= 1e6);
+	/* A slice's count is its completed ops, as a dump of the run's
+	 * directory sums the records' counts; its latency holds the missed
+	 * ops' waits too. */
+	json_t *report = results_report_json(fx.r);
+	json_t *slice = json_array_get(json_object_get(json_object_get(json_object_get(
+		json_array_get(json_object_get(report, "workloads"), 0), "ops"), "read"),
+		"slices"), 0);
+	assert_int_equal(num(slice, "count"), 1250);
+	struct hist *lat = hist_new();
+	assert_non_null(lat);
+	assert_int_equal(hist_from_base64(lat, json_string_value(json_object_get(slice,
+										  "latency"))), 0);
+	assert_int_equal(lat->count, 1400);
+	hist_delete(lat);
+	json_decref(report);
 	json_decref(dump);
 	teardown_workload(&fx);
 }
@@ -828,6 +843,21 @@ static void test_resume_late_interval(void **state)
 				 (unsigned long long)reads_of(live.r, k));
 		assert_int_equal(resumed.r->w[k].intervals, 3);
 	}
+	/* The slices too, the one the checkpoint held open with its count. */
+	json_t *ra = results_report_json(live.r), *rb = results_report_json(resumed.r);
+	for (size_t k = 0; k < 2; k++) {
+		json_t *sa = json_object_get(json_object_get(json_object_get(json_array_get(
+			json_object_get(ra, "workloads"), k), "ops"), "read"), "slices");
+		json_t *sb = json_object_get(json_object_get(json_object_get(json_array_get(
+			json_object_get(rb, "workloads"), k), "ops"), "read"), "slices");
+		assert_true(json_array_size(sa) > 0);
+		if (!json_equal(sa, sb)) {
+			char *ta = json_dumps(sa, 0), *tb = json_dumps(sb, 0);
+			fail_msg("slices measured %s\nafter the resume %s", ta, tb);
+		}
+	}
+	json_decref(ra);
+	json_decref(rb);
 
 	json_decref(ck);
 	teardown_pair(&resumed);

@@ -56,6 +56,7 @@ struct op_slices {
 	struct stored_slice *stored;
 	size_t n, cap;
 	struct hist *latency, *service;     /* the slice being filled */
+	uint64_t count;                     /* its completed ops (latency also holds missed) */
 	uint64_t start_ns, end_ns;
 	bool open;
 };

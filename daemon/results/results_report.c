@@ -474,7 +474,7 @@ json_t *results_report_json(const struct results *r)
 			if (sl->open) {
 				char *lat = hist_to_base64(sl->latency), *svc = hist_to_base64(sl->service);
 				json_array_append_new(slices, slice_json(sl->start_ns, sl->end_ns,
-						      sl->latency->count, lat, svc, true));
+						      sl->count, lat, svc, true));
 				free(lat);
 				free(svc);
 			}

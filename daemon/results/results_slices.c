@@ -43,7 +43,7 @@ static void store_slice(struct results *r, struct op_slices *sl)
 	struct stored_slice *st = &sl->stored[sl->n];
 	char *lat = hist_to_base64(sl->latency), *svc = hist_to_base64(sl->service);
 	*st = (struct stored_slice){ .start_ns = sl->start_ns, .end_ns = sl->end_ns,
-				     .count = sl->latency->count };
+				     .count = sl->count };
 	if (!lat || !svc || slice_text_put(&r->slices, &st->latency, lat) < 0 ||
 	    slice_text_put(&r->slices, &st->service, svc) < 0) {
 		slice_text_free(&st->latency);
@@ -57,6 +57,7 @@ static void store_slice(struct results *r, struct op_slices *sl)
 	sl->n++;
 	hist_reset(sl->latency);
 	hist_reset(sl->service);
+	sl->count = 0;
 	sl->open = false;
 }
 
@@ -77,6 +78,7 @@ void fold_into_slice(struct results *r, struct workload_results *wr,
 		sl->end_ns = row->end_ns;
 		hist_merge(sl->latency, &wr->interval[op].latency);
 		hist_merge(sl->service, &wr->interval[op].service);
+		sl->count += wr->interval[op].count;
 	}
 	wr->slice_index = index;
 }
