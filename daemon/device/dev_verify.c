@@ -33,7 +33,7 @@
 #define FLUSH_BACKOFF_MAX_NS (UINT64_C(1000000000))
 #define SAVED_MAX 32
 
-enum { SLOT_INFLIGHT = 1, SLOT_RACED = 2 };
+enum { SLOT_INFLIGHT = 1 };
 
 static uint64_t realtime_ns(void)
 {
@@ -60,8 +60,13 @@ void dev_verify_count(uint64_t *verify, uint64_t *corrupt, enum verify_class c)
 		(*corrupt)++;
 }
 
+static uint8_t window(unsigned back)
+{
+	return back > 127 ? 127 : (uint8_t)back;
+}
+
 /* What the map says block b should hold. */
-static void expect_block(const struct dev_verify *v, uint64_t b, bool raced,
+static void expect_block(const struct dev_verify *v, uint64_t b, const struct dev_verify_seen *seen,
 			 struct verify_expect *e)
 {
 	const struct verify_map *m = &v->map;
@@ -71,11 +76,25 @@ static void expect_block(const struct dev_verify *v, uint64_t b, bool raced,
 
 	*e = (struct verify_expect){ .id = v->id, .offset = b * VERIFY_BLOCK, .gen = gen,
 				     .known = filled || gen != 0, .uncertain = back > 0,
-				     .raced = raced, .back = back };
+				     .back = back };
 	e->id.run = verify_map_run_id(m);
-	/* Racing reads: the write in flight and one more at once. */
-	if (raced && e->back < 2)
-		e->back = 2;
+	/*
+	 * A read that raced writes (in flight at its submit, or submitted
+	 * during it) may see the block as it was at any moment of it: from
+	 * as far back as the device might have been at the submit up to
+	 * every write since.  Were the map moved back under it (a read that
+	 * raced nothing settled the block), it is not judged past what it
+	 * saw with two more.
+	 */
+	int since = seen ? verify_gen_steps(seen->gen, gen) : 0;
+	if (seen && (since != 0 || (seen->back & DEV_VERIFY_WRITING))) {
+		unsigned at_submit = seen->back & ~DEV_VERIFY_WRITING;
+		unsigned w = since >= 0 && since <= 127 ? (unsigned)since + at_submit
+						       : at_submit > 2 ? at_submit : 2;
+		e->raced = true;
+		if (window(w) > e->back)
+			e->back = window(w);
+	}
 	int from_start = verify_gen_steps(0, gen);
 	e->maybe_unwritten = !filled && from_start >= 0 && from_start <= e->back;
 	if (v->adopt_all) {
@@ -123,12 +142,13 @@ static void report(struct dev_verify *v, enum verify_class c, const struct verif
 }
 
 enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8_t *block,
-				   bool raced)
+				   const struct dev_verify_seen *seen)
 {
 	struct verify_expect e;
 	struct verify_header found;
 
-	expect_block(v, b, raced, &e);
+	expect_block(v, b, seen, &e);
+	bool raced = e.raced;
 	enum verify_class c = verify_check(block, &e, &found);
 	/* A block whose uncertain mark was lost may rightly hold an older
 	 * write: once one was lost, older is uncertain. */
@@ -202,29 +222,51 @@ static bool overlap(const struct dev_slot *a, const struct dev_slot *b)
 	return a->offset < b->offset + b->len && b->offset < a->offset + a->len;
 }
 
-/* Marks reads racing this op (or the op itself) and, for two writes of
- * the same blocks at once, leaves those blocks uncertain. */
+static size_t slot_at(const struct dev_verify *v, unsigned slot_index, uint64_t k)
+{
+	return (size_t)slot_index * v->slot_blocks + k;
+}
+
+/*
+ * A read (or write) just submitted, and the writes in flight to its
+ * blocks.  A write in flight may not have landed, nor any after it: a
+ * read's window at its submit reaches back past that write to what the
+ * block held before it, which was itself uncertain by that write's own
+ * window.  A write may land before writes to the same block submitted
+ * earlier: once all have completed, the block holds the generation of any
+ * of them, so it stays uncertain back to the oldest.  Only the blocks
+ * both ops hold; a write settled its own before this.
+ */
 static void mark_races(struct dev_stream *d, unsigned slot_index, bool is_write)
 {
 	struct dev_verify *v = d->verify;
-	struct dev_slot *slot = &d->slots[slot_index];
+	const struct dev_slot *slot = &d->slots[slot_index];
+	uint64_t first, end;
 
-	if (!v->n_writes && !(is_write && v->n_reads))
+	if (!v->n_writes)
 		return;
+	block_range(v, slot->offset, slot->len, &first, &end);
 	for (unsigned i = 0; i < d->n_slots; i++) {
+		const struct dev_slot *other = &d->slots[i];
 		if (i == slot_index || !(v->slot_state[i] & SLOT_INFLIGHT) ||
-		    !overlap(slot, &d->slots[i]))
+		    other->io != DEV_IO_WRITE || !overlap(slot, other))
 			continue;
-		bool other_writes = d->slots[i].io == DEV_IO_WRITE;
-		if (!is_write && other_writes)
-			v->slot_state[slot_index] |= SLOT_RACED;
-		else if (is_write && !other_writes)
-			v->slot_state[i] |= SLOT_RACED;
-		else if (is_write) {
-			uint64_t b, end;
-			block_range(v, slot->offset, slot->len, &b, &end);
-			for (; b < end; b++)
-				verify_map_mark_uncertain(&v->map, b, 2);
+		uint64_t ofirst, oend;
+		block_range(v, other->offset, other->len, &ofirst, &oend);
+		uint64_t lo = first > ofirst ? first : ofirst, hi = end < oend ? end : oend;
+		for (uint64_t b = lo; b < hi; b++) {
+			size_t at = slot_at(v, slot_index, b - first), ot = slot_at(v, i, b - ofirst);
+			int steps = verify_gen_steps(v->slot_gen[ot], v->slot_gen[at]);
+			if (steps < 0 || steps > 127)
+				steps = 127;
+			if (is_write) {
+				verify_map_mark_uncertain(&v->map, b, window((unsigned)steps));
+				continue;
+			}
+			unsigned back = (unsigned)steps + 1u + v->slot_back[ot];
+			unsigned had = v->slot_back[at] & ~DEV_VERIFY_WRITING;
+			v->slot_back[at] = (uint8_t)(DEV_VERIFY_WRITING |
+						     (back > had ? window(back) : had));
 		}
 	}
 }
@@ -237,6 +279,12 @@ void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
 
 	v->slot_state[slot_index] = SLOT_INFLIGHT;
 	if (!is_write) {
+		uint64_t b, end;
+		block_range(v, slot->offset, slot->len, &b, &end);
+		for (size_t at = slot_at(v, slot_index, 0); b < end; b++, at++) {
+			v->slot_gen[at] = v->map.gens[b];
+			v->slot_back[at] = verify_map_uncertain(&v->map, b);
+		}
 		mark_races(d, slot_index, false);
 		v->n_reads++;
 		if (slot->pre_read)
@@ -247,13 +295,13 @@ void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
 	uint64_t b, end, now = realtime_ns();
 	block_range(v, slot->offset, slot->len, &b, &end);
 	v->slot_ring[slot_index] = verify_map_head(&v->map);
-	for (; b < end; b++) {
+	for (size_t at = slot_at(v, slot_index, 0); b < end; b++, at++) {
+		v->slot_back[at] = verify_map_uncertain(&v->map, b);
 		uint8_t gen = verify_map_write(&v->map, b);
+		v->slot_gen[at] = gen;
 		verify_encode(buf + (b * VERIFY_BLOCK - slot->offset), &v->id, b * VERIFY_BLOCK,
 			      verify_map_next_seq(&v->map), gen, now);
 	}
-	/* After the map moved on: a write already in flight to the same
-	 * blocks may land last, and leaves them uncertain. */
 	mark_races(d, slot_index, true);
 	v->slot_epoch[slot_index] = verify_map_epoch(&v->map);
 	v->writes_inflight[v->slot_epoch[slot_index] & 1]++;
@@ -267,11 +315,13 @@ static void write_done(struct dev_verify *v, unsigned slot_index, uint64_t b, ui
 	v->writes_inflight[v->slot_epoch[slot_index] & 1]--;
 	v->n_writes--;
 	/* A failed write may have landed, in part or not at all: the block
-	 * holds its generation, or any it could hold before it (a block
-	 * whose earlier write failed too is two or more behind). */
-	for (uint64_t pos = v->slot_ring[slot_index]; error && b < end; b++, pos++) {
-		unsigned back = 1u + verify_map_prev_back(&v->map, pos);
-		verify_map_mark_uncertain(&v->map, b, back > 127 ? 127 : (uint8_t)back);
+	 * holds its generation or any later one, or any it could hold before
+	 * it (a block whose earlier write failed too is two or more behind). */
+	for (size_t at = slot_at(v, slot_index, 0), k = 0; error && b + k < end; k++, at++) {
+		int since = verify_gen_steps(v->slot_gen[at], v->map.gens[b + k]);
+		unsigned back = (since >= 0 && since <= 127 ? (unsigned)since : 127) + 1u +
+				v->slot_back[at];
+		verify_map_mark_uncertain(&v->map, b + k, window(back));
 	}
 	/* A FUA write (RWF_DSYNC: REQ_FUA, or the write and a flush
 	 * where the device does not claim FUA) is durable once it
@@ -286,7 +336,6 @@ bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsign
 {
 	struct dev_verify *v = d->verify;
 	struct dev_slot *slot = &d->slots[slot_index];
-	uint8_t state = v->slot_state[slot_index];
 	uint64_t b, end;
 
 	v->slot_state[slot_index] = 0;
@@ -307,8 +356,10 @@ bool dev_verify_complete(struct workload_stream *s, struct dev_stream *d, unsign
 	if ((uint64_t)slot->len > whole * VERIFY_BLOCK)
 		os->verify[OP_VERIFY_UNCHECKED]++;
 	for (uint64_t i = b; i < end; i++) {
+		size_t at = slot_at(v, slot_index, i - b);
+		struct dev_verify_seen seen = { .gen = v->slot_gen[at], .back = v->slot_back[at] };
 		enum verify_class c = dev_verify_block(v, i, buf + (i * VERIFY_BLOCK - slot->offset),
-						       state & SLOT_RACED);
+						       &seen);
 		dev_verify_count(os->verify, &os->corrupt, c);
 	}
 	if (!slot->pre_read)
@@ -474,5 +525,7 @@ void dev_verify_free(struct dev_verify *v)
 	free(v->slot_state);
 	free(v->slot_epoch);
 	free(v->slot_ring);
+	free(v->slot_gen);
+	free(v->slot_back);
 	free(v);
 }

@@ -38,9 +38,18 @@ struct dev_verify {
 	/* Map ring entries promised to "pre_read" reads in flight: each
 	 * becomes a write of its blocks when it completes, unchecked. */
 	uint64_t preread_blocks;
-	uint8_t *slot_state;            /* per slot: in flight, raced */
+	uint8_t *slot_state;            /* per slot: in flight */
 	uint64_t *slot_epoch;
 	uint64_t *slot_ring;            /* per write slot: its first map ring entry */
+	/*
+	 * Per slot and block of its op (slot_blocks a slot): a write's
+	 * generation, and how uncertain the block was before it; a read's
+	 * view at its submit, the map's generation and how far behind it
+	 * the device might have been then (DEV_VERIFY_WRITING set: a write
+	 * to the block was in flight).
+	 */
+	size_t slot_blocks;
+	uint8_t *slot_gen, *slot_back;
 
 	/* After a host restart: every block read back once, whatever
 	 * generation of this run it holds taken as the truth. */
@@ -56,10 +65,19 @@ struct dev_verify {
 	uint64_t resume_corrupt;
 };
 
+#define DEV_VERIFY_WRITING 0x80
+
+/* A read's view of its block at its submit (slot_gen, slot_back). */
+struct dev_verify_seen {
+	uint8_t gen, back;
+};
+
 /* Checks block b as read into `block`, logs and saves the first failures,
- * settles an uncertain block; returns its class. */
+ * settles an uncertain block; returns its class.  seen: what a read in
+ * flight saw at its submit (NULL: nothing wrote to the device meanwhile,
+ * as in the checks at a resume). */
 enum verify_class dev_verify_block(struct dev_verify *v, uint64_t b, const uint8_t *block,
-				   bool raced);
+				   const struct dev_verify_seen *seen);
 /* Adds a class to an op's verify counters and its corrupt total. */
 void dev_verify_count(uint64_t *verify, uint64_t *corrupt, enum verify_class c);
 

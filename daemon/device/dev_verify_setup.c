@@ -127,7 +127,7 @@ static int check_touched(struct dev_stream *d, struct dev_verify *v, uint8_t *bu
 			count(v, VERIFY_UNCHECKED);
 			continue;
 		}
-		count(v, dev_verify_block(v, blocks[i], buf, false));
+		count(v, dev_verify_block(v, blocks[i], buf, NULL));
 		/* The blocks not read yet stay uncertain in the state. */
 		if (!progress("verify on resume (touched)", v->label, i + 1, k, &last)) {
 			free(blocks);
@@ -163,7 +163,7 @@ static int check_full(struct dev_stream *d, struct dev_verify *v, uint8_t *buf)
 			 * generation of the run may be there. */
 			for (uint64_t i = 0; i < n; i++) {
 				if (read_blocks(d, buf, b + i, 1) == 0) {
-					count(v, dev_verify_block(v, b + i, buf, false));
+					count(v, dev_verify_block(v, b + i, buf, NULL));
 				} else {
 					count(v, VERIFY_UNCHECKED);
 					if (v->adopt_all)
@@ -178,7 +178,7 @@ static int check_full(struct dev_stream *d, struct dev_verify *v, uint8_t *buf)
 			}
 		} else {
 			for (uint64_t i = 0; i < n; i++)
-				count(v, dev_verify_block(v, b + i, buf + i * VERIFY_BLOCK, false));
+				count(v, dev_verify_block(v, b + i, buf + i * VERIFY_BLOCK, NULL));
 		}
 		b += n;
 		if (!progress(v->adopt_all ? "verify on resume (full, after a host restart)"
@@ -308,14 +308,18 @@ int dev_verify_prepare(struct workload *w, size_t index, char *err, size_t errle
 	if (!cfg->verify.on)
 		return 0;
 	struct dev_verify *v = calloc(1, sizeof(*v));
+	size_t slot_blocks = d->max_len / VERIFY_BLOCK + 1;
 	if (!v || !(v->slot_state = calloc(d->n_slots, 1)) ||
 	    !(v->slot_epoch = calloc(d->n_slots, sizeof(*v->slot_epoch))) ||
-	    !(v->slot_ring = calloc(d->n_slots, sizeof(*v->slot_ring)))) {
+	    !(v->slot_ring = calloc(d->n_slots, sizeof(*v->slot_ring))) ||
+	    !(v->slot_gen = calloc(d->n_slots, slot_blocks)) ||
+	    !(v->slot_back = calloc(d->n_slots, slot_blocks))) {
 		dev_verify_free(v);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	d->verify = v;
+	v->slot_blocks = slot_blocks;
 	v->dir_fd = -1;
 	v->cfg = &cfg->verify;
 	v->label = cfg->targets[index].path;
