@@ -214,11 +214,16 @@ static int check_on_resume(struct dev_stream *d, struct dev_verify *v, char *err
 	else if (verify_map_n_uncertain(&v->map))
 		r = check_touched(d, v, buf);
 	free(buf);
+	if (r == 0 && adopt && verify_map_trusted(&v->map) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "cannot sync the verify state of %s: %s", v->label,
+			 strerror(-r));
+		return r;
+	}
 	if (r == -EINTR) {
 		/* What was read is settled in the state; the rest is as it
-		 * was, and a check after a host restart is owed again. */
-		if (adopt)
-			verify_map_untrusted(&v->map);
+		 * was, and a check after a host restart is still owed (the
+		 * files say so until it is done). */
 		snprintf(err, errlen, "verify on resume (%s) of %s interrupted: it runs again at "
 			 "the next start", adopt ? "full, after a host restart"
 						 : verify_resume_name(v->cfg->on_resume), v->label);

@@ -453,8 +453,17 @@ int verify_map_open(int dir_fd, const char *name, uint64_t n_blocks, uint32_t ta
 		take_open_epochs(&m);
 		m.st->epoch++;          /* this process's writes: a new epoch */
 	}
-	m.st->boot_wall_s = boot_wall_s;
-	m.st->boot_id = boot_id;
+	m.boot_wall_s = boot_wall_s;
+	m.boot_id = boot_id;
+	if (m.host_restarted) {
+		/* As if written under another boot: until the check it owes
+		 * is done (verify_map_trusted), every open finds it owed. */
+		m.st->boot_wall_s = INT64_MIN / 2;
+		m.st->boot_id = UINT64_MAX;
+	} else {
+		m.st->boot_wall_s = boot_wall_s;
+		m.st->boot_id = boot_id;
+	}
 	m.st->clean = 0;
 	/* On disk before the first write: a new state whole (its magic with
 	 * it, its files in the directory), and an old one no longer clean (a
@@ -482,14 +491,12 @@ int verify_map_sync_clean(struct verify_map *m)
 	return msync(m->st, STATE_HEADER, MS_SYNC) < 0 ? -errno : 0;
 }
 
-void verify_map_untrusted(struct verify_map *m)
+int verify_map_trusted(struct verify_map *m)
 {
-	/* As if written under another boot and not closed cleanly: the
-	 * boot id (which decides where both opens have one) too. */
-	m->st->boot_wall_s = INT64_MIN / 2;
-	m->st->boot_id = UINT64_MAX;
-	m->st->clean = 0;
-	msync(m->st, STATE_HEADER, MS_SYNC);
+	m->host_restarted = false;
+	m->st->boot_wall_s = m->boot_wall_s;
+	m->st->boot_id = m->boot_id;
+	return msync(m->st, STATE_HEADER, MS_SYNC) < 0 ? -errno : 0;
 }
 
 int verify_map_dirty(struct verify_map *m)

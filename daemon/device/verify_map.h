@@ -54,6 +54,8 @@ struct verify_map {
 	/* The host restarted (boot_wall_s moved) and the files were not
 	 * closed cleanly: neither the map nor the ring can be trusted. */
 	bool host_restarted;
+	int64_t boot_wall_s;        /* this opener's boot (verify_map_open) */
+	uint64_t boot_id;
 	uint64_t resumed_uncertain; /* blocks a crash left uncertain, at open */
 	/* Uncertain marks the full table could not take, in memory: an
 	 * open-addressing table of spill_cap (a power of 2) slots. */
@@ -86,9 +88,12 @@ void verify_map_close(struct verify_map *m);
  * again: it puts the mark back, on disk, before it returns. */
 int verify_map_sync_clean(struct verify_map *m);
 int verify_map_dirty(struct verify_map *m);
-/* The next open is to find host_restarted again: a check owed after a
- * host restart was interrupted. */
-void verify_map_untrusted(struct verify_map *m);
+/* After a host restart (host_restarted) the files stay marked as written
+ * under another boot, and not closed cleanly, until this: a check owed
+ * after the restart is owed again at the next open, however this process
+ * ends before it is done (a stop, SIGKILL, the watchdog, a crash).  Call
+ * once the check is done; it marks the files as this boot's. */
+int verify_map_trusted(struct verify_map *m);
 
 uint64_t verify_map_run_id(const struct verify_map *m);
 bool verify_map_filled(const struct verify_map *m);
