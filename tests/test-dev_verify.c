@@ -313,6 +313,29 @@ static void test_lost_write_still_found(void **state)
 	forget_found();
 }
 
+/* A stream that ends between closing an epoch and queuing its flush: the
+ * last flush covers that epoch, and the next start waits on nothing. */
+static void test_finish_while_closing(void **state)
+{
+	char path[sizeof(dir) + 16];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/device", dir);
+	d.fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(d.fd >= 0);
+	write_now(1, 90);
+	v->closing_epoch = verify_map_close_epoch(&v->map);
+	v->closing = true;
+	submit(1, DEV_IO_WRITE, 91, 1);
+	complete(1, false);
+	dev_verify_finish(&s, &d);
+	assert_false(v->closing);
+	assert_int_equal(verify_map_open_writes(&v->map), 0);
+	assert_int_equal(verify_map_dirty(&v->map), 0);
+	close(d.fd);
+	d.fd = -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_failed_write_under_later_one),
 		cmocka_unit_test(test_read_under_write_of_uncertain_block),
 		cmocka_unit_test(test_lost_write_still_found),
+		cmocka_unit_test(test_finish_while_closing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -496,6 +496,11 @@ void dev_verify_finish(struct workload_stream *s, struct dev_stream *d)
 
 	if (!v || !v->map.gens || d->abandoned)
 		return;
+	/* An epoch closed and not yet flushed goes with this last flush
+	 * (flushes cover every epoch before theirs).  Left set, it would
+	 * have the next start wait on that epoch's parity: on its own
+	 * writes, which no flush would close before the ring filled. */
+	v->closing = false;
 	uint64_t epoch = verify_map_close_epoch(&v->map);
 	if (fdatasync(d->fd) < 0) {
 		log_warning("%s: the last flush failed: %m (the writes since the last flush stay "

@@ -392,6 +392,7 @@ int dev_verify_start(struct workload_stream *s, char *reason, size_t reason_len)
 	}
 	v->next_flush_ns = mono_ns() + v->cfg->flush_interval_ns;
 	v->flush_retry_ns = v->flush_backoff_ns = 0;  /* a new start asks at once */
+	v->closing = false;                           /* see dev_verify_finish */
 	int r = verify_map_dirty(&v->map);
 	if (r < 0) {
 		snprintf(reason, reason_len, "cannot mark the verify state in use: %s", strerror(-r));
