@@ -324,6 +324,15 @@ char *handle_reload(struct daemon *d)
 			continue;
 		bool was_active = workload_is_active(d->workloads[i]);
 		results_wait(d->results, i, until);
+		/* Still cleaning up its objects: the reload, and every other
+		 * workload's record meanwhile, does not wait for that. */
+		if (workload_is_active(d->workloads[i])) {
+			log_warning("%s: removed by a reload and still ending %.0f s after its stop "
+				    "(its cleanup): cut short, as a second soakctl stop would; stop a "
+				    "workload before a reload removes it to let its cleanup finish",
+				    d->workloads[i]->cfg->name, STOP_TIMEOUT_NS / 1e9);
+			workload_request_stop(d->workloads[i], NULL);
+		}
 		/* Its devices are free for a later reload's workloads; its
 		 * results stay, with the last ops of a stream that ended late. */
 		results_release(d->results, i);

@@ -262,6 +262,11 @@ void daemon_watchdog(struct daemon *d, uint64_t now)
 	}
 }
 
+static void watchdog_hook(void *arg)
+{
+	daemon_watchdog(arg, mono_ns());
+}
+
 static void timer_event(struct loop *l, int fd, uint32_t events, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -511,6 +516,8 @@ static int set_up(struct daemon *d)
 	/* Before begin_run: resuming a long run pings the watchdog. */
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
 		d->watchdog_usec = 0;
+	/* So does a wait for workloads to end (a reload's, a stop's). */
+	workload_set_wait_hook(watchdog_hook, d);
 	if (setup_timer(d) < 0 || begin_run(d) < 0)
 		return -1;
 	log_info("run %s: %zu workload(s), control socket %s", cfg->name, d->n_workloads,
@@ -614,6 +621,7 @@ int daemon_run(const struct run_config *cfg, const struct daemon_options *opts)
 			status = EXIT_WORKLOAD_FAILED;
 out:
 	workload_set_progress_hook(NULL, NULL);
+	workload_set_wait_hook(NULL, NULL);
 	free_daemon(&d);
 	return status;
 }

@@ -330,6 +330,22 @@ bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per
 	return w->state != before;
 }
 
+static void (*wait_hook)(void *arg);
+static void *wait_hook_arg;
+
+void workload_set_wait_hook(void (*hook)(void *arg), void *arg)
+{
+	wait_hook = hook;
+	wait_hook_arg = arg;
+}
+
+static void wait_a_little(void)
+{
+	nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+	if (wait_hook)
+		wait_hook(wait_hook_arg);
+}
+
 void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,
 		   void **userdata_per_stream)
 {
@@ -338,7 +354,7 @@ void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,
 	 * time. */
 	workload_reap(w, fn, userdata_per_stream);
 	while (workload_is_active(w) && mono_ns() < until_ns) {
-		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+		wait_a_little();
 		workload_reap(w, fn, userdata_per_stream);
 	}
 }
@@ -362,7 +378,7 @@ void workload_join(struct workload *w, stream_consume_fn fn, void **userdata_per
 				    w->cfg->name, running, JOIN_WARN_NS / 1e9);
 			told = true;
 		}
-		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+		wait_a_little();
 	}
 }
 

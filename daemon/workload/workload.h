@@ -177,6 +177,9 @@ void workload_request_stop(struct workload *w, const char *reason);
 /* Joins streams that have ended, folding their last slots through fn;
  * updates state.  Returns true when the state changed. */
 bool workload_reap(struct workload *w, stream_consume_fn fn, void **userdata_per_stream);
+/* Called every 5 ms or so while workload_wait or workload_join waits (the
+ * daemon pings systemd's watchdog there); NULL: none. */
+void workload_set_wait_hook(void (*hook)(void *arg), void *arg);
 /* Waits until until_ns (mono_ns) at the latest for all streams to end:
  * workloads stopped together are waited for together. */
 void workload_wait(struct workload *w, uint64_t until_ns, stream_consume_fn fn,

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# A reload that removes an object workload whose cleanup is slow (its
+# endpoint takes 2 s a DELETE, 12 objects to delete): the removed
+# workload's stop is not a suspend, so it cleans up, and the reload waited
+# for all of it on the main thread, with no watchdog ping (WatchdogSec 30 s
+# in the unit: systemd killed soakd, and its restart moved the run aside).
+# Now the reload waits 10 s, pinging the watchdog all along, then cuts the
+# cleanup short as a second stop would, says so, and answers; the workload
+# kept meanwhile runs on, and soakd keeps the removed one's results.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/objlib.sh"
+
+need_cmd python3
+start_fault_server ok
+
+F="{\"name\": \"f\", \"type\": \"device\", \"model\": \"pattern\", \"targets\": [\"$WORK/f.dat\"],
+   \"file_size\": \"4MiB\", \"read_pct\": 50, \"block_size\": \"4KiB\", \"access\": \"random\",
+   \"queue_depth\": 1, \"rate\": 200}"
+O="{\"name\": \"o\", \"type\": \"object\", \"protocol\": \"http\",
+   \"endpoint\": \"http://127.0.0.1:$PORT/soak/\", \"concurrency\": 1, \"objects\": 12,
+   \"rate\": 50, \"mix\": {\"put\": 100}, \"size\": \"4KiB\", \"timeout\": \"8s\",
+   \"connect_timeout\": \"1s\"}"
+config() {
+	local IFS=,
+	echo "{\"run\": {\"name\": \"remove\", \"interval\": \"1s\"}, \"workloads\": [$*]}" >"$CFG"
+}
+CFG="$WORK/remove.json"
+
+NOTIFY="$WORK/notify.sock"
+spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
+	"$NOTIFY" "$WORK/notify.jsonl"
+LISTENER=$SPAWNED
+wait_until 10 "the notify socket" test -S "$NOTIFY"
+
+config "$F" "$O"
+SOAKD_ENV=(-u WATCHDOG_PID "NOTIFY_SOCKET=$NOTIFY" "WATCHDOG_USEC=4000000")
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+SOAKD_ENV=()
+wait_until 20 "the control socket" ctl_answers
+wait_until 20 "o to run" workload_is o running
+# Every object of the pool written once: 12 to delete.
+sleep 2
+echo "deletesleep:2" >"$MODE"
+config "$F"
+t0=$(now_ns)
+ctl --timeout 60 reload >"$WORK/reload.out" 2>&1 || fail "the reload failed: $(cat "$WORK/reload.out")"
+took_ms=$((($(now_ns) - t0) / 1000000))
+note "the reload took $took_ms ms"
+((took_ms >= 9000)) || fail "the reload took $took_ms ms: the cleanup did not keep it waiting"
+((took_ms < 20000)) || fail "the reload took $took_ms ms: it waited for the whole cleanup"
+grep -q "o: removed by a reload and still ending 10 s after its stop (its cleanup): cut short" \
+	"$SOAKD_LOG" || fail "no word of the cleanup cut short: $(tail -n 20 "$SOAKD_LOG")"
+grep -q "o: cleanup left [0-9]* objects" "$SOAKD_LOG" ||
+	fail "the objects left are not said: $(tail -n 20 "$SOAKD_LOG")"
+workload_is f running || fail "f no longer runs: $(ctl status 2>&1)"
+ctl dump --format json >"$WORK/dump.json" || fail "dump failed"
+echo ok >"$MODE"
+stop_soakd 20
+((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
+_kill_bg "$LISTENER"
+python3 - "$WORK/notify.jsonl" "$WORK/dump.json" <<'EOF' || fail "the watchdog during the reload"
+import json, sys
+notes = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lines = [(n["t"], n["msg"].split("\n")) for n in notes]
+pings = [t for t, m in lines if "WATCHDOG=1" in m]
+reload = [t for t, m in lines if "RELOADING=1" in m]
+ready = [t for t, m in lines if "READY=1" in m]
+after = [t for t in ready if reload and t > reload[0]]
+if not reload or not after:
+    sys.exit(f"no RELOADING=1 and READY=1 around the reload: {notes}")
+a, b = reload[0], after[0]
+within = [t for t in pings if a <= t <= b]
+marks = [a] + within + [b]
+gap = max(y - x for x, y in zip(marks, marks[1:]))
+print(f"# watchdog: {len(within)} pings during the {b - a:.1f} s reload, longest gap {gap:.2f} s")
+# A ping every second at least (a quarter of WatchdogSec); 3 s leaves a
+# loaded machine room, and the 10 s wait without pings would show whole.
+if gap > 3:
+    sys.exit(f"the watchdog went {gap:.2f} s without a ping during the reload (WatchdogSec 4 s)")
+dump = json.load(open(sys.argv[2]))
+o = [w for w in dump["workloads"] if w["name"] == "o"]
+if not o or o[0]["ops"]["put"]["count"] < 12:
+    sys.exit(f"the removed workload's results are gone: {o}")
+EOF
