@@ -20,6 +20,7 @@
 
 #include "base/loop.h"
 #include "config/config_trace.h"
+#include "config/obj_config.h"
 #include "export/export.h"
 #include "results/results.h"
 #include "results/rundir.h"
@@ -54,6 +55,43 @@ void drop_unused_configs(struct daemon *d)
 static bool same_string(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The path of scheme://host[:port][/path] ("" without one). */
+static const char *url_path(const char *url)
+{
+	const char *p = url ? strstr(url, "://") : NULL;
+
+	p = p ? strchr(p + 3, '/') : NULL;
+	return p ? p : "";
+}
+
+/*
+ * What moved the objects of a workload redefined by a reload: its ledgers
+ * (one a thread) describe the objects where they are, and the replacement
+ * goes on with them.  The gateways it goes through may change, the place
+ * (bucket, or an HTTP endpoint's path, prefix) and the threads may not.
+ */
+static const char *objects_moved(const struct workload_config *a,
+				 const struct workload_config *b)
+{
+	if (a->type != WORKLOAD_OBJECT)
+		return NULL;
+	if (b->type != WORKLOAD_OBJECT)
+		return "\"type\"";
+	const struct object_config *x = a->object, *y = b->object;
+	if (x->protocol != y->protocol)
+		return "\"protocol\"";
+	if (x->protocol == OBJ_PROTO_S3 && (!same_string(x->bucket, y->bucket) ||
+					    x->buckets != y->buckets))
+		return "\"bucket\" or \"buckets\"";
+	if (x->protocol == OBJ_PROTO_HTTP && strcmp(url_path(x->endpoint), url_path(y->endpoint)))
+		return "the endpoint's path";
+	if (!same_string(x->prefix, y->prefix) || x->prefixes != y->prefixes)
+		return "\"prefix\" or \"prefixes\"";
+	if (x->threads != y->threads)
+		return "\"threads\"";
+	return NULL;
 }
 
 void print_trace(const struct run_config *cfg, FILE *out)
@@ -162,6 +200,15 @@ int plan_reload(struct daemon *d, struct reload_plan *p, char **ret_err)
 			free(was);
 			free(now);
 			p->slot[j] = i;
+			const char *moved = p->change[j] == RELOAD_REPLACED
+						    ? objects_moved(d->workloads[i]->cfg, wc) : NULL;
+			if (moved)
+				return asprintf(ret_err, "%s: workload \"%s\": %s changed, but its "
+						"objects, which its ledgers describe, stay where they "
+						"are: a run keeps a workload's objects in one place. To "
+						"move it, stop it (its cleanup deletes them), then reload "
+						"it under another name, or start a new run",
+						d->cfg->path, wc->name, moved) < 0 ? -ENOMEM : -EINVAL;
 		} else if (p->n_slots == CONFIG_MAX_WORKLOADS) {
 			return asprintf(ret_err, "%s: workload \"%s\" would be the %dth this soakd has "
 					"run (removed ones count until it restarts); restart soakd "

@@ -8,7 +8,8 @@
 # in the unit: systemd killed soakd, and its restart moved the run aside).
 # Now the reload waits 10 s, pinging the watchdog all along, then cuts the
 # cleanup short as a second stop would, says so, and answers; the workload
-# kept meanwhile runs on, and soakd keeps the removed one's results.
+# kept meanwhile runs on, and soakd keeps the removed one's results.  Before
+# that, a reload that would move o's objects elsewhere is refused.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -42,6 +43,19 @@ wait_until 20 "the control socket" ctl_answers
 wait_until 20 "o to run" workload_is o running
 # Every object of the pool written once: 12 to delete.
 sleep 2
+
+# A reload that would move o's objects (another prefix) is refused and
+# changes nothing: o's ledger describes them where they are.  Another
+# rate is taken.
+config "$F" "${O/\"size\"/\"prefix\": \"moved/\", \"size\"}"
+rc=0
+ctl reload >"$WORK/moved.out" 2>&1 || rc=$?
+((rc != 0)) && grep -q 'workload "o": "prefix" or "prefixes" changed, but its objects' \
+	"$WORK/moved.out" || fail "a reload moving o's objects: exit $rc: $(cat "$WORK/moved.out")"
+workload_is o running || fail "o stopped after a refused reload: $(ctl status 2>&1)"
+config "$F" "${O/\"rate\": 50/\"rate\": 40}"
+ctl reload >"$WORK/rate.out" 2>&1 || fail "a reload of o's rate failed: $(cat "$WORK/rate.out")"
+wait_until 20 "o to run again" workload_is o running
 echo "deletesleep:2" >"$MODE"
 config "$F"
 t0=$(now_ns)
@@ -70,7 +84,11 @@ ready = [t for t, m in lines if "READY=1" in m]
 after = [t for t in ready if reload and t > reload[0]]
 if not reload or not after:
     sys.exit(f"no RELOADING=1 and READY=1 around the reload: {notes}")
-a, b = reload[0], after[0]
+# The last reload's: the ones before it were answered at once.
+after = [t for t in ready if reload and t > reload[-1]]
+if not after:
+    sys.exit(f"no READY=1 after the last RELOADING=1: {notes}")
+a, b = reload[-1], after[0]
 within = [t for t in pings if a <= t <= b]
 marks = [a] + within + [b]
 gap = max(y - x for x, y in zip(marks, marks[1:]))
@@ -81,6 +99,6 @@ if gap > 3:
     sys.exit(f"the watchdog went {gap:.2f} s without a ping during the reload (WatchdogSec 4 s)")
 dump = json.load(open(sys.argv[2]))
 o = [w for w in dump["workloads"] if w["name"] == "o"]
-if not o or o[0]["ops"]["put"]["count"] < 12:
-    sys.exit(f"the removed workload's results are gone: {o}")
+if not o or o[0]["state"] != "stopped" or not 0 < o[0]["ops"]["cleanup"]["count"] < 12:
+    sys.exit(f"the removed workload's results are not its cut cleanup's: {o}")
 EOF
