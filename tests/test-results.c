@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "daemon/config/config.h"
+#include "daemon/drift/drift.h"
 #include "daemon/results/results.h"
 #include "daemon/results/rundir.h"
 #include "daemon/results/stats_json.h"
@@ -59,6 +60,8 @@ static struct run_config *load(const char *text)
 
 /* How long the workloads' schedule runs. */
 static const char *schedule_for = "60s";
+/* More of the workload's definition (",\"key\": value..."), or "". */
+static const char *workload_extra = "";
 
 /* 1000 ops/s, 70% reads, over n_targets files (a stream each), started at
  * the run's start as the engine would have it; no thread runs. */
@@ -72,8 +75,8 @@ static void setup_workload(struct fixture *fx, size_t n_targets)
 		 " \"workloads\": [{\"name\": \"w\", \"type\": \"device\", \"model\": \"pattern\","
 		 "  \"targets\": [\"/nonexistent/a.dat\"%s], \"file_size\": \"1MiB\","
 		 "  \"read_pct\": 70, \"block_size\": \"4KiB\", \"rate\": 1000,"
-		 "  \"schedule\": [{\"scale\": 1, \"for\": \"%s\"}]}]}",
-		 n_targets > 1 ? ", \"/nonexistent/b.dat\"" : "", schedule_for);
+		 "  \"schedule\": [{\"scale\": 1, \"for\": \"%s\"}]%s}]}",
+		 n_targets > 1 ? ", \"/nonexistent/b.dat\"" : "", schedule_for, workload_extra);
 	fx->cfg = load(text);
 	assert_int_equal(workload_new(&fx->cfg->workloads[0], RUN_START, NS_PER_S, &fx->w, err,
 				      sizeof(err)),
@@ -564,6 +567,75 @@ static void test_replay_matches_live(void **state)
 	teardown_workload(&resumed);
 }
 
+/* Drift's reference across a clean stop and resume: the stop cut the last
+ * interval's schedule at 5.3 s, and its record runs on to 5.5 s through
+ * the drain.  Its rate is the same load (ops over the scheduled time, not
+ * over the record), so the resumed run is compared with the reference of
+ * before, and a device slower since is caught.  The rate over the record's
+ * length looked like a new load and started the reference again, from the
+ * slower device. */
+static void test_drift_reference_over_a_stop(void **state)
+{
+	struct fixture fx;
+	struct drift *d;
+	struct op_stats *ops = malloc(2 * sizeof(*ops));
+	char status[256];
+
+	(void)state;
+	assert_non_null(ops);
+	workload_extra = ", \"drift\": {\"window\": \"5s\", \"sensitivity\": \"low\","
+			 " \"metrics\": [\"p99\"]}";
+	setup_workload(&fx, 1);
+	workload_extra = "";
+	assert_int_equal(drift_new(&d), 0);
+	drift_attach(d, fx.r);
+	for (int k = 0; k < 12; k++) {
+		bool cut = k == 5, slow = k > 5;
+		uint64_t start = (uint64_t)k * NS_PER_S, end = start + NS_PER_S;
+		op_stats_init(&ops[0]);
+		op_stats_init(&ops[1]);
+		for (uint64_t i = 0; i < (cut ? 210u : 700u); i++)
+			op_stats_record(&ops[0], (slow ? 5000 : 500) * USEC + i % 50 * USEC,
+					100 * USEC, 4096, false);
+		for (uint64_t i = 0; i < (cut ? 90u : 300u); i++)
+			op_stats_record(&ops[1], 500 * USEC, 100 * USEC, 4096, false);
+		json_t *rec = record("w", start, cut ? start + NS_PER_S / 2 : end, cut ? 300 : 1000,
+				     &ops[0], &ops[1]);
+		json_object_set_new(rec, "scheduled_ns",
+				    json_integer(cut ? 3 * NS_PER_S / 10 : NS_PER_S));
+		drift_replay(d, fx.r, rec);
+		json_decref(rec);
+		op_stats_reset(&ops[0]);
+		op_stats_reset(&ops[1]);
+	}
+	drift_status(d, status, sizeof(status));
+	if (!strstr(status, "w/read p99"))
+		fail_msg("no p99 drift of the slower device after the stop: \"%s\"", status);
+
+	/* A reload turns drift off: no alarm of its tests stays on. */
+	struct run_config *off = load("{\"run\": {\"name\": \"r\", \"interval\": \"1s\"},"
+				      " \"workloads\": [{\"name\": \"w\", \"type\": \"device\","
+				      " \"model\": \"pattern\", \"targets\": [\"/nonexistent/a.dat\"],"
+				      " \"file_size\": \"1MiB\", \"rate\": 1000}]}");
+	const struct workload_config *was = fx.w->cfg;
+	fx.w->cfg = &off->workloads[0];
+	op_stats_init(&ops[0]);
+	op_stats_init(&ops[1]);
+	json_t *rec = record("w", 12 * NS_PER_S, 13 * NS_PER_S, 1000, &ops[0], &ops[1]);
+	drift_replay(d, fx.r, rec);
+	json_decref(rec);
+	drift_status(d, status, sizeof(status));
+	assert_string_equal(status, "");
+	assert_null(json_object_get(drift_state(d), "w"));
+	fx.w->cfg = was;
+	config_free(off);
+	op_stats_reset(&ops[0]);
+	op_stats_reset(&ops[1]);
+	drift_free(d);
+	free(ops);
+	teardown_workload(&fx);
+}
+
 /* generator_late: an interval where soakd itself was late (a thread frozen
  * for over a tenth of it, or issue delays with a p99 over 10 ms) is
  * marked, counted, reported and replayed; the streams' CPU time adds up. */
@@ -877,6 +949,7 @@ int main(void)
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
 		cmocka_unit_test(test_generator_late),
+		cmocka_unit_test(test_drift_reference_over_a_stop),
 		cmocka_unit_test_setup_teardown(test_resume_late_interval, make_dir, remove_dir),
 	};
 

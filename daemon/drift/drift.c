@@ -112,8 +112,11 @@ static struct drift_slot *slot_for(struct drift *d, size_t index, const struct w
 	if (s->cfg == w->cfg && s->ops)
 		return s;
 	slot_clear(s);
-	if (!w->cfg->drift.enabled)
+	if (!w->cfg->drift.enabled) {
+		/* Off now (a reload): no alarm of its old tests stays on. */
+		json_object_del(d->state, w->cfg->name);
 		return NULL;
+	}
 	struct drift_params p;
 	drift_params_from_config(&w->cfg->drift, w->interval_ns, &p);
 	s->ops = calloc(w->n_ops, sizeof(*s->ops));
@@ -219,13 +222,17 @@ static void feed(struct drift *d, struct results *r, size_t index, const struct 
 	struct workload *w = wr->workload;
 	struct drift_slot *s = index < CONFIG_MAX_WORKLOADS ? slot_for(d, index, w) : NULL;
 	double secs = (row->end_ns - row->start_ns) / 1e9;
+	/* The rate over the time ops were scheduled: an interval a stop cut
+	 * (its record runs on through the drain) is at the same rate, not a
+	 * new load that would start the reference again. */
+	double sched_secs = row->scheduled_ns / 1e9;
 
 	if (!s || secs <= 0)
 		return;
 	for (size_t op = 0; op < s->n_ops && op < n_ops; op++) {
 		const struct op_stats *o = &ops[op];
 		struct drift_finding found[DRIFT_METRICS];
-		double rate = target_ops * w->op_share[op] / secs;
+		double rate = sched_secs > 0 ? target_ops * w->op_share[op] / sched_secs : 0;
 		/* Ops that ended, served or failed: the error share is of them. */
 		size_t n = drift_op_feed(&s->ops[op], &o->latency, o->count + o->errors, o->errors,
 					 secs, rate, found);
@@ -272,7 +279,13 @@ static void replay_interval(struct drift *d, struct results *r, size_t index, js
 	size_t n_ops = r->w[index].n_ops < STATS_MAX_OPS ? r->w[index].n_ops : STATS_MAX_OPS;
 	struct interval_row row = { .start_ns = u64_of(rec, "start_ns"),
 				    .end_ns = u64_of(rec, "end_ns") };
+	double target = json_number_value(json_object_get(rec, "target_ops"));
 	struct op_stats *ops;
+
+	/* A record of an older soakd lacks it: then all of an interval with
+	 * ops scheduled (as results_replay takes it). */
+	row.scheduled_ns = json_object_get(rec, "scheduled_ns") ? u64_of(rec, "scheduled_ns")
+			   : target > 0 && row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0;
 
 	/* Not measured live, not fed live. */
 	if (json_is_true(json_object_get(rec, "stalled")) || row.end_ns <= row.start_ns ||
@@ -284,8 +297,7 @@ static void replay_interval(struct drift *d, struct results *r, size_t index, js
 		if (o && op_stats_merge_json(&ops[op], o) < 0)
 			goto out;  /* a damaged record: as if it were not there */
 	}
-	feed(d, r, index, ops, n_ops, &row, json_number_value(json_object_get(rec, "target_ops")),
-	     true);
+	feed(d, r, index, ops, n_ops, &row, target, true);
 out:
 	op_stats_array_free(ops, n_ops);
 }

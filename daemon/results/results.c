@@ -356,6 +356,7 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	uint64_t scheduled = workload_scheduled_ns(w, wr->iv_start_ns, wr->iv_end_ns);
 	row.start_ns = mono_since(r->run_start_ns, wr->iv_start_ns);
 	row.end_ns = mono_since(r->run_start_ns, wr->iv_end_ns);
+	row.scheduled_ns = scheduled;
 	row.lag_max_ns = wr->iv_lag_max_ns;
 	row.cpu_ns = wr->iv_cpu_ns;
 	uint64_t main_cpu = fidelity_thread_cpu_ns(); /* on the main thread */

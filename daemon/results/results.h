@@ -36,6 +36,7 @@ struct op_summary {
 
 struct interval_row {
 	uint64_t start_ns, end_ns;          /* since the run started */
+	uint64_t scheduled_ns;              /* of it, with ops scheduled (to a stop's cut) */
 	uint64_t lag_max_ns;
 	uint64_t cpu_ns;                    /* the workload's threads' CPU time */
 	uint64_t main_cpu_ns;               /* the main thread's, since the last record */
