@@ -63,7 +63,7 @@ static void start_reloaded(struct daemon *d, size_t i, bool was_running, bool wa
  * cannot start. */
 struct replaced_state {
 	const struct workload_config *cfg;
-	bool running;
+	bool running, stopping;
 	uint64_t pending_start_ns;
 	uint64_t sched_ns;
 	enum workload_state state;
@@ -166,7 +166,10 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 			continue;
 		any = true;
 		was[i].cfg = old->cfg;
-		was[i].running = !d->removed[i] && workload_is_active(old);
+		/* Not one stopping (soakctl stop, on_drift, a failure): put
+		 * back, it must not run again. */
+		was[i].running = !d->removed[i] && old->state == WORKLOAD_RUNNING;
+		was[i].stopping = !d->removed[i] && old->state == WORKLOAD_STOPPING;
 		was[i].pending_start_ns = d->removed[i] ? 0 : d->pending_start_ns[i];
 		was_running[i] = was[i].running;
 		was_pending[i] = was[i].pending_start_ns != 0;
@@ -190,6 +193,10 @@ int swap_replaced(struct daemon *d, struct reload_plan *p, bool *was_running,
 			was[i].sched_ns = mono_since(old->started_ns, workload_cut_at(old, mono_ns()));
 			results_record_state(d->results, i);
 		} else {
+			/* One that was stopping has ended meanwhile: its
+			 * state, as the main loop would have recorded it. */
+			if (was[i].stopping)
+				results_record_state(d->results, i);
 			was[i].state = old->state;
 			snprintf(was[i].reason, sizeof(was[i].reason), "%s", old->reason);
 		}

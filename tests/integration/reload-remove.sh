@@ -9,7 +9,9 @@
 # Now the reload waits 10 s, pinging the watchdog all along, then cuts the
 # cleanup short as a second stop would, says so, and answers; the workload
 # kept meanwhile runs on, and soakd keeps the removed one's results.  Before
-# that, a reload that would move o's objects elsewhere is refused.
+# that, a reload that would move o's objects elsewhere is refused, and a
+# workload stopped by soakctl and redefined by a reload that fails stays
+# stopped.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/objlib.sh"
 
@@ -23,6 +25,8 @@ O="{\"name\": \"o\", \"type\": \"object\", \"protocol\": \"http\",
    \"endpoint\": \"http://127.0.0.1:$PORT/soak/\", \"concurrency\": 1, \"objects\": 12,
    \"rate\": 50, \"mix\": {\"put\": 100}, \"size\": \"4KiB\", \"timeout\": \"8s\",
    \"connect_timeout\": \"1s\"}"
+P="${O//\"o\"/\"p\"}"
+P=${P/\"size\"/\"prefix\": \"p\/\", \"size\"}
 config() {
 	local IFS=,
 	echo "{\"run\": {\"name\": \"remove\", \"interval\": \"1s\"}, \"workloads\": [$*]}" >"$CFG"
@@ -35,28 +39,43 @@ spawn "$WORK/listen.log" python3 "$SRCDIR/tests/integration/notify_listen.py" \
 LISTENER=$SPAWNED
 wait_until 10 "the notify socket" test -S "$NOTIFY"
 
-config "$F" "$O"
+config "$F" "$O" "$P"
 SOAKD_ENV=(-u WATCHDOG_PID "NOTIFY_SOCKET=$NOTIFY" "WATCHDOG_USEC=4000000")
 start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
 SOAKD_ENV=()
 wait_until 20 "the control socket" ctl_answers
 wait_until 20 "o to run" workload_is o running
+wait_until 20 "p to run" workload_is p running
 # Every object of the pool written once: 12 to delete.
 sleep 2
 
 # A reload that would move o's objects (another prefix) is refused and
 # changes nothing: o's ledger describes them where they are.  Another
 # rate is taken.
-config "$F" "${O/\"size\"/\"prefix\": \"moved/\", \"size\"}"
+config "$F" "${O/\"size\"/\"prefix\": \"moved/\", \"size\"}" "$P"
 rc=0
 ctl reload >"$WORK/moved.out" 2>&1 || rc=$?
 ((rc != 0)) && grep -q 'workload "o": "prefix" or "prefixes" changed, but its objects' \
 	"$WORK/moved.out" || fail "a reload moving o's objects: exit $rc: $(cat "$WORK/moved.out")"
 workload_is o running || fail "o stopped after a refused reload: $(ctl status 2>&1)"
-config "$F" "${O/\"rate\": 50/\"rate\": 40}"
+O40=${O/\"rate\": 50/\"rate\": 40}
+config "$F" "$O40" "$P"
 ctl reload >"$WORK/rate.out" 2>&1 || fail "a reload of o's rate failed: $(cat "$WORK/rate.out")"
 wait_until 20 "o to run again" workload_is o running
+
+# p stopped by soakctl and still cleaning up when a reload redefines it
+# and the new definition cannot start (its pool is another size): the old one
+# put back stays stopped, as asked (it ran again: a stopping workload
+# was taken for a running one).
 echo "deletesleep:2" >"$MODE"
+ctl stop p >/dev/null || fail "soakctl stop p failed"
+workload_is p stopping || fail "p is not cleaning up: $(ctl status 2>&1)"
+config "$F" "$O40" "${P/\"objects\": 12/\"objects\": 13}"
+rc=0
+ctl reload >"$WORK/refused.out" 2>&1 || rc=$?
+((rc != 0)) || fail "a reload of p with another pool was taken: $(cat "$WORK/refused.out")"
+workload_is p running && fail "p, stopped, runs again after the refused reload: $(ctl status 2>&1)"
+wait_until 20 "p to stop" workload_is p stopped
 config "$F"
 t0=$(now_ns)
 ctl --timeout 60 reload >"$WORK/reload.out" 2>&1 || fail "the reload failed: $(cat "$WORK/reload.out")"
