@@ -285,6 +285,27 @@ static bool wanted_op(const struct rundump *d, const char *op)
 	return !d->f.op || strcmp(d->f.op, op) == 0;
 }
 
+/* Counts the log being read among the workload's, once. */
+static int note_source(struct rundump *d, struct rd_workload *w)
+{
+	size_t byte = d->source / 8;
+
+	if (byte >= w->seen_len) {
+		uint8_t *seen = realloc(w->seen, byte + 1);
+		if (!seen)
+			return -ENOMEM;
+		memset(seen + w->seen_len, 0, byte + 1 - w->seen_len);
+		w->seen = seen;
+		w->seen_len = byte + 1;
+	}
+	uint8_t bit = (uint8_t)(1u << (d->source % 8));
+	if (!(w->seen[byte] & bit)) {
+		w->seen[byte] |= bit;
+		w->sources++;
+	}
+	return 0;
+}
+
 static int add_interval(struct rundump *d, json_t *rec)
 {
 	const char *name = json_string_value(json_object_get(rec, "workload"));
@@ -319,11 +340,9 @@ static int add_interval(struct rundump *d, json_t *rec)
 	struct rd_workload *w = workload_get(d, name);
 	if (!w)
 		return -ENOMEM;
-	w->active_ns += end - start;
-	if (w->last_source != d->sources) {
-		w->last_source = d->sources;
-		w->sources++;
-	}
+	w->active_ns = rd_sat_add(w->active_ns, end - start);
+	if (note_source(d, w) < 0)
+		return -ENOMEM;
 	/* The part of the interval inside the schedule; a record of an older
 	 * soakd lacks it: then all of an interval with ops scheduled. */
 	json_t *scheduled = json_object_get(rec, "scheduled_ns");
@@ -344,15 +363,26 @@ static int add_interval(struct rundump *d, json_t *rec)
 	bool sliced = d->f.slice_ns && d->format != RUNDUMP_JSON;
 	if (sliced) {
 		uint64_t index = start / d->f.slice_ns;
+		uint64_t s_start = start, s_end = end, s_wall = wall_start;
+		if (d->f.merge_wall) {
+			/* Hosts side by side: the slice of the overlap the
+			 * interval's middle falls in, whichever host ran it;
+			 * its times are the slice's, from the overlap's start. */
+			uint64_t mid = wall_start + (wall_end > wall_start ? (wall_end - wall_start) / 2 : 0);
+			index = mid > d->f.wall_from_ns ? (mid - d->f.wall_from_ns) / d->f.slice_ns : 0;
+			s_start = index * d->f.slice_ns;
+			s_end = s_start + d->f.slice_ns;
+			s_wall = d->f.wall_from_ns + s_start;
+		}
 		if (w->slice_open && index != w->slice_index)
 			rd_flush_slice(d, w);
 		if (!w->slice_open) {
 			w->slice_open = true;
 			w->slice_index = index;
-			w->slice_start_ns = start;
-			w->slice_wall_start_ns = wall_start;
+			w->slice_start_ns = s_start;
+			w->slice_wall_start_ns = s_wall;
 		}
-		w->slice_end_ns = end;
+		w->slice_end_ns = s_end;
 		if (lag > w->slice_lag_ns)
 			w->slice_lag_ns = lag;
 		if (late > w->slice_late_ns)
@@ -516,7 +546,7 @@ int rundump_add_log(struct rundump *d, const char *path, char **ret_notes)
 
 	if (r < 0)
 		return r;
-	d->sources++;
+	d->source = d->sources++;
 	while ((r = runlog_next(rd, &rec)) > 0) {
 		rundump_add(d, rec);
 		json_decref(rec);
@@ -531,11 +561,15 @@ int rundump_add_log(struct rundump *d, const char *path, char **ret_notes)
 	return r;
 }
 
-int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_ns)
+int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_ns,
+		     uint64_t *ret_interval_ns)
 {
 	struct runlog_reader *rd;
 	json_t *rec;
 	uint64_t from = UINT64_MAX, to = 0;
+	/* The lengths seen, to the ms, and how often: the first 8 kinds
+	 * (a full interval, a cut one, a stalled record of several). */
+	uint64_t len[8] = { 0 }, seen[8] = { 0 };
 	int r = runlog_open(path, &rd);
 
 	if (r < 0)
@@ -546,6 +580,13 @@ int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_n
 			uint64_t a = rd_u64(rec, "wall_start_ns"), b = rd_u64(rec, "wall_end_ns");
 			from = a < from ? a : from;
 			to = b > to ? b : to;
+			uint64_t ms = (rd_u64(rec, "end_ns") - rd_u64(rec, "start_ns") + 500000) / 1000000;
+			for (size_t k = 0; ms && k < 8; k++)
+				if (!seen[k] || len[k] == ms) {
+					len[k] = ms;
+					seen[k]++;
+					break;
+				}
 		}
 		json_decref(rec);
 	}
@@ -556,7 +597,94 @@ int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_n
 		return -ENODATA;
 	*ret_from_ns = from;
 	*ret_to_ns = to;
+	if (ret_interval_ns) {
+		size_t best = 0;
+		for (size_t k = 1; k < 8; k++)
+			if (seen[k] > seen[best])
+				best = k;
+		*ret_interval_ns = len[best] * 1000000;
+	}
 	return 0;
+}
+
+struct merge_src {
+	struct runlog_reader *rd;
+	json_t *rec;                /* its next interval record; NULL: done */
+	uint64_t index;             /* its slice */
+};
+
+/* Reads on to the source's next interval record, adding the other kinds
+ * on the way (a state, a host record: in the log's own order). */
+static int merge_advance(struct rundump *d, struct merge_src *m, unsigned source)
+{
+	json_t *rec;
+	int r;
+
+	m->rec = NULL;
+	d->source = source;
+	while ((r = runlog_next(m->rd, &rec)) > 0) {
+		const char *type = json_string_value(json_object_get(rec, "type"));
+		if (!type || strcmp(type, "interval") != 0) {
+			rundump_add(d, rec);
+			json_decref(rec);
+			continue;
+		}
+		uint64_t a = rd_u64(rec, "wall_start_ns"), b = rd_u64(rec, "wall_end_ns");
+		uint64_t mid = a + (b > a ? (b - a) / 2 : 0);
+		m->index = mid > d->f.wall_from_ns && d->f.slice_ns
+				   ? (mid - d->f.wall_from_ns) / d->f.slice_ns : 0;
+		m->rec = rec;
+		return 0;
+	}
+	return r;
+}
+
+int rundump_merge_logs(struct rundump *d, const char *const *paths, size_t n, char **ret_notes)
+{
+	struct merge_src *m = calloc(n ? n : 1, sizeof(*m));
+	char *notes = NULL;
+	size_t notes_len = 0;
+	FILE *nf = ret_notes ? open_memstream(&notes, &notes_len) : NULL;
+	int r = m ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		r = runlog_open(paths[i], &m[i].rd);
+		if (r == 0)
+			r = merge_advance(d, &m[i], (unsigned)i);
+	}
+	d->sources = (unsigned)n;
+	while (r == 0) {
+		size_t next = n;
+		for (size_t i = 0; i < n; i++)
+			if (m[i].rec && (next == n || m[i].index < m[next].index))
+				next = i;
+		if (next == n)
+			break;
+		d->source = (unsigned)next;
+		rundump_add(d, m[next].rec);
+		json_decref(m[next].rec);
+		r = merge_advance(d, &m[next], (unsigned)next);
+	}
+	bool noted = false;
+	for (size_t i = 0; m && i < n; i++) {
+		if (nf && m[i].rd && (runlog_corrupt(m[i].rd) || runlog_torn(m[i].rd))) {
+			fprintf(nf, "%s%s: %" PRIu64 " damaged record(s) skipped%s", noted ? "; " : "",
+				paths[i], runlog_corrupt(m[i].rd),
+				runlog_torn(m[i].rd) ? ", a torn last record dropped" : "");
+			noted = true;
+		}
+		json_decref(m[i].rec);
+		if (m[i].rd)
+			runlog_close(m[i].rd);
+	}
+	free(m);
+	if (nf) {
+		fclose(nf);
+		*ret_notes = notes && *notes ? notes : NULL;
+		if (!*ret_notes)
+			free(notes);
+	}
+	return r;
 }
 
 size_t rundump_text_pending(struct rundump *d)
@@ -614,6 +742,7 @@ void rundump_free(struct rundump *d)
 			free(w->target_path[t]);
 		}
 		free(w->targets);
+		free(w->seen);
 		rd_kernel_free(&w->kernel);
 		json_decref(w->report_ops);
 		free(w);

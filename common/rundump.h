@@ -31,6 +31,10 @@ struct rundump_filter {
 	bool service;                  /* HDR: service times instead of latencies */
 	/* merge: only intervals within [wall_from, wall_to] */
 	uint64_t wall_from_ns, wall_to_ns;
+	/* merge, CSV/HDR: slices of slice_ns by wall-clock time from
+	 * wall_from, each the hosts' intervals whose middle falls in it
+	 * (rundump_merge_logs feeds them in that order) */
+	bool merge_wall;
 };
 
 struct rundump;
@@ -58,8 +62,16 @@ json_t *rundump_finish(struct rundump *d);
 void rundump_free(struct rundump *d);
 
 /* The wall-clock span [first interval start, last interval end] of a log:
- * what merge intersects.  0 or -errno. */
-int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_ns);
+ * what merge intersects; and, if ret_interval_ns, the length most of its
+ * intervals have (to the ms).  0 or -errno. */
+int rundump_log_span(const char *path, uint64_t *ret_from_ns, uint64_t *ret_to_ns,
+		     uint64_t *ret_interval_ns);
+/* Adds the logs of hosts that ran side by side, read together in
+ * wall-clock order (the interval records of each slice of the overlap
+ * from every log before any of the next slice), with the filter's
+ * merge_wall: one row a slice for the fleet.  -errno if one cannot be
+ * read; ret_notes as rundump_add_log's, for all. */
+int rundump_merge_logs(struct rundump *d, const char *const *paths, size_t n, char **ret_notes);
 
 /* The host records added so far (runlog.h, "host"), as rundump_finish
  * gives them: JSON, {"intervals", SECTION: {NAME: {"mean", "max"}}};

@@ -129,8 +129,9 @@ static void csv_keep(struct rundump *d, json_t *rec)
 
 void rd_host_csv(struct rundump *d, const char *workload, const char *op)
 {
+	/* A fleet's row has no one host's counters. */
 	for (size_t i = 0; i < RD_HOST_CSV_N; i++)
-		if (d->have_host_csv)
+		if (d->have_host_csv && !d->f.merge_wall)
 			fprintf(d->text, ",%.2f", d->host_csv[i]);
 		else
 			fputc(',', d->text);

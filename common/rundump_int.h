@@ -84,7 +84,9 @@ struct rd_workload {
 	uint64_t active_ns, lag_max_ns, intervals;
 	uint64_t sched_ns;          /* of active_ns, intervals with ops scheduled: rate_target's time */
 	uint64_t wall_first_ns, wall_last_ns;  /* merge: the time the intervals cover */
-	unsigned sources, last_source;     /* merge: logs with intervals of it */
+	unsigned sources;                  /* merge: logs with intervals of it */
+	uint8_t *seen;                     /* ... a bit a log */
+	size_t seen_len;
 	struct rd_ops totals;
 	struct rd_kernel kernel;           /* JSON dumps */
 	char *target_path[RD_MAX_TARGETS];
@@ -112,6 +114,7 @@ struct rundump {
 	bool hdr_header_done;
 	uint64_t skipped;
 	unsigned sources;                  /* logs added */
+	unsigned source;                   /* the one being read (0 ...) */
 	struct rd_op scratch;              /* one interval's op, for its row */
 	json_t *host;                      /* the host records folded (rundump_host.c) */
 	double host_csv[RD_HOST_CSV_N];    /* CSV: the last host record's columns */

@@ -73,14 +73,18 @@ int offline_merge(const char *const *sources, size_t n, enum rundump_format form
 		  const struct rundump_filter *filter, json_t **ret, char *err, size_t errlen)
 {
 	struct rundump_filter f = *filter;
-	uint64_t from = 0, to = UINT64_MAX;
+	uint64_t from = 0, to = UINT64_MAX, interval = 0;
 	json_t *spans = json_array(), *notes = json_array();
-	int r = 0;
+	/* Rows (CSV, HDR) are the fleet's, a slice of the overlap each: the
+	 * logs are read side by side.  Totals (JSON) add up in any order. */
+	bool rows = format == RUNDUMP_CSV || format == RUNDUMP_HDR;
+	char **paths = calloc(n ? n : 1, sizeof(*paths));
+	int r = paths ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < n && r == 0; i++) {
-		char *path = runlog_path_of(sources[i]);
-		uint64_t a, b;
-		r = path ? rundump_log_span(path, &a, &b) : -ENOMEM;
+		char *path = paths[i] = runlog_path_of(sources[i]);
+		uint64_t a, b, iv;
+		r = path ? rundump_log_span(path, &a, &b, &iv) : -ENOMEM;
 		if (r == -ENODATA)
 			snprintf(err, errlen, "%s holds no intervals", path);
 		else if (r == -EPROTO)
@@ -88,35 +92,46 @@ int offline_merge(const char *const *sources, size_t n, enum rundump_format form
 		else if (r < 0)
 			snprintf(err, errlen, "cannot read %s: %s", path ? path : sources[i],
 				 strerror(-r));
-		else {
+		else if (rows && !filter->slice_ns && interval && iv != interval) {
+			snprintf(err, errlen, "%s has intervals of %.3f s, %s of %.3f s: give --slice, "
+				 "a multiple of both, for rows of the fleet", sources[i], iv / 1e9,
+				 sources[0], interval / 1e9);
+			r = -EINVAL;
+		} else {
+			interval = interval ? interval : iv;
 			from = a > from ? a : from;
 			to = b < to ? b : to;
 			json_array_append_new(spans, json_pack("{s:s,s:I,s:I}", "source", sources[i],
 							       "wall_start_ns", (json_int_t)a,
 							       "wall_end_ns", (json_int_t)b));
 		}
-		free(path);
 	}
 	if (r == 0 && from >= to) {
 		snprintf(err, errlen, "the runs do not overlap in time: nothing ran on all of them "
 				      "at once");
 		r = -ERANGE;
 	}
-	if (r < 0) {
-		json_decref(spans);
-		json_decref(notes);
-		return r;
-	}
 	f.wall_from_ns = from;
 	f.wall_to_ns = to;
-	struct rundump *rd = rundump_new(format, &f);
-	if (!rd) {
-		json_decref(spans);
-		json_decref(notes);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	if (rows) {
+		f.merge_wall = true;
+		f.slice_ns = f.slice_ns ? f.slice_ns : interval;
 	}
-	for (size_t i = 0; i < n && r == 0; i++)
+	struct rundump *rd = r == 0 ? rundump_new(format, &f) : NULL;
+	if (r == 0 && !rd) {
+		snprintf(err, errlen, "out of memory");
+		r = -ENOMEM;
+	}
+	if (r == 0 && rows) {
+		char *note = NULL;
+		r = rundump_merge_logs(rd, (const char *const *)paths, n, &note);
+		if (r < 0)
+			snprintf(err, errlen, "cannot read the logs: %s", strerror(-r));
+		if (note)
+			json_array_append_new(notes, json_string(note));
+		free(note);
+	}
+	for (size_t i = 0; i < n && r == 0 && !rows; i++)
 		r = add_source(rd, sources[i], notes, err, errlen);
 	if (r == 0) {
 		*ret = rundump_finish(rd);
@@ -129,5 +144,8 @@ int offline_merge(const char *const *sources, size_t n, enum rundump_format form
 	rundump_free(rd);
 	json_decref(spans);
 	json_decref(notes);
+	for (size_t i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
 	return r;
 }

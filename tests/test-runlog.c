@@ -628,8 +628,8 @@ static void test_merge_overlap(void **state)
 	char *a = write_log("a.log", 10, 1000, 1000, NULL);
 	char *b = write_log("b.log", 10, 500, 1003, NULL);
 	uint64_t from_a, to_a, from_b, to_b;
-	assert_int_equal(rundump_log_span(a, &from_a, &to_a), 0);
-	assert_int_equal(rundump_log_span(b, &from_b, &to_b), 0);
+	assert_int_equal(rundump_log_span(a, &from_a, &to_a, NULL), 0);
+	assert_int_equal(rundump_log_span(b, &from_b, &to_b, NULL), 0);
 	struct rundump_filter f = { .wall_from_ns = from_b, .wall_to_ns = to_a };
 	struct rundump *d = rundump_new(RUNDUMP_JSON, &f);
 	assert_int_equal(rundump_add_log(d, a, NULL), 0);
@@ -640,6 +640,42 @@ static void test_merge_overlap(void **state)
 						       "ops"), "read");
 	assert_int_equal(json_integer_value(json_object_get(read, "count")), 7 * 1000 + 7 * 500);
 	assert_true(json_real_value(json_object_get(read, "rate_achieved")) == 1500.0);
+	json_decref(j);
+	free(a);
+	free(b);
+}
+
+/* The same two hosts as CSV rows: one row a second of the overlap for
+ * the fleet, the hosts' intervals merged (1500 ops, at 1500/s), not each
+ * host's rows one after the other. */
+static void test_merge_csv_rows(void **state)
+{
+	(void)state;
+	char *a = write_log("a3.log", 10, 1000, 1000, NULL);
+	char *b = write_log("b3.log", 10, 500, 1003, NULL);
+	uint64_t from_a, to_a, from_b, to_b, iv = 0;
+	assert_int_equal(rundump_log_span(a, &from_a, &to_a, &iv), 0);
+	assert_int_equal(iv, 1000000000);
+	assert_int_equal(rundump_log_span(b, &from_b, &to_b, NULL), 0);
+	struct rundump_filter f = { .wall_from_ns = from_b, .wall_to_ns = to_a,
+				    .slice_ns = iv, .merge_wall = true };
+	struct rundump *d = rundump_new(RUNDUMP_CSV, &f);
+	const char *paths[] = { a, b };
+	assert_int_equal(rundump_merge_logs(d, paths, 2, NULL), 0);
+	json_t *j = rundump_finish(d);
+	rundump_free(d);
+	const char *csv = json_string_value(json_object_get(j, "csv"));
+	assert_non_null(csv);
+	unsigned rows = 0;
+	for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		char want[64];
+		snprintf(want, sizeof(want), "w,read,%u.000,%u.000,1500,0,6144000,1500.000,1500.000,",
+			 rows, rows + 1);
+		if (strncmp(line + 1, want, strlen(want)) != 0)
+			fail_msg("row %u is not the fleet's: %.80s", rows, line + 1);
+		rows++;
+	}
+	assert_int_equal(rows, 7);
 	json_decref(j);
 	free(a);
 	free(b);
@@ -662,8 +698,8 @@ static void test_merge_one_host_workload(void **state)
 	char *a = write_log("a1.log", 10, 1000, 1000, NULL);
 	char *b = write_log("b1.log", 10, 500, 1000, tail);
 	uint64_t from_a, to_a, from_b, to_b;
-	assert_int_equal(rundump_log_span(a, &from_a, &to_a), 0);
-	assert_int_equal(rundump_log_span(b, &from_b, &to_b), 0);
+	assert_int_equal(rundump_log_span(a, &from_a, &to_a, NULL), 0);
+	assert_int_equal(rundump_log_span(b, &from_b, &to_b, NULL), 0);
 	struct rundump_filter f = { .wall_from_ns = from_a > from_b ? from_a : from_b,
 				    .wall_to_ns = to_a < to_b ? to_a : to_b };
 	struct rundump *d = rundump_new(RUNDUMP_JSON, &f);
@@ -735,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_report_after_reload),
 		cmocka_unit_test(test_csv_host_window),
 		cmocka_unit_test(test_merge_overlap),
+		cmocka_unit_test(test_merge_csv_rows),
 		cmocka_unit_test(test_merge_one_host_workload),
 		cmocka_unit_test(test_hdr_cookie),
 		cmocka_unit_test(test_hdr_base_is_run_start),

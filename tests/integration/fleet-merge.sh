@@ -188,6 +188,25 @@ if got != 2 * count:
     sys.exit(f"merged {got} reads of two hosts 3 ms apart, each ran {count}: edge intervals dropped")
 EOF
 head -1 "$WORK/merged.csv" | grep -q '^workload,op,start_s' || fail "merge --format csv: no header"
+# The CSV's rows are the fleet's: one a second of the overlap, in time
+# order, each the hosts' intervals merged (their counts add up to the
+# merged total); they were each host's rows, one host's after the other's.
+python3 - "$WORK/merged.csv" "$WORK/merged.json" <<'EOF' || fail "merge --format csv: not the fleet's rows"
+import csv, json, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["op"] == "read"]
+merged = json.load(open(sys.argv[2]))
+want = merged["workloads"][0]["ops"]["read"]["count"]
+starts = [float(r["start_s"]) for r in rows]
+if starts != sorted(set(starts)):
+    sys.exit(f"rows not one a slice in time order: {starts}")
+got = sum(int(r["count"]) for r in rows)
+if got != want:
+    sys.exit(f"the rows hold {got} reads, the merged total is {want}")
+rates = [float(r["rate_achieved"]) for r in rows]
+print(f"# merged CSV: {len(rows)} rows, {got} reads, rates {min(rates):.0f}-{max(rates):.0f}/s")
+if min(rates) < 1400:
+    sys.exit(f"a row's rate is one host's, not the fleet's 1600/s: {rates}")
+EOF
 rc=0
 "$SOAKCTL" merge "$WORK/state-a/fleet" "$WORK/nonexistent" >/dev/null 2>"$WORK/err.txt" || rc=$?
 ((rc != 0)) && grep -q 'cannot read' "$WORK/err.txt" || fail "merge of a missing run: rc $rc, $(cat "$WORK/err.txt")"
