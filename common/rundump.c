@@ -528,7 +528,10 @@ int rundump_add(struct rundump *d, json_t *rec)
 		const char *reason = json_string_value(json_object_get(rec, "reason"));
 		struct rd_workload *w = name && (!d->f.workload || strcmp(d->f.workload, name) == 0)
 						? workload_get(d, name) : NULL;
-		if (w && state) {
+		/* Merged hosts: one that failed is not hidden by another's
+		 * later state; the first failure and its reason stay. */
+		bool keep = w && d->f.wall_to_ns && strcmp(w->state, "failed") == 0;
+		if (w && state && !keep) {
 			snprintf(w->state, sizeof(w->state), "%s", state);
 			snprintf(w->reason, sizeof(w->reason), "%s", reason ? reason : "");
 		}

@@ -681,6 +681,43 @@ static void test_merge_csv_rows(void **state)
 	free(b);
 }
 
+/* A workload that failed on one host and finished on another: the merge
+ * says failed, with the failure's reason, whichever log is read last. */
+static void test_merge_failed_host(void **state)
+{
+	(void)state;
+	const char *how[2][2] = { { "failed", "device error: EIO" }, { "finished", "" } };
+	char *path[2];
+	for (int k = 0; k < 2; k++) {
+		char *tail = NULL;
+		size_t tail_len = 0;
+		FILE *t = open_memstream(&tail, &tail_len);
+		assert_non_null(t);
+		put_record(t, json_pack("{s:s,s:s,s:s,s:s}", "type", "state", "workload", "w",
+					"state", how[k][0], "reason", how[k][1]));
+		fclose(t);
+		path[k] = write_log(k ? "fb.log" : "fa.log", 10, 100, 1000, tail);
+		free(tail);
+	}
+	for (int order = 0; order < 2; order++) {
+		uint64_t from, to;
+		assert_int_equal(rundump_log_span(path[0], &from, &to, NULL), 0);
+		struct rundump_filter f = { .wall_from_ns = from, .wall_to_ns = to };
+		struct rundump *d = rundump_new(RUNDUMP_JSON, &f);
+		assert_int_equal(rundump_add_log(d, path[order], NULL), 0);
+		assert_int_equal(rundump_add_log(d, path[1 - order], NULL), 0);
+		json_t *j = rundump_finish(d);
+		rundump_free(d);
+		json_t *w = json_array_get(json_object_get(j, "workloads"), 0);
+		assert_string_equal(json_string_value(json_object_get(w, "state")), "failed");
+		assert_string_equal(json_string_value(json_object_get(w, "reason")),
+				    "device error: EIO");
+		json_decref(j);
+	}
+	free(path[0]);
+	free(path[1]);
+}
+
 /* A workload that only one of the merged hosts ran: its time is that
  * host's, so its rate is not divided among hosts that did not run it. */
 static void test_merge_one_host_workload(void **state)
@@ -772,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_csv_host_window),
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_csv_rows),
+		cmocka_unit_test(test_merge_failed_host),
 		cmocka_unit_test(test_merge_one_host_workload),
 		cmocka_unit_test(test_hdr_cookie),
 		cmocka_unit_test(test_hdr_base_is_run_start),
