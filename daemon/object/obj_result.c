@@ -360,7 +360,11 @@ static enum obj_outcome finish_request(struct obj_xfer *x, const struct obj_clie
 
 	*ret_gone = false;
 	if (result != CURLE_OK) {
-		*ret_class = class_of(result);
+		/* Timed out before libcurl sent a byte (on_send never ran):
+		 * in connect, or its TLS handshake.  A connect error, and a
+		 * request that did not happen. */
+		*ret_class = result == CURLE_OPERATION_TIMEDOUT && x->sends == 0 ? OP_ERR_CONNECT
+										 : class_of(result);
 		log_clean(x->errbuf, sizeof(x->errbuf), LOG_REMOTE_MAX, message, sizeof(message));
 		log_failure(cl, x, *ret_class, message[0] ? message : curl_easy_strerror(result));
 		return OBJ_ERROR;
