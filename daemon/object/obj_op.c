@@ -230,12 +230,15 @@ void obj_op_skipped(struct obj_stream *st, enum obj_kind kind)
 			    st->pool.n_doubtful);
 }
 
-static void record_timing(struct op_stats *os, CURL *easy)
+/* ttfb only for an op that completed, as latency: a throttling server's
+ * quick 503s would pull its percentiles down while service got worse. */
+static void record_timing(struct op_stats *os, CURL *easy, bool completed)
 {
 	curl_off_t t = 0, app = 0;
 	long connects = 0;
 
-	if (curl_easy_getinfo(easy, CURLINFO_STARTTRANSFER_TIME_T, &t) == CURLE_OK && t > 0)
+	if (completed && curl_easy_getinfo(easy, CURLINFO_STARTTRANSFER_TIME_T, &t) == CURLE_OK &&
+	    t > 0)
 		hist_record(&os->ttfb, (uint64_t)t * 1000);
 	if (curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0) {
 		curl_easy_getinfo(easy, CURLINFO_APPCONNECT_TIME_T, &app);
@@ -350,7 +353,7 @@ void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outc
 		else if (x->kind == OBJ_KIND_LIST)
 			bytes = x->list_bytes;
 		op_stats_record(os, now - x->due_ns, now - x->submit_ns, bytes, false);
-		record_timing(os, x->easy);
+		record_timing(os, x->easy, true);
 		note_success(st, x, now);
 		break;
 	case OBJ_CORRUPT:
@@ -358,19 +361,19 @@ void obj_op_end(struct obj_stream *st, struct obj_xfer *x, enum obj_outcome outc
 		 * in the histograms (often a stall's, cut short), as a device's
 		 * corrupt read's is. */
 		op_stats_record_corrupt(os, now - x->due_ns, now - x->submit_ns, x->pos);
-		record_timing(os, x->easy);
+		record_timing(os, x->easy, true);
 		break;
 	case OBJ_STALE:
 		/* Completed with the wrong (old) data: like corrupt, not an
 		 * error; counted in verify.stale. */
 		op_stats_record(os, now - x->due_ns, now - x->submit_ns, x->pos, false);
-		record_timing(os, x->easy);
+		record_timing(os, x->easy, true);
 		break;
 	default:
 		op_stats_record_error(os, c);
 		/* A failed op may have opened a connection too: connections
 		 * counts them all. */
-		record_timing(os, x->easy);
+		record_timing(os, x->easy, false);
 		if (back_off)
 			note_failure(st, c, now);
 		break;

@@ -38,6 +38,25 @@ ctl dump --format json >"$WORK/dump.json" || fail "dump failed"
 ctl dump --format csv >"$WORK/dump.csv" || fail "dump csv failed"
 ctl status --json >/dev/null || fail "soakd does not answer after the faults"
 stop_soakd 10
+# Time to first byte is of completed ops, as latency: an interval whose
+# ops all failed (the 503s come back at once) has none.
+python3 - "$WORK/state/faults/intervals.log" <<'EOF' || fail "ttfb of failed ops"
+import json, sys
+failed_only = 0
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    rec = json.loads(line.split(" ", 1)[1])
+    if rec.get("type") != "interval":
+        continue
+    for name, op in rec["ops"].items():
+        if op.get("count", 0) == 0 and op.get("errors", 0) > 0:
+            failed_only += 1
+            if "ttfb" in op:
+                sys.exit(f"{name} at {rec['start_ns'] / 1e9:.0f} s: no op completed, "
+                         f"{op['errors']} failed, and ttfb holds their answers")
+print(f"# {failed_only} op intervals with only failures, none with a ttfb")
+if not failed_only:
+    sys.exit("no interval where every op failed: the 503s did not take")
+EOF
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC"
 python3 - "$WORK/dump.json" "$WORK/dump.csv" <<'EOF' || fail "faults not counted where they belong"
 import csv, json, sys
