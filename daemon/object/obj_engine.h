@@ -187,6 +187,11 @@ struct obj_xfer {
 	size_t got_len;
 	uint8_t head[16];           /* first bytes of a body starting at offset 0 */
 	size_t head_len;
+	/* A body whose header names another version of this object (an
+	 * older one, an unanswered PUT's): the rest is checked against that
+	 * version, so a header alone does not pass for it. */
+	struct obj_payload alt;
+	bool alt_on, alt_bad;
 
 	long status;                /* 0 until the first body byte */
 	/* Times the request was sent: libcurl sends it again, unasked, on a

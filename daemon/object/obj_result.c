@@ -173,7 +173,21 @@ static enum obj_outcome check_get(const struct obj_client *cl, const struct obj_
 
 	if (!x->verify)
 		return OBJ_OK;
-	if (x->mismatch && late_index(x) >= 0)
+	/* Headed as another version of this object, and not that version
+	 * further on, or not as long as an unanswered PUT of it was: damage,
+	 * whatever its first bytes say. */
+	int late = x->mismatch ? late_index(x) : -1;
+	if (x->alt_on && (x->alt_bad || (late >= 0 && x->pos != x->late.size[late]))) {
+		uint64_t name_hash, version;
+		obj_payload_header(x->head, &name_hash, &version);
+		snprintf(what, sizeof(what), "begins as version %" PRIu64 " of this object (%s), but "
+			 "%s", version, late >= 0 ? "a write that had no answer" : "an older one",
+			 x->alt_bad ? "its data differs from that version's further on"
+				    : "is not as long as that write was");
+		log_corrupt(cl, x, what);
+		return OBJ_CORRUPT;
+	}
+	if (late >= 0)
 		return OBJ_LATE;
 	if (x->mismatch && is_stale(x)) {
 		uint64_t name_hash, version;

@@ -204,16 +204,33 @@ static void check_body(struct obj_xfer *x, const uint8_t *ptr, size_t n)
 		memcpy(x->head + x->pos, ptr, k);
 		x->head_len = x->pos + k;
 	}
-	if (!x->verify || x->mismatch)
-		return;
-	size_t in_range = x->pos >= x->len ? 0 : x->len - x->pos < n ? (size_t)(x->len - x->pos) : n;
 	uint64_t at;
+	if (!x->verify)
+		return;
+	if (x->mismatch) {
+		if (x->alt_on && !x->alt_bad &&
+		    !obj_payload_check(&x->alt, x->off + x->pos, ptr, n, &at))
+			x->alt_bad = true;
+		return;
+	}
+	size_t in_range = x->pos >= x->len ? 0 : x->len - x->pos < n ? (size_t)(x->len - x->pos) : n;
 	if (!obj_payload_check(&x->payload, x->off + x->pos, ptr, in_range, &at)) {
 		x->mismatch = true;
 		x->mismatch_at = at;
 		size_t i = (size_t)(at - x->off - x->pos);
 		x->got_len = n - i < sizeof(x->got) ? n - i : sizeof(x->got);
 		memcpy(x->got, ptr + i, x->got_len);
+		/* Another version of this object, by its header: the rest of
+		 * the body must be that version's. */
+		uint64_t name_hash, version;
+		if (x->off == 0 && x->head_len == sizeof(x->head)) {
+			obj_payload_header(x->head, &name_hash, &version);
+			if (name_hash == x->payload.name_hash && version != x->payload.version) {
+				obj_payload_init(&x->alt, x->key, strlen(x->key), version);
+				x->alt_on = true;
+				x->alt_bad = !obj_payload_check(&x->alt, at, ptr + i, n - i, &at);
+			}
+		}
 	}
 }
 
@@ -328,6 +345,7 @@ void obj_xfer_reset_response(struct obj_xfer *x)
 	if (x->list_buf)
 		x->list_buf[0] = '\0';
 	x->mismatch = false;
+	x->alt_on = x->alt_bad = false;
 	x->got_len = x->head_len = 0;
 	x->errbuf[0] = '\0';
 	x->mp_step = OBJ_MP_NONE;

@@ -24,7 +24,9 @@ libcurl's resend on a new connection is refused, so the client sees
 "could not connect" for a PUT the server carried out; a line
 "put-refuse PATH" on stdout says when) or "put-late:N:SECONDS" (every Nth
 PUT answered 504 at once, and carried out SECONDS later, as a gateway whose
-backend goes on after it gave up; "put-late PATH" on stdout when it lands).
+backend goes on after it gave up; "put-late PATH" on stdout when it lands)
+or "put-late-torn:N:SECONDS" (the same, but what lands is the body's first
+16 bytes, its header, and zeros: a backend that crashed mid-write).
 A GET of "/BUCKET/?list-type=2" answers a ListObjectsV2 page of the objects
 under /BUCKET/ (path-style), from the prefix and continuation token asked,
 max-keys at a time.  Prints its port on stdout.
@@ -107,13 +109,15 @@ class Handler(BaseHTTPRequestHandler):
         if self.misbehave():
             return
         m = mode()
-        if m.startswith("put-late:"):
+        if m.startswith("put-late:") or m.startswith("put-late-torn:"):
             global puts
             every, delay = m.split(":")[1:3]
             with lock:
                 puts += 1
                 late = puts % int(every) == 0
             if late:
+                if m.startswith("put-late-torn:"):
+                    body = body[:16] + bytes(max(len(body) - 16, 0))
                 def land(path=self.path, body=body):
                     with lock:
                         objects[path] = body

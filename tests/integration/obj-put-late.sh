@@ -40,4 +40,23 @@ assert v("get", "uncertain") + v("stat", "uncertain") >= 1, "no read met a late 
 assert v("get", "checked") > 50, "too few GETs checked"
 PY
 grep -q "STALE\|CORRUPT" "$SOAKD_LOG" && fail "a late PUT was reported: $(grep -m3 "STALE\|CORRUPT" "$SOAKD_LOG")"
+
+# 2. What lands late is the unanswered PUT's header and zeros (a backend
+# that crashed mid-write): a read of it is corrupt, not uncertain (the
+# header alone passed: the check stopped at its first difference).
+echo "put-late-torn:5:1" >"$MODE"
+SOAKD_LOG="$WORK/soakd.torn.log"
+start_soakd --config "$WORK/late.json" --socket "$SOCK" --state-dir "$WORK/state-torn" --no-table
+wait_until 20 "the control socket" ctl_answers
+wait_until 30 "the workload to finish" workload_is w finished
+dump_and_stop "$WORK/dump-torn.json"
+python3 - "$WORK/dump-torn.json" <<'PY' || fail "reads of torn late PUTs: $(head -c 3000 "$WORK/dump-torn.json")"
+import json, sys
+ops = next(w for w in json.load(open(sys.argv[1]))["workloads"] if w["name"] == "w")["ops"]
+g = ops["get"]
+print(f"# torn late PUTs: get corrupt {g.get('corrupt')}, verify {g.get('verify')}")
+assert g.get("corrupt", 0) >= 1, "no read of a torn late PUT was counted corrupt"
+PY
+grep -q "CORRUPT: GET .*begins as version [0-9]* of this object (a write that had no answer)" \
+	"$SOAKD_LOG" || fail "no CORRUPT line for a torn late PUT: $(grep -m3 "CORRUPT\|STALE" "$SOAKD_LOG")"
 note "ok"
