@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,66 @@ static bool verify_failure_class(const char *name)
 {
 	return strcmp(name, "checked") != 0 && strcmp(name, "unchecked") != 0 &&
 	       strcmp(name, "uncertain") != 0;
+}
+
+/* A string of a recorded run, for a terminal: control characters (C0,
+ * DEL, C1 as UTF-8) as '?'. */
+static void clean_text(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)in; *p && n + 1 < len; p++) {
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			out[n++] = '?';
+			p++;
+		} else
+			out[n++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+	}
+	out[n] = '\0';
+}
+
+/* A note beside the table (marked: a change, as a CHANGED row is). */
+static void add_note(json_t *notes, bool marked, bool *significant, const char *fmt, ...)
+{
+	char text[512], clean[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	clean_text(text, clean, sizeof(clean));
+	json_array_append_new(notes, json_pack("{s:s,s:b}", "text", clean, "significant", marked));
+	*significant |= marked;
+}
+
+/* What the table cannot show: a workload or op in one run only, one
+ * that failed in one run only, and soakd's own lateness in either. */
+static void compare_runs(const struct runmodel *a, const struct runmodel *b, json_t *notes,
+			 bool *significant)
+{
+	for (int side = 0; side < 2; side++) {
+		const struct runmodel *x = side ? b : a, *y = side ? a : b;
+		for (size_t i = 0; i < x->n; i++) {
+			const struct rm_workload *wx = x->w[i], *wy = runmodel_workload(y, wx->name);
+			if (!wy) {
+				add_note(notes, true, significant, "workload %s is only in %s", wx->name,
+					 side ? "B" : "A");
+				continue;
+			}
+			for (size_t k = 0; k < wx->n_ops; k++)
+				if (!runmodel_op(wy, wx->ops[k].name))
+					add_note(notes, true, significant, "%s %s is only in %s",
+						 wx->name, wx->ops[k].name, side ? "B" : "A");
+			if (strcmp(wx->state, "failed") == 0 && strcmp(wy->state, "failed") != 0)
+				add_note(notes, true, significant, "workload %s failed in %s%s%s",
+					 wx->name, side ? "B" : "A", wx->reason[0] ? ": " : "",
+					 wx->reason);
+			if (wx->n_late)
+				add_note(notes, false, significant, "in %s, soakd itself was late in %zu "
+					 "interval(s) of %s: its latencies there are not the device's",
+					 side ? "B" : "A", wx->n_late, wx->name);
+		}
+	}
 }
 
 /* The comparison as JSON: what text and HTML print, too. */
@@ -206,6 +267,7 @@ static void print_text(json_t *ws, const char *na, const char *nb, FILE *out)
 			json_object_foreach(json_object_get(o, "verify"), vn, m) {
 				char label[64];
 				snprintf(label, sizeof(label), "verify.%s", vn);
+				clean_text(label, label, sizeof(label));
 				fprintf(out, "%-14s %-18s %-20s %14" JSON_INTEGER_FORMAT " %14"
 					JSON_INTEGER_FORMAT "%s\n", wname, op, label,
 					json_integer_value(json_object_get(m, "a")),
@@ -232,8 +294,18 @@ static void td_num(FILE *out, const char *key, const char *w, const char *op, co
 		fprintf(out, "%.3f</td>", v);
 }
 
-static void print_html(json_t *ws, json_t *answers, const char *na, const char *nb,
-		       bool significant, double min_change_pct, FILE *out)
+static void print_notes_text(json_t *notes, FILE *out)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach(notes, i, n)
+		fprintf(out, "note: %s%s\n", json_string_value(json_object_get(n, "text")),
+			json_is_true(json_object_get(n, "significant")) ? "  CHANGED" : "");
+}
+
+static void print_html(json_t *ws, json_t *answers, json_t *notes, const char *na,
+		       const char *nb, bool significant, double min_change_pct, FILE *out)
 {
 	size_t i;
 	json_t *w;
@@ -320,7 +392,20 @@ static void print_html(json_t *ws, json_t *answers, const char *na, const char *
 			}
 		}
 	}
-	fputs("</table></section>\n", out);
+	fputs("</table>\n", out);
+	size_t k;
+	json_t *n;
+	if (json_array_size(notes))
+		fputs("<ul class=\"notes\">\n", out);
+	json_array_foreach(notes, k, n) {
+		bool marked = json_is_true(json_object_get(n, "significant"));
+		fputs(marked ? "<li class=\"changed\">" : "<li>", out);
+		html_text(out, json_string_value(json_object_get(n, "text")));
+		fputs(marked ? " CHANGED</li>\n" : "</li>\n", out);
+	}
+	if (json_array_size(notes))
+		fputs("</ul>\n", out);
+	fputs("</section>\n", out);
 	cmp_answers_html(answers, out);
 	html_page_end(out);
 }
@@ -344,6 +429,8 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 	}
 	json_t *ws = compare(a.m, b.m, min_change_pct, &significant);
 	json_t *answers = cmp_answers(a.m, b.m, &significant);
+	json_t *notes = json_array();
+	compare_runs(a.m, b.m, notes, &significant);
 	if (json_array_size(ws) == 0) {
 		fprintf(stderr, "soakctl: %s and %s have no workload in common\n", run_a, run_b);
 		r = EXIT_REFUSED;
@@ -353,11 +440,14 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 					"significant", significant);
 		if (doc && answers)
 			json_object_set(doc, "answers", answers);
+		if (doc)
+			json_object_set(doc, "notes", notes);
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
 		json_decref(doc);
 	} else {
 		print_text(ws, run_a, run_b, stdout);
+		print_notes_text(notes, stdout);
 		cmp_answers_text(answers, stdout);
 	}
 	if (r == 0 && html) {
@@ -365,12 +455,13 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 		if (!f) {
 			r = EXIT_REFUSED;
 		} else {
-			print_html(ws, answers, run_a, run_b, significant, min_change_pct, f);
+			print_html(ws, answers, notes, run_a, run_b, significant, min_change_pct, f);
 			r = output_close(f, html);
 		}
 	}
 	json_decref(ws);
 	json_decref(answers);
+	json_decref(notes);
 	run_files_done(&a);
 	run_files_done(&b);
 	if (r == 0 && fflush(stdout) != 0)

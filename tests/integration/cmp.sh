@@ -159,6 +159,36 @@ grep -Eq '^w +read +verify.corrupt +0 +2  CHANGED$' "$WORK/verify.txt" ||
 grep -Eq '^w +read +verify.checked +0 +500$' "$WORK/verify.txt" ||
 	fail "verify.checked wrongly marked: $(cat "$WORK/verify.txt")"
 
+# What the table cannot show (a copy of a1 with records added as soakd
+# writes them): a workload only in B, and w failing in B, its reason with
+# terminal escapes, are marked; soakd late in B is said.  Both were passed
+# over with exit 0.
+cp -r "$WORK/state/a1" "$WORK/a1-failed"
+python3 - "$WORK/a1-failed/intervals.log" <<'PY' || fail "could not add records"
+import json, sys, zlib
+path = sys.argv[1]
+lines = open(path).read().splitlines()
+recs = [json.loads(l.split(" ", 1)[1]) for l in lines[1:]]
+iv = next(r for r in recs if r.get("type") == "interval" and r["workload"] == "w")
+extra = dict(iv, workload="x")
+late = dict(iv, generator_late=True, generator_late_ms=250.0)
+failed = {"type": "state", "workload": "w", "state": "failed", "run_ns": iv["end_ns"],
+          "reason": "device error: EIO \u001b]0;owned\u0007\u009b31m"}
+with open(path, "a") as f:
+    for r in (extra, late, failed):
+        text = json.dumps(r, separators=(",", ":"))
+        f.write("%08x %s\n" % (zlib.crc32(text.encode()), text))
+PY
+rc=0
+cmp_runs "$WORK/state/a1" "$WORK/a1-failed" >"$WORK/failed.txt" 2>&1 || rc=$?
+((rc == 3)) || fail "cmp against a run where w failed: exit $rc: $(cat "$WORK/failed.txt")"
+grep -q '^note: workload x is only in B  CHANGED$' "$WORK/failed.txt" &&
+	grep -q '^note: workload w failed in B: device error: EIO ?\]0;owned??31m  CHANGED$' \
+		"$WORK/failed.txt" &&
+	grep -q '^note: in B, soakd itself was late in 1 interval(s) of w' "$WORK/failed.txt" ||
+	fail "cmp's notes: $(cat -v "$WORK/failed.txt")"
+LC_ALL=C grep -q $'[\x1b\x07]' "$WORK/failed.txt" && fail "cmp printed the log's terminal escapes"
+
 # Usage errors.
 rc=0
 out=$(timeout 10 "$SOAKCTL" cmp "$WORK/state/a1" 2>&1) || rc=$?
