@@ -317,7 +317,8 @@ static int add_interval(struct rundump *d, json_t *rec)
 	uint64_t late = 0;
 	if (json_is_true(json_object_get(rec, "generator_late"))) {
 		double ms = json_number_value(json_object_get(rec, "generator_late_ms"));
-		late = ms > 0 ? (uint64_t)(ms * 1e6) : 1;
+		/* A hostile log's 1e300 is held, not converted out of range. */
+		late = !(ms > 0) ? 1 : ms * 1e6 >= 1.8e19 ? UINT64_MAX : (uint64_t)(ms * 1e6);
 	}
 	double target = ops_num(rec, "target_ops", 1e15);
 	const char *op_name;

@@ -501,11 +501,11 @@ int runmodel_add_dump(struct runmodel *m, json_t *dump)
 				return -ENOMEM;
 			if (!lat || hist_merge_base64(ro->lat, lat) < 0)
 				return -EINVAL;   /* a dump without its histograms cannot be compared */
-			ro->count += u64(o, "count");
-			ro->errors += u64(o, "errors");
-			ro->missed += u64(o, "missed");
-			ro->bytes += u64(o, "bytes");
-			ro->corrupt += u64(o, "corrupt");
+			ro->count = sat_add(ro->count, u64(o, "count"));
+			ro->errors = sat_add(ro->errors, u64(o, "errors"));
+			ro->missed = sat_add(ro->missed, u64(o, "missed"));
+			ro->bytes = sat_add(ro->bytes, u64(o, "bytes"));
+			ro->corrupt = sat_add(ro->corrupt, u64(o, "corrupt"));
 			ro->target_ops += num(o, "rate_target", 0) * active;
 			add_verify(ro, json_object_get(o, "verify"));
 			ro->active_s += active;

@@ -681,6 +681,34 @@ static void test_merge_csv_rows(void **state)
 	free(b);
 }
 
+/* A hostile log's generator_late_ms of 1e300 is held at the largest
+ * lateness, not converted out of range (undefined behaviour). */
+static void test_late_out_of_range(void **state)
+{
+	(void)state;
+	char *tail = NULL;
+	size_t tail_len = 0;
+	FILE *t = open_memstream(&tail, &tail_len);
+	assert_non_null(t);
+	json_t *rec = interval("w", 10, 100, 1000);
+	json_object_set_new(rec, "generator_late", json_true());
+	json_object_set_new(rec, "generator_late_ms", json_real(1e300));
+	put_record(t, rec);
+	fclose(t);
+	char *path = write_log("late.log", 10, 100, 1000, tail);
+	json_t *j = dump(path, RUNDUMP_CSV, &(struct rundump_filter){ 0 });
+	const char *row = strstr(json_string_value(json_object_get(j, "csv")), "w,read,10.000,");
+	assert_non_null(row);
+	/* generator_late_ms is the row's 24th column. */
+	for (int col = 1; col < 24 && row; col++)
+		row = strchr(row, ',') + 1;
+	assert_non_null(row);
+	assert_true(strtod(row, NULL) > 1.8e13);
+	json_decref(j);
+	free(path);
+	free(tail);
+}
+
 /* A workload that failed on one host and finished on another: the merge
  * says failed, with the failure's reason, whichever log is read last. */
 static void test_merge_failed_host(void **state)
@@ -810,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_merge_overlap),
 		cmocka_unit_test(test_merge_csv_rows),
 		cmocka_unit_test(test_merge_failed_host),
+		cmocka_unit_test(test_late_out_of_range),
 		cmocka_unit_test(test_merge_one_host_workload),
 		cmocka_unit_test(test_hdr_cookie),
 		cmocka_unit_test(test_hdr_base_is_run_start),
