@@ -65,6 +65,29 @@ static void expect_error(const char *members, const char *needle)
 	free(errors);
 }
 
+/* A prefix that escapes past what a URL may take, with a long endpoint:
+ * refused at the start, not every request failed as it is set up. */
+static void test_url_room(void **state)
+{
+	char members[4096], prefix[600] = "", endpoint[1100];
+	(void)state;
+	for (int i = 0; i < 170; i++)
+		strcat(prefix, "\u00e9");   /* é: 2 bytes, 6 escaped */
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:9/%0900d", 0);
+	snprintf(members, sizeof(members), "\"protocol\": \"http\", \"endpoint\": \"%s\", "
+		 "\"prefix\": \"%s/\", \"rate\": 0", endpoint, prefix);
+	expect_error(members, "a request's URL would take up to");
+	/* The same prefix with a short endpoint fits. */
+	snprintf(members, sizeof(members), "\"protocol\": \"http\", \"endpoint\": "
+		 "\"http://127.0.0.1:9/x\", \"prefix\": \"%s/\", \"rate\": 0, \"mix\": {\"put\": 100}", prefix);
+	struct run_config *c = NULL;
+	char *errors = NULL;
+	if (load(members, &c, &errors) < 0)
+		fail_msg("a prefix that fits was refused: %s", errors);
+	config_free(c);
+	free(errors);
+}
+
 static void test_issue_example(void **state)
 {
 	(void)state;
@@ -410,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_s3_extras),
 		cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_defaults_and_http),
+		cmocka_unit_test(test_url_room),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_verified_sizes),
 		cmocka_unit_test(test_endpoints),

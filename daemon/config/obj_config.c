@@ -7,6 +7,7 @@
  */
 #include "obj_config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -194,6 +195,34 @@ static void parse_prefix(struct cfg_ctx *c, json_t *obj, struct object_config *o
 	o->prefixes = (unsigned)u;
 }
 
+/*
+ * The longest URL a request of the workload can have must fit: the
+ * longest endpoint, a path-style bucket, the prefix as it is escaped (3
+ * bytes for a byte that is not a letter, digit or -._~/) and what soakd
+ * puts after it (its run tag, a sub-prefix, the name: under 128 bytes).
+ * Past that every request failed as it was set up.
+ */
+static void check_url_room(struct cfg_ctx *c, const struct object_config *o)
+{
+	size_t endpoint = o->endpoint ? strlen(o->endpoint) : 0, prefix = 0;
+
+	for (size_t i = 0; i < o->n_endpoints; i++)
+		if (strlen(o->endpoints[i]) > endpoint)
+			endpoint = strlen(o->endpoints[i]);
+	for (const unsigned char *p = (const unsigned char *)(o->prefix ? o->prefix : ""); *p; p++)
+		prefix += isalnum(*p) || strchr("-._~/", *p) ? 1 : 3;
+	size_t bucket = o->protocol == OBJ_PROTO_S3 && o->bucket ? strlen(o->bucket) + 12 : 0;
+	size_t url = endpoint + 1 + bucket + prefix + 128;
+	if (url < OBJ_MAX_URL_LEN)
+		return;
+	cfg_push_key(c, "prefix");
+	cfg_report(c, "a request's URL would take up to %zu bytes, more than the %d soakd takes: "
+		      "the endpoint is %zu bytes and the prefix %zu once escaped (3 for a byte "
+		      "that is not a letter, digit or -._~/); shorten either", url, OBJ_MAX_URL_LEN,
+		   endpoint, prefix);
+	cfg_pop(c);
+}
+
 /* Keys an object workload takes beside config_common_workload_keys. */
 static const char *const object_keys[] = {
 	"protocol", "endpoint", "endpoints", "region", "bucket", "create_bucket", "addressing", "connect_to",
@@ -349,6 +378,7 @@ void obj_config_parse(struct cfg_ctx *c, json_t *obj, struct workload_config *w)
 	if (n >= 0)
 		o->naming = (enum obj_naming)n;
 	parse_prefix(c, obj, o, w->name);
+	check_url_room(c, o);
 	int k = obj_cfg_enum(c, obj, "checksum", checksums);
 	if (k >= 0)
 		o->checksum = (enum obj_checksum)k;

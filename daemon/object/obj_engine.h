@@ -296,6 +296,7 @@ struct obj_stream {
 	uint64_t hold_until_ns, backoff_ns;      /* closed loop: pause after failures */
 	uint64_t failing_since_ns, failed_ops;   /* for the "answers again" notice */
 	uint64_t skipped;
+	uint64_t setup_failed;      /* requests that could not be set up (obj_op_start) */
 	/* An op was due with every transfer busy (waiting); when one was
 	 * last freed: from then on, an op not yet started is soakd's lateness. */
 	bool waiting;

@@ -188,8 +188,10 @@ bool obj_op_start(struct obj_stream *st, enum obj_kind kind, uint64_t due_ns)
 			obj_eps_done(st, x, false, false, OP_ERR_TRANSFER, 0);
 	}
 	if (r < 0) {
-		log_error("%s: cannot set up a request for %s: %s", cl->wcfg->name, x->key,
-			  strerror(-r));
+		if (st->setup_failed++ < 5)
+			log_error("%s: cannot set up a request for %s: %s%s", cl->wcfg->name, x->key,
+				  strerror(-r), st->setup_failed == 5 ? " (further ones are counted as "
+				  "transfer errors, not logged)" : "");
 		if (kind != OBJ_KIND_LIST) {
 			obj_book_unsent(st, x);
 			undo_pool(st, x, false);

@@ -208,7 +208,15 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 			due = now;
 		}
 		enum obj_kind kind = obj_op_draw(st);
-		if (!obj_op_start(st, kind, due)) {
+		uint64_t failed = st->setup_failed;
+		bool started = obj_op_start(st, kind, due);
+		/* Closed loop, requests that cannot be set up take no transfer:
+		 * paused, as a skip is, not spun past intervals and stops. */
+		if (started && !open_loop && st->setup_failed != failed && ++skips > st->n_xfers) {
+			st->hold_until_ns = now + OBJ_BACKOFF_MIN_NS;
+			break;
+		}
+		if (!started) {
 			/* A scheduled op that cannot run is missed, not lost. */
 			if (open_loop)
 				obj_op_missed(st, kind, due, now);
