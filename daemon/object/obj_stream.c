@@ -210,22 +210,17 @@ static void issue_run(struct obj_stream *st, uint64_t now, uint64_t end_ns, bool
 		enum obj_kind kind = obj_op_draw(st);
 		uint64_t failed = st->setup_failed;
 		bool started = obj_op_start(st, kind, due);
-		/* Closed loop, requests that cannot be set up take no transfer:
-		 * paused, as a skip is, not spun past intervals and stops. */
-		if (started && !open_loop && st->setup_failed != failed && ++skips > st->n_xfers) {
-			st->hold_until_ns = now + OBJ_BACKOFF_MIN_NS;
-			break;
-		}
 		if (!started) {
 			/* A scheduled op that cannot run is missed, not lost. */
 			if (open_loop)
 				obj_op_missed(st, kind, due, now);
 			obj_op_skipped(st, kind);
-			/* Closed loop with nothing to pick: wait for a completion. */
-			if (!open_loop && ++skips > st->n_xfers) {
-				st->hold_until_ns = now + OBJ_BACKOFF_MIN_NS;
-				break;
-			}
+		}
+		/* Closed loop with nothing to pick, or requests that cannot be
+		 * set up (they take no transfer): wait, not spin past stops. */
+		if (!open_loop && (!started || st->setup_failed != failed) && ++skips > st->n_xfers) {
+			st->hold_until_ns = now + OBJ_BACKOFF_MIN_NS;
+			break;
 		}
 	}
 	/* Every transfer busy: the next op is still looked at, so that
