@@ -285,6 +285,14 @@ static bool wanted_op(const struct rundump *d, const char *op)
 	return !d->f.op || strcmp(d->f.op, op) == 0;
 }
 
+uint64_t rd_wall_slice(const struct rundump *d, uint64_t wall_start, uint64_t wall_end)
+{
+	uint64_t mid = wall_start + (wall_end > wall_start ? (wall_end - wall_start) / 2 : 0);
+
+	return mid > d->f.wall_from_ns && d->f.slice_ns ? (mid - d->f.wall_from_ns) / d->f.slice_ns
+							 : 0;
+}
+
 /* Counts the log being read among the workload's, once. */
 static int note_source(struct rundump *d, struct rd_workload *w)
 {
@@ -369,8 +377,7 @@ static int add_interval(struct rundump *d, json_t *rec)
 			/* Hosts side by side: the slice of the overlap the
 			 * interval's middle falls in, whichever host ran it;
 			 * its times are the slice's, from the overlap's start. */
-			uint64_t mid = wall_start + (wall_end > wall_start ? (wall_end - wall_start) / 2 : 0);
-			index = mid > d->f.wall_from_ns ? (mid - d->f.wall_from_ns) / d->f.slice_ns : 0;
+			index = rd_wall_slice(d, wall_start, wall_end);
 			s_start = index * d->f.slice_ns;
 			s_end = s_start + d->f.slice_ns;
 			s_wall = d->f.wall_from_ns + s_start;

@@ -131,6 +131,9 @@ struct rundump {
 void rd_flush_slice(struct rundump *d, struct rd_workload *w);
 /* A record's number: a positive integer, else 0. */
 uint64_t rd_u64(json_t *j, const char *key);
+/* Merged hosts (filter's merge_wall): the slice of the overlap an
+ * interval of [wall_start, wall_end] belongs to, by its middle. */
+uint64_t rd_wall_slice(const struct rundump *d, uint64_t wall_start, uint64_t wall_end);
 /* a + b, at most INT64_MAX. */
 uint64_t rd_sat_add(uint64_t a, uint64_t b);
 /* Merges the base64 histogram at key (if any) into dst. */

@@ -107,10 +107,7 @@ static int merge_advance(struct rundump *d, struct merge_src *m, unsigned source
 			json_decref(rec);
 			continue;
 		}
-		uint64_t a = rd_u64(rec, "wall_start_ns"), b = rd_u64(rec, "wall_end_ns");
-		uint64_t mid = a + (b > a ? (b - a) / 2 : 0);
-		m->index = mid > d->f.wall_from_ns && d->f.slice_ns
-				   ? (mid - d->f.wall_from_ns) / d->f.slice_ns : 0;
+		m->index = rd_wall_slice(d, rd_u64(rec, "wall_start_ns"), rd_u64(rec, "wall_end_ns"));
 		m->rec = rec;
 		return 0;
 	}

@@ -296,8 +296,9 @@ void dev_verify_submit(struct dev_stream *d, unsigned slot_index)
 	block_range(v, slot->offset, slot->len, &b, &end);
 	v->slot_ring[slot_index] = verify_map_head(&v->map);
 	for (size_t at = slot_at(v, slot_index, 0); b < end; b++, at++) {
-		v->slot_back[at] = verify_map_uncertain(&v->map, b);
 		uint8_t gen = verify_map_write(&v->map, b);
+		/* How uncertain it was before: what the write's ring entry keeps. */
+		v->slot_back[at] = verify_map_prev_back(&v->map, verify_map_head(&v->map) - 1);
 		v->slot_gen[at] = gen;
 		verify_encode(buf + (b * VERIFY_BLOCK - slot->offset), &v->id, b * VERIFY_BLOCK,
 			      verify_map_next_seq(&v->map), gen, now);
