@@ -284,6 +284,45 @@ static void test_sampler(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(rec, "tcp"), "retrans")), 7);
 	assert_int_equal(json_object_size(json_object_get(rec, "nvme")), 0);
 	json_decref(rec);
+
+	/* io_ticks and time_in_queue are 32-bit counters in the kernel's
+	 * text: one that wraps is time spent, not a counter going back. */
+	put(dir, "stat", "0 0 3048 0 0 0 6096 0 0 4294967000 4294967000 0 0 0 0 0 0\n");
+	json_decref(host_sample(h, t0 + 2000000000, (int64_t)t0 - 1000000000, 7));
+	put(dir, "stat", "0 0 3048 0 0 0 6096 0 0 204 1704 0 0 0 0 0 0\n");
+	rec = host_sample(h, t0 + 3000000000, (int64_t)t0 - 1000000000, 7);
+	loop3 = json_object_get(json_object_get(rec, "disks"), "loop3");
+	assert_float_equal(json_number_value(json_object_get(loop3, "util_pct")), 50.0, 1e-9);
+	assert_float_equal(json_number_value(json_object_get(loop3, "queue_depth")), 2.0, 1e-9);
+	json_decref(rec);
+
+	/* A device that cannot be read any more (removed) leaves the
+	 * records; watched again, it starts from a new first reading, not
+	 * from the one before it was gone. */
+	put(dir, "stat", "gone\n");
+	rec = host_sample(h, t0 + UINT64_C(4000000000), (int64_t)t0 - 1000000000, 7);
+	assert_null(json_object_get(json_object_get(rec, "disks"), "loop3"));
+	json_decref(rec);
+	put(dir, "stat", "0 0 9048 0 0 0 9096 0 0 304 1804 0 0 0 0 0 0\n");
+	assert_int_equal(host_watch_device(h, makedev(7, 3), "loop3"), 0);
+	rec = host_sample(h, t0 + UINT64_C(5000000000), (int64_t)t0 - 1000000000, 7);
+	assert_null(json_object_get(json_object_get(rec, "disks"), "loop3"));
+	json_decref(rec);
+	put(dir, "stat", "0 0 9048 0 0 0 9096 0 0 404 1904 0 0 0 0 0 0\n");
+	rec = host_sample(h, t0 + UINT64_C(6000000000), (int64_t)t0 - 1000000000, 7);
+	loop3 = json_object_get(json_object_get(rec, "disks"), "loop3");
+	assert_float_equal(json_number_value(json_object_get(loop3, "util_pct")), 10.0, 1e-9);
+	json_decref(rec);
+
+	/* Paused (no workload ran, a new run began): the next sample is a
+	 * first one, and no record spans the pause. */
+	host_pause(h);
+	assert_null(host_sample(h, t0 + UINT64_C(60000000000), (int64_t)t0 - 1000000000, 7));
+	rec = host_sample(h, t0 + UINT64_C(61000000000), (int64_t)t0 - 1000000000, 7);
+	assert_non_null(rec);
+	assert_int_equal(json_integer_value(json_object_get(rec, "start_ns")), 61000000000);
+	assert_non_null(json_object_get(json_object_get(rec, "disks"), "loop3"));
+	json_decref(rec);
 	host_free(h);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);

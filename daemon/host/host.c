@@ -50,6 +50,7 @@ struct host_dev {
 	uint64_t nvme_next_ns;
 	struct host_nvme_smart smart;
 	bool have_smart;
+	bool seen;                   /* host_watch_workloads: still a target's */
 };
 
 struct host_reading {
@@ -71,6 +72,7 @@ struct host {
 	int psi_fd[PSI_N];
 	struct host_dev devs[HOST_MAX_DEVS];
 	size_t n_devs;
+	bool devs_full_logged;
 	struct host_reading prev;
 	bool have_prev;
 	long clk_tck;
@@ -98,6 +100,14 @@ static const char *reread(struct host *h, int fd)
 	if (n < 0)
 		return NULL;
 	h->buf[n] = '\0';
+	/* Longer than the buffer (/proc/net/dev of a host with hundreds of
+	 * interfaces): its whole lines, not a last one cut short, which
+	 * would make the parser refuse them all. */
+	if ((size_t)n == sizeof(h->buf) - 1) {
+		char *nl = strrchr(h->buf, '\n');
+		if (nl)
+			nl[1] = '\0';
+	}
 	return h->buf;
 }
 
@@ -174,8 +184,10 @@ int host_watch_device(struct host *h, dev_t devno, const char *name)
 	char dir[512];
 
 	for (size_t i = 0; i < h->n_devs; i++)
-		if (h->devs[i].devno == devno)
+		if (h->devs[i].devno == devno) {
+			h->devs[i].seen = true;
 			return 0;
+		}
 	if (h->n_devs == HOST_MAX_DEVS)
 		return -E2BIG;
 	int r = devsys_block_dir(h->sysfs, devno, dir, sizeof(dir));
@@ -187,21 +199,45 @@ int host_watch_device(struct host *h, dev_t devno, const char *name)
 	struct host_dev *d = &h->devs[h->n_devs++];
 	memset(d, 0, sizeof(*d));
 	d->devno = devno;
+	d->seen = true;
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->stat_fd = fd;
 	d->nvme_fd = strncmp(name, "nvme", 4) == 0 ? open_nvme(h, devno) : -1;
 	return 0;
 }
 
+static void drop_dev(struct host *h, size_t i)
+{
+	close_fd(h->devs[i].stat_fd);
+	close_fd(h->devs[i].nvme_fd);
+	memmove(&h->devs[i], &h->devs[i + 1], (h->n_devs - i - 1) * sizeof(h->devs[0]));
+	h->n_devs--;
+}
+
 void host_watch_workloads(struct host *h, struct workload *const *workloads, size_t n)
 {
+	for (size_t i = 0; i < h->n_devs; i++)
+		h->devs[i].seen = false;
 	for (size_t i = 0; i < n; i++)
 		for (size_t s = 0; workloads[i] && s < workloads[i]->n_streams; s++) {
 			const struct dev_facts *f = workloads[i]->streams[s].facts;
-			if (f && f->have_block)
-				host_watch_device(h, makedev(f->block.major, f->block.minor),
+			if (!f || !f->have_block)
+				continue;
+			int r = host_watch_device(h, makedev(f->block.major, f->block.minor),
 						  f->block.name);
+			if (r == -E2BIG && !h->devs_full_logged) {
+				h->devs_full_logged = true;
+				log_warning("host: the targets are on more than %d block devices: "
+					    "%s and any after it have no device figures in the "
+					    "host records", HOST_MAX_DEVS, f->block.name);
+			}
 		}
+	/* A device no workload uses any more (a reload removed it, a new
+	 * run left it) is no target's: its figures would count in the
+	 * targets' utilisation, and it would keep a place from one that is. */
+	for (size_t i = h->n_devs; i-- > 0;)
+		if (!h->devs[i].seen)
+			drop_dev(h, i);
 }
 
 /* The SMART log by the admin command Get Log Page; -errno, and the
@@ -216,6 +252,10 @@ static int read_smart(struct host_dev *d)
 		.data_len = sizeof(log),
 		/* NUMDL (dwords - 1) in bits 31:16, log identifier 02h. */
 		.cdw10 = ((sizeof(log) / 4 - 1) << 16) | 0x02,
+		/* The main thread waits for it: a controller that stalls
+		 * under the soak must not hold the ticks (and the watchdog)
+		 * for the kernel's default admin timeout, a minute. */
+		.timeout_ms = HOST_NVME_TIMEOUT_MS,
 	};
 
 	memset(log, 0, sizeof(log));
@@ -235,6 +275,9 @@ static int read_smart(struct host_dev *d)
 				    "with status 0x%x", d->name, (unsigned)status);
 		close(d->nvme_fd);
 		d->nvme_fd = -1;
+		/* The last reading is no longer current: the records leave
+		 * the drive out rather than repeat it. */
+		d->have_smart = false;
 		return r;
 	}
 	d->have_smart = host_parse_nvme_smart(log, sizeof(log), &d->smart) == 0;
@@ -272,6 +315,16 @@ static double pct(uint64_t part, uint64_t whole)
 static uint64_t delta(uint64_t now, uint64_t before)
 {
 	return now > before ? now - before : 0;
+}
+
+/* A counter the kernel prints as 32 bits (a block device's io_ticks and
+ * time_in_queue, "%u" ms): it wraps, about every 1.5 days of time in
+ * queue at 32 in flight, and a wrap is not a reset. */
+static uint64_t delta32(uint64_t now, uint64_t before)
+{
+	if (now <= UINT32_MAX && before <= UINT32_MAX)
+		return (uint32_t)((uint32_t)now - (uint32_t)before);
+	return delta(now, before);
 }
 
 static json_t *real2(double v)
@@ -325,13 +378,18 @@ static json_t *disks_json(struct host *h, double secs)
 		struct host_dev *d = &h->devs[i];
 		struct host_blkstat now;
 		const char *text = reread(h, d->stat_fd);
-		if (!text || host_parse_blkstat(text, &now) < 0)
+		if (!text || host_parse_blkstat(text, &now) < 0) {
+			/* Gone (its sysfs file answers ENODEV once the disk is
+			 * removed): watched again from a new first reading if
+			 * it comes back under the same number. */
+			drop_dev(h, i--);
 			continue;
+		}
 		if (d->have_prev) {
-			double util = delta(now.io_ticks_ms, d->prev.io_ticks_ms) / ms * 100;
+			double util = delta32(now.io_ticks_ms, d->prev.io_ticks_ms) / ms * 100;
 			json_object_set_new(o, d->name, json_pack("{s:o,s:o,s:o,s:o}",
 				"util_pct", real2(util > 100 ? 100 : util),
-				"queue_depth", real2(delta(now.time_in_queue_ms,
+				"queue_depth", real2(delta32(now.time_in_queue_ms,
 							   d->prev.time_in_queue_ms) / ms),
 				"read_Bps", real2(delta(now.read_sectors, d->prev.read_sectors) *
 						  512.0 / secs),
@@ -428,10 +486,20 @@ json_t *host_sample(struct host *h, uint64_t now_ns, int64_t run_start_ns, int64
 	return rec;
 }
 
+void host_pause(struct host *h)
+{
+	if (!h)
+		return;
+	h->have_prev = false;
+	for (size_t i = 0; i < h->n_devs; i++)
+		h->devs[i].have_prev = false;
+}
+
 void host_begin_run(struct host *h, uint64_t slice_ns)
 {
 	if (!h)
 		return;
+	host_pause(h);
 	rundump_free(h->summary);
 	rundump_free(h->slices);
 	h->summary = h->slices = NULL;

@@ -29,6 +29,8 @@ struct workload;
 /* How often an NVMe drive's SMART log is read: it changes slowly, and the
  * admin command goes to the controller, not the namespace's queues. */
 #define HOST_NVME_EVERY_NS (UINT64_C(300) * 1000000000)
+/* How long the main thread waits for it at most. */
+#define HOST_NVME_TIMEOUT_MS 5000
 
 /* proc and sysfs: "/proc" and "/sys" (tests: fake trees). */
 int host_new(const char *proc, const char *sysfs, struct host **ret);
@@ -47,6 +49,9 @@ int host_watch_device(struct host *h, dev_t devno, const char *name);
  * sample, or out of memory.
  */
 json_t *host_sample(struct host *h, uint64_t now_ns, int64_t run_start_ns, int64_t wall_offset_ns);
+/* Sampling stops for a while (no workload runs; a new run begins): the
+ * next sample is a first one again, so no record spans the pause. */
+void host_pause(struct host *h);
 
 /*
  * What the dumps and the report of a live run say of the host: the

@@ -141,15 +141,20 @@ void checkpoint(struct daemon *d, uint64_t now, bool wait)
  * an idle soakd (a finished run) writes nothing and its log settles. */
 static void sample_host(struct daemon *d, uint64_t now)
 {
-	if (!d->host || !d->results || waiting_for_start_at(d, now))
+	if (!d->host)
 		return;
 	bool active = false;
-	for (size_t i = 0; i < d->n_workloads && !active; i++)
+	for (size_t i = 0; d->results && i < d->n_workloads && !active; i++)
 		active = workload_is_active(d->workloads[i]);
 	bool sample = active || d->host_sampled;
 	d->host_sampled = active;
-	if (!sample)
+	if (!sample || !d->results || waiting_for_start_at(d, now)) {
+		/* Not sampled now: the next record is of the interval after
+		 * the pause, not of the pause (an idle gap, a prepare). */
+		host_pause(d->host);
+		d->host_sampled = false;
 		return;
+	}
 	host_watch_workloads(d->host, d->workloads, d->n_workloads);
 	json_t *rec = host_sample(d->host, now, d->run_start_ns, d->results->wall_offset_ns);
 	if (!rec)

@@ -181,4 +181,34 @@ if before < 20 or not before <= after <= final:
 print(f"# host intervals: {before} before the restart, {after} after it, {final} in the log")
 EOF
 	fail "the host's summary lost the records before the restart's checkpoint"
+
+# A pause in the run (the workload stopped, then started again 4 s later):
+# no host record spans it.  The first after it was the pause's, averaged
+# over an idle gap and counted as one interval.
+CFG3="$WORK/host3.json"
+sed -e 's/"name": "host", "duration": "6s"/"name": "host3", "duration": "60s"/' "$CFG" >"$CFG3"
+grep -q '"host3"' "$CFG3" || fail "could not make $CFG3"
+start_soakd --config "$CFG3" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 15 "the control socket (host3)" ctl_answers
+sleep 2.5
+ctl stop load >/dev/null || fail "soakctl stop load failed"
+wait_until 15 "workload load to stop" workload_is load stopped
+sleep 4
+ctl start load >/dev/null || fail "soakctl start load failed"
+wait_until 15 "workload load to run again" workload_is load running
+sleep 2.5
+stop_soakd 15
+python3 - "$WORK/state/host3/intervals.log" <<'EOF' || fail "host records across a pause: see above"
+import json, sys
+spans = []
+for line in open(sys.argv[1]):
+    if line.startswith("soakd-intervals"):
+        continue
+    rec = json.loads(line.split(" ", 1)[1])
+    if rec.get("type") == "host":
+        spans.append((rec["wall_end_ns"] - rec["wall_start_ns"]) / 1e9)
+if len(spans) < 4 or max(spans) > 1.9:
+    sys.exit(f"host records' spans across the pause, s: {spans}")
+print(f"# host records' spans across the pause, s: {[round(s, 2) for s in spans]}")
+EOF
 note "host records, dumps and metrics are plausible"
