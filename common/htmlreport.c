@@ -92,9 +92,12 @@ static bool unused(const struct rm_op *o)
 	return !o->count && !o->errors && !o->missed && !(o->target_ops > 0);
 }
 
+/* A read op that ran: one a reload's new definition dropped is kept
+ * empty, and must not leave the new definition's ops unjudged. */
 static bool has_read(const struct rm_workload *w)
 {
-	return runmodel_op(w, "read") != NULL;
+	const struct rm_op *o = runmodel_op(w, "read");
+	return o && !unused(o);
 }
 
 /* The worst slice's share over threshold j, in percent. */
@@ -218,29 +221,52 @@ static bool verify_failure(const struct rm_counter *c)
 struct verdict {
 	int judged;
 	int over_limit, failed_ops, wrong_data;   /* ops with each */
+	int failed_workloads;
+	/* Judged ops with ops but no slice (a dump's totals): their limits,
+	 * per slice, cannot be shown kept; only a whole run over one shows
+	 * one broken (the worst slice is at least the run's share). */
+	int unsliced;
 	uint64_t late_intervals;
+	uint64_t slices_dropped;   /* intervals in no slice (runmodel.h) */
 };
 
+/* The whole run's share over a threshold in percent: at most the worst
+ * slice's, so over a limit it shows the limit broken. */
+static bool run_over_limit(const struct rm_op *o, const struct report_options *ro)
+{
+	for (size_t j = 0; o->lat && o->lat->count && j < ro->n_thresholds; j++)
+		if (report_over_limit(ro, j, report_pct_above(o->lat, ro->thresholds_ns[j])))
+			return true;
+	return false;
+}
+
 /* As soakctl report judges, and more: a judged op over a limit fails, and
- * so do failed ops of a judged op and wrong data read back by any op (a
- * missed op is judged by its wait, in the latency histograms); soakd's own
- * lateness makes a pass INCONCLUSIVE. */
+ * so do failed ops of a judged op, wrong data read back by any op (a
+ * missed op is judged by its wait, in the latency histograms) and a
+ * workload that failed; soakd's own lateness, intervals in no slice and
+ * ops with no slices at all make a pass INCONCLUSIVE. */
 static struct verdict run_verdict(const struct runmodel *m, const struct report_options *ro)
 {
-	struct verdict v = { 0 };
+	struct verdict v = { .slices_dropped = m->slices_dropped };
 
 	for (size_t i = 0; i < m->n; i++) {
 		v.late_intervals += m->w[i]->n_late;
+		v.failed_workloads += strcmp(m->w[i]->state, "failed") == 0;
 		for (size_t k = 0; k < m->w[i]->n_ops; k++) {
 			const struct rm_op *o = &m->w[i]->ops[k];
 			bool wrong = o->corrupt > 0;
 			for (size_t c = 0; c < o->n_verify; c++)
 				wrong |= verify_failure(&o->verify[c]);
 			v.wrong_data += wrong;
-			if (!report_op_judged(ro, has_read(m->w[i]), o->name))
+			if (unused(o) || !report_op_judged(ro, has_read(m->w[i]), o->name))
 				continue;
 			v.judged++;
-			v.over_limit += !op_passes(o, ro);
+			if (!o->n_slices && (o->count || o->missed)) {
+				v.unsliced++;
+				v.over_limit += run_over_limit(o, ro);
+			} else {
+				v.over_limit += !op_passes(o, ro);
+			}
 			v.failed_ops += o->errors > 0;
 		}
 	}
@@ -249,19 +275,22 @@ static struct verdict run_verdict(const struct runmodel *m, const struct report_
 
 static const char *verdict_word(const struct verdict *v)
 {
+	if (v->over_limit || v->failed_ops || v->wrong_data || v->failed_workloads)
+		return "FAIL";
 	if (!v->judged)
 		return "NO DATA";
-	if (v->over_limit || v->failed_ops || v->wrong_data)
-		return "FAIL";
-	return v->late_intervals ? "INCONCLUSIVE" : "PASS";
+	return v->late_intervals || v->unsliced || v->slices_dropped ? "INCONCLUSIVE" : "PASS";
 }
 
 static void verdict_reasons(FILE *out, const struct verdict *v)
 {
 	const char *sep = "";
 
+	if (v->failed_workloads)
+		fprintf(out, "%s%d workload%s failed", sep, v->failed_workloads,
+			v->failed_workloads == 1 ? "" : "s"), sep = "; ";
 	if (!v->judged) {
-		fputs("no intervals recorded.", out);
+		fprintf(out, "%sno intervals recorded.", sep);
 		return;
 	}
 	if (v->over_limit)
@@ -277,6 +306,15 @@ static void verdict_reasons(FILE *out, const struct verdict *v)
 		fprintf(out, "%ssoakd itself was late in %" PRIu64 " interval%s: its latencies there "
 			     "are not the device's", sep, v->late_intervals,
 			v->late_intervals == 1 ? "" : "s"), sep = "; ";
+	if (v->unsliced)
+		fprintf(out, "%s%d judged op%s came with totals only (a dump, not a run directory "
+			     "or log): the limits hold per slice, which totals cannot show kept",
+			sep, v->unsliced, v->unsliced == 1 ? "" : "s"), sep = "; ";
+	if (v->slices_dropped)
+		fprintf(out, "%s%" PRIu64 " interval%s past the report's %d slices (use a longer "
+			     "--slice) %s judged by no slice", sep, v->slices_dropped,
+			v->slices_dropped == 1 ? "" : "s", RM_MAX_SLICES,
+			v->slices_dropped == 1 ? "is" : "are"), sep = "; ";
 	if (!*sep)
 		fputs("every judged op stayed within its limits in every slice; none failed and no "
 		      "data read back was wrong", out);
@@ -580,5 +618,5 @@ int html_report_write(FILE *out, const struct html_report_input *in)
 	html_page_end(out);
 	if (fflush(out) != 0 || ferror(out))
 		return -EIO;
-	return strcmp(word, "PASS") == 0 ? 0 : v.judged ? 1 : 0;
+	return strcmp(word, "PASS") == 0 ? 0 : 1;
 }

@@ -170,6 +170,10 @@ struct op_table {
 	/* Over the report's span: failed ops and wrong data read back
 	 * (corrupt, stale, lost, ...). */
 	uint64_t errors, wrong;
+	/* Missed ops: judged by their wait in the latency histograms; under
+	 * --service, which they have no time in, each is a failure. */
+	uint64_t missed;
+	bool service;
 	bool over;                  /* a slice is over a limit */
 	bool pass;
 };
@@ -265,12 +269,15 @@ static void judge(struct op_table *t, const struct report_options *o)
 	for (size_t j = 0; j < k; j++)
 		if (t->judged && report_over_limit(o, j, t->max[j]))
 			t->over = true;
+	/* Without the table (out of memory) nothing is shown kept. */
+	if (!t->pct && t->judged)
+		t->over = true;
 	/* ACT stops at a device's first I/O error, and certifies nothing:
 	 * failed ops of a judged op fail it, as wrong data read back by any
 	 * op does.  A missed op is judged by its wait, which its latency
 	 * histogram holds (ops held back by an object pool's prefill are
 	 * missed too, and are no failure of the device). */
-	t->pass = !(t->judged && (t->over || t->errors)) && !t->wrong;
+	t->pass = !(t->judged && (t->over || t->errors || (t->service && t->missed))) && !t->wrong;
 }
 
 bool report_over_limit(const struct report_options *o, size_t j, double max_pct)
@@ -380,6 +387,9 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 		if (tb->judged && tb->errors)
 			fprintf(out, "%s%" PRIu64 " failed op%s", sep, tb->errors,
 				tb->errors == 1 ? "" : "s"), sep = "; ";
+		if (tb->judged && tb->service && tb->missed)
+			fprintf(out, "%s%" PRIu64 " missed op%s, with no service time to judge", sep,
+				tb->missed, tb->missed == 1 ? "" : "s"), sep = "; ";
 		if (tb->wrong)
 			fprintf(out, "%swrong data read back %" PRIu64 " time%s", sep, tb->wrong,
 				tb->wrong == 1 ? "" : "s");
@@ -467,6 +477,8 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 				break;
 			t->errors = count_of(op, "errors");
 			t->wrong = count_of(op, "wrong_data");
+			t->missed = count_of(op, "missed");
+			t->service = o->service;
 			judge(t, o);
 			all_pass = all_pass && t->pass;
 		}
@@ -482,6 +494,15 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 		if (r < 0)
 			return r;
 		late += flag_generator_late(name, json_object_get(w, "generator_late"), out);
+		/* Whatever it measured before, a workload that failed (its
+		 * target gone, its prefill refused, its lag past max_lag) did
+		 * not run what was asked of it. */
+		const char *state = json_string_value(json_object_get(w, "state"));
+		if (state && strcmp(state, "failed") == 0 && n) {
+			fprintf(out, "%s: FAILED (the workload failed; soakctl status or the log "
+				     "says why)\n\n", name);
+			all_pass = false;
+		}
 	}
 	if (!any) {
 		fprintf(out, "report: nothing to report%s%s%s%s\n", o->workload ? " for workload " : "",

@@ -494,6 +494,9 @@ int runmodel_add_dump(struct runmodel *m, json_t *dump)
 			continue;
 		if (!rw)
 			return -ENOMEM;
+		if (json_is_string(json_object_get(w, "state")))
+			snprintf(rw->state, sizeof(rw->state), "%s",
+				 json_string_value(json_object_get(w, "state")));
 		json_object_foreach(json_object_get(w, "ops"), op, o) {
 			struct rm_op *ro = op_of(rw, op);
 			const char *lat = json_string_value(json_object_get(o, "latency_hist"));

@@ -139,10 +139,11 @@ int rm_slice_add(struct runmodel *m, struct rm_op *o, uint64_t start_ns, double 
 	size_t idx = (size_t)(start_ns / m->slice_ns);
 	int r;
 
-	if (idx >= RM_MAX_SLICES)
+	if (idx >= RM_MAX_SLICES ||
+	    (idx >= o->n_slices && m->slice_entries + (idx + 1 - o->n_slices) > RM_MAX_SLICE_ENTRIES)) {
+		m->slices_dropped++;
 		return 0;
-	if (idx >= o->n_slices && m->slice_entries + (idx + 1 - o->n_slices) > RM_MAX_SLICE_ENTRIES)
-		return 0;
+	}
 	if (idx >= o->n_slices) {
 		m->slice_entries += idx + 1 - o->n_slices;
 		struct rm_slice *sl = realloc(o->slices, (idx + 1) * sizeof(*sl));

@@ -198,7 +198,7 @@ static int run_html_report(struct options *o)
 	run_files_done(&rf);
 	if (r == 0 && strcmp(o->html, "-") != 0)
 		fprintf(stderr, "soakctl: wrote %s (verdict %s)\n", o->html,
-			verdict ? "FAIL or INCONCLUSIVE" : "PASS");
+			verdict ? "FAIL, INCONCLUSIVE or NO DATA" : "PASS");
 	return r ? r : verdict > 0 ? EXIT_REPORT_FAIL : 0;
 }
 

@@ -241,8 +241,50 @@ static void test_verdicts(void **state)
 	assert_non_null(strstr(html, "data-verdict=\"INCONCLUSIVE\""));
 	assert_non_null(strstr(html, "(120.5 ms)"));
 	free(html);
-	free(b64);
+
+	/* A workload that failed fails the run, whatever it measured. */
+	add(m, "{\"type\":\"state\",\"workload\":\"w\",\"state\":\"failed\","
+	       "\"reason\":\"target deleted\"}");
+	html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 1);
+	assert_non_null(strstr(html, "data-verdict=\"FAIL\""));
+	assert_non_null(strstr(html, "1 workload failed"));
+	free(html);
 	runmodel_free(m);
+
+	/* Nothing recorded: NO DATA, which is no pass. */
+	m = runmodel_new(0);
+	html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 1);
+	assert_non_null(strstr(html, "data-verdict=\"NO DATA\""));
+	free(html);
+	runmodel_free(m);
+
+	/* A dump holds totals, no slices: 50 µs everywhere cannot show a
+	 * limit per slice kept (INCONCLUSIVE); 50 ms for all of it shows
+	 * one broken (the worst slice is at least the whole run). */
+	for (int slow = 0; slow < 2; slow++) {
+		hist_init(&h);
+		hist_record_n(&h, slow ? 50000000 : 50000, 100);
+		char *lat = hist_to_base64(&h);
+		hist_free(&h);
+		snprintf(buf, sizeof(buf), "{\"run\":\"d\",\"workloads\":[{\"name\":\"w\","
+			 "\"state\":\"finished\",\"active_s\":10,\"ops\":{\"read\":{"
+			 "\"count\":100,\"latency_hist\":\"%s\"}}}]}", lat);
+		free(lat);
+		json_t *dump = parse(buf);
+		m = runmodel_new(0);
+		assert_int_equal(runmodel_add_dump(m, dump), 0);
+		json_decref(dump);
+		html = render(m, NULL, &verdict);
+		assert_int_equal(verdict, 1);
+		assert_non_null(strstr(html, slow ? "data-verdict=\"FAIL\""
+					       : "data-verdict=\"INCONCLUSIVE\""));
+		assert_non_null(strstr(html, "came with totals only"));
+		free(html);
+		runmodel_free(m);
+	}
+	free(b64);
 }
 
 /* A reload that replaced a workload: what its old definition measured
@@ -292,6 +334,17 @@ static void test_reload_starts_over(void **state)
 	html = render(m, NULL, &verdict);
 	assert_int_equal(verdict, 0);
 	assert_non_null(strstr(html, "data-verdict=\"PASS\""));
+	free(html);
+	/* Replaced again, by a write-only definition, at 50 ms: the read op
+	 * its old definition left empty does not leave the writes unjudged. */
+	add(m, "{\"type\":\"reload\",\"run_ns\":6000000000,\"replaced\":[\"w\"]}");
+	snprintf(buf, sizeof(buf), "{\"type\":\"interval\",\"workload\":\"w\",\"start_ns\":"
+		 "6000000000,\"end_ns\":7000000000,\"target_ops\":100,\"ops\":{\"write\":{"
+		 "\"count\":100,\"share\":1,\"latency\":\"%s\"}}}", b_slow);
+	add(m, buf);
+	html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 1);
+	assert_non_null(strstr(html, "data-verdict=\"FAIL\""));
 	free(html);
 #undef RELOAD_IV
 	free(b_slow);

@@ -212,8 +212,23 @@ static void test_errors_and_wrong_data(void **state)
 	assert_int_equal(run_report(reply, &o, &text), 0);
 	assert_non_null(strstr(text, "w read: PASS"));
 	free(text);
+	/* Under --service they have no time to be judged by: each fails. */
+	o.service = true;
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w read: FAIL (1 missed op, with no service time to judge)\n"));
+	free(text);
+	o.service = false;
 
+	/* A workload that failed fails the verdict, whatever it measured. */
 	set_count(reply, "read", "missed", 0);
+	json_t *w0 = json_array_get(json_object_get(reply, "workloads"), 0);
+	json_object_set_new(w0, "state", json_string("failed"));
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w: FAILED (the workload failed"));
+	assert_non_null(strstr(text, "verdict: FAIL"));
+	free(text);
+	json_object_set_new(w0, "state", json_string("finished"));
+
 	set_count(reply, "write", "wrong_data", 2);
 	assert_int_equal(run_report(reply, &o, &text), 1);
 	assert_non_null(strstr(text, "w read: PASS"));

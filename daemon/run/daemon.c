@@ -146,13 +146,10 @@ static void sample_host(struct daemon *d, uint64_t now)
 	bool active = false;
 	for (size_t i = 0; d->results && i < d->n_workloads && !active; i++)
 		active = workload_is_active(d->workloads[i]);
-	bool sample = active || d->host_sampled;
-	d->host_sampled = active;
-	if (!sample || !d->results || waiting_for_start_at(d, now)) {
-		/* Not sampled now: the next record is of the interval after
-		 * the pause, not of the pause (an idle gap, a prepare). */
-		host_pause(d->host);
-		d->host_sampled = false;
+	bool sample = (active || d->host_sampled) && d->results && !waiting_for_start_at(d, now);
+	d->host_sampled = active && sample;
+	if (!sample) {
+		host_pause(d->host);    /* no record spans the pause (host.h) */
 		return;
 	}
 	host_watch_workloads(d->host, d->workloads, d->n_workloads);
