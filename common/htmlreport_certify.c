@@ -186,7 +186,13 @@ void html_report_search(FILE *out, const struct runmodel *m)
 		fputs("<p id=\"search-answer\" data-answer-rate=\"", out);
 		/* The attribute, for tools, holds the log's figure exactly;
 		 * the text rounds it. */
-		if (json_is_number(a))
+		/* Given up (stopped, a probe that could not start): the
+		 * highest rate that passed so far, which is no answer. */
+		if (json_is_number(a) && json_is_true(json_object_get(answer, "gave_up")))
+			fprintf(out, "%.17g\" data-gave-up=\"true\">Given up; the highest rate below "
+				     "so far: <b>%.1f ops/s</b>", json_number_value(a),
+				json_number_value(a));
+		else if (json_is_number(a))
 			fprintf(out, "%.17g\">Answer: <b>%.1f ops/s</b>", json_number_value(a),
 				json_number_value(a));
 		else

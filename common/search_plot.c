@@ -6,6 +6,7 @@
  * vertical one.  Axis labels use plot.h's formatting.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -119,10 +120,14 @@ int search_plot_svg(json_t *search, const char *title, FILE *out)
 		     "stroke=\"#2ca02c\" stroke-dasharray=\"6,4\"/>\n", LEFT, W - RIGHT, py(&a, target),
 		py(&a, target));
 	json_t *answer = json_object_get(json_object_get(search, "answer"), "answer_rate");
+	/* A search given up has no answer: its highest rate below so far
+	 * is drawn dotted, under another name. */
+	bool gave_up = json_is_true(json_object_get(json_object_get(search, "answer"), "gave_up"));
 	if (json_is_number(answer))
-		fprintf(out, "<line data-series=\"answer\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
-			     "stroke=\"#2ca02c\"/>\n", px(&a, json_number_value(answer)),
-			px(&a, json_number_value(answer)), TOP, H - BOTTOM);
+		fprintf(out, "<line data-series=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+			     "stroke=\"#2ca02c\"%s/>\n", gave_up ? "below-so-far" : "answer",
+			px(&a, json_number_value(answer)), px(&a, json_number_value(answer)), TOP,
+			H - BOTTOM, gave_up ? " stroke-dasharray=\"2,3\"" : "");
 	for (int k = 0; k < 3; k++) {
 		fprintf(out, "<path data-series=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
 			names[k], colours[k]);

@@ -44,11 +44,13 @@ static json_t *search_side(json_t *rec)
 {
 	if (!rec)
 		return json_null();
-	return json_pack("{s:O,s:O,s:O,s:O,s:O}", "answer_rate", json_object_get(rec, "answer_rate"),
-			 "lo", json_object_get(rec, "lo") ?: json_null(), "hi",
+	return json_pack("{s:O,s:O,s:O,s:O,s:O,s:b}", "answer_rate",
+			 json_object_get(rec, "answer_rate"), "lo",
+			 json_object_get(rec, "lo") ?: json_null(), "hi",
 			 json_object_get(rec, "hi") ?: json_null(), "percentile",
 			 json_object_get(rec, "percentile") ?: json_null(), "below_us",
-			 json_object_get(rec, "below_us") ?: json_null());
+			 json_object_get(rec, "below_us") ?: json_null(), "gave_up",
+			 json_is_true(json_object_get(rec, "gave_up")));
 }
 
 /* Whether x lies in rec's bracket [lo, hi) (hi 0: no rate was above). */
@@ -116,9 +118,11 @@ static void search_words(json_t *side, char *buf, size_t len)
 	if (json_is_null(side))
 		snprintf(buf, len, "no search");
 	else if (json_is_number(ans))
-		snprintf(buf, len, "%.1f ops/s (p%g below %g µs)", json_number_value(ans),
+		snprintf(buf, len, "%.1f ops/s (p%g below %g µs)%s", json_number_value(ans),
 			 json_number_value(json_object_get(side, "percentile")),
-			 json_number_value(json_object_get(side, "below_us")));
+			 json_number_value(json_object_get(side, "below_us")),
+			 json_is_true(json_object_get(side, "gave_up")) ? ", given up: not an answer"
+									: "");
 	else
 		snprintf(buf, len, "none (p%g below %g µs)",
 			 json_number_value(json_object_get(side, "percentile")),

@@ -180,7 +180,10 @@ static json_t *judge_probe(struct search *s, const struct workload *w)
 void search_apply_probe(struct search *s, json_t *probe)
 {
 	double rate = json_number_value(json_object_get(probe, "rate"));
-	bool below = strcmp(json_string_value(json_object_get(probe, "verdict")), "below") == 0;
+	/* A damaged record (a log line cut and mended) without a verdict
+	 * is no probe below the target. */
+	const char *verdict = json_string_value(json_object_get(probe, "verdict"));
+	bool below = verdict && strcmp(verdict, "below") == 0;
 
 	if (below && rate > s->lo) {
 		s->lo = rate;

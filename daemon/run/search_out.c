@@ -82,9 +82,16 @@ void search_publish(struct daemon *d, json_t *record)
 		snprintf(answer, sizeof(answer), "%.1f", json_number_value(a));
 	struct log_fields jf = { .n = 0 };
 
-	log_fields_add(&jf, "MESSAGE=search %s: %s%s ops/s (%s)", run,
-		       json_is_number(a) ? "the highest rate below the target is " : "no rate found: ",
-		       answer, json_is_number(a) ? str(record, "confidence") : str(record, "why"));
+	bool gave_up = json_is_true(json_object_get(record, "gave_up"));
+	/* Given up (stopped, a probe that could not start): the rate is the
+	 * highest that passed so far, not the search's answer. */
+	log_fields_add(&jf, "MESSAGE=search %s: %s%s ops/s (%s)%s%s", run,
+		       !json_is_number(a) ? "no rate found: "
+		       : gave_up ? "given up; the highest rate below the target so far is "
+				 : "the highest rate below the target is ",
+		       answer, json_is_number(a) ? str(record, "confidence") : str(record, "why"),
+		       gave_up && json_is_number(a) ? ": " : "",
+		       gave_up && json_is_number(a) ? str(record, "why") : "");
 	log_fields_add(&jf, "PRIORITY=%d", LOG_NOTICE);
 	log_fields_add(&jf, "SYSLOG_IDENTIFIER=soakd");
 	log_fields_add(&jf, "MESSAGE_ID=" SOAK_MESSAGE_SEARCH_ANSWER);
@@ -94,15 +101,17 @@ void search_publish(struct daemon *d, json_t *record)
 	log_fields_add(&jf, "SOAK_SEARCH_ANSWER_RATE=%s", answer);
 	log_fields_add(&jf, "SOAK_SEARCH_CONFIDENCE=%s", str(record, "confidence"));
 	log_fields_add(&jf, "SOAK_SEARCH_WHY=%s", str(record, "why"));
+	if (gave_up)
+		log_fields_add(&jf, "SOAK_SEARCH_GAVE_UP=1");
 	log_fields_send(&jf, LOG_NOTICE);
 	if (log_to_journal())
 		return;
 	if (json_is_number(a))
-		log_notice("search: the highest rate with p%g below %.0f us is %.1f ops/s (%s)%s%s",
-			   d->cfg->search.percentile, d->cfg->search.below_ns / 1e3,
-			   json_number_value(a), str(record, "confidence"),
-			   json_is_true(json_object_get(record, "gave_up")) ? "; " : "",
-			   json_is_true(json_object_get(record, "gave_up")) ? str(record, "why") : "");
+		log_notice("search: %sthe highest rate with p%g below %.0f us is %.1f ops/s (%s)%s%s",
+			   gave_up ? "given up; " : "", d->cfg->search.percentile,
+			   d->cfg->search.below_ns / 1e3, json_number_value(a),
+			   str(record, "confidence"), gave_up ? ": " : "",
+			   gave_up ? str(record, "why") : "");
 	else
 		log_notice("search: no rate found: %s", str(record, "why"));
 }

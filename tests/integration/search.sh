@@ -198,6 +198,32 @@ for attempt in 1 2 3; do
 	note "attempt $attempt out of the tolerance; again"
 	rm -rf "$WORK/state/sresume"
 done
-SOAKD=$SOAKD_REAL
 ((rc == 0)) || fail "the resumed search's answer"
+
+# --- stopped mid-search: the rate so far is said to be no answer -----------
+write_search_config sgiveup idle
+LOG="$WORK/state/sgiveup/intervals.log"
+one_probe() { grep -q '"type":"search","probe"' "$LOG" 2>/dev/null; }
+start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-table
+wait_until 60 "the first probe" one_probe
+ctl stop drive >/dev/null || fail "soakctl stop drive failed"
+wait_until 20 "the given-up search's record" answered
+stop_soakd 10
+python3 - "$LOG" <<'EOF' || fail "the given-up search's record"
+import json, sys
+for line in open(sys.argv[1]):
+    if '"answer_rate"' in line:
+        rec = json.loads(line.split(" ", 1)[1])
+if rec.get("gave_up") is not True or "stopped" not in rec.get("why", ""):
+    sys.exit(f"a search stopped after one probe: {rec}")
+EOF
+if grep -q '"answer_rate":[0-9]' "$LOG"; then
+	grep -q "search: given up; the highest rate with p99 below 20000 us is" "$SOAKD_LOG" ||
+		fail "soakd's answer line does not say the search was given up: $(grep 'search:' "$SOAKD_LOG")"
+	"$SOAKCTL" report --html "$WORK/giveup.html" --run-dir "$WORK/state/sgiveup" \
+		>"$WORK/giveup.out" 2>&1 || true
+	grep -q 'data-gave-up="true">Given up; the highest rate below so far' "$WORK/giveup.html" ||
+		fail "the HTML report shows a given-up search as an answer: $(grep -o '<p id="search-answer".*' "$WORK/giveup.html")"
+fi
+SOAKD=$SOAKD_REAL
 note "ok"
