@@ -215,13 +215,14 @@ static void verdict_table(FILE *out, const struct runmodel *m, const struct repo
 static bool verify_failure(const struct rm_counter *c)
 {
 	return c->value && strcmp(c->name, "checked") != 0 && strcmp(c->name, "unchecked") != 0 &&
-	       strcmp(c->name, "uncertain") != 0;
+	       strcmp(c->name, "uncertain") != 0 && strcmp(c->name, "flush_failed") != 0;
 }
 
 struct verdict {
 	int judged;
 	int over_limit, failed_ops, wrong_data;   /* ops with each */
 	int failed_workloads;
+	int failed_flushes;        /* ops with failed cache flushes (verify) */
 	/* Judged ops with ops but no slice (a dump's totals): their limits,
 	 * per slice, cannot be shown kept; only a whole run over one shows
 	 * one broken (the worst slice is at least the run's share). */
@@ -258,6 +259,9 @@ static struct verdict run_verdict(const struct runmodel *m, const struct report_
 			for (size_t c = 0; c < o->n_verify; c++)
 				wrong |= verify_failure(&o->verify[c]);
 			v.wrong_data += wrong;
+			for (size_t c = 0; c < o->n_verify; c++)
+				v.failed_flushes += o->verify[c].value &&
+						    strcmp(o->verify[c].name, "flush_failed") == 0;
 			if (unused(o) || !report_op_judged(ro, has_read(m->w[i]), o->name))
 				continue;
 			v.judged++;
@@ -275,7 +279,8 @@ static struct verdict run_verdict(const struct runmodel *m, const struct report_
 
 static const char *verdict_word(const struct verdict *v)
 {
-	if (v->over_limit || v->failed_ops || v->wrong_data || v->failed_workloads)
+	if (v->over_limit || v->failed_ops || v->wrong_data || v->failed_workloads ||
+	    v->failed_flushes)
 		return "FAIL";
 	if (!v->judged)
 		return "NO DATA";
@@ -302,6 +307,9 @@ static void verdict_reasons(FILE *out, const struct verdict *v)
 	if (v->wrong_data)
 		fprintf(out, "%swrong data read back by %d op%s", sep, v->wrong_data,
 			v->wrong_data == 1 ? "" : "s"), sep = "; ";
+	if (v->failed_flushes)
+		fprintf(out, "%sfailed cache flushes in %d op%s: the writes may not be durable", sep,
+			v->failed_flushes, v->failed_flushes == 1 ? "" : "s"), sep = "; ";
 	if (v->late_intervals)
 		fprintf(out, "%ssoakd itself was late in %" PRIu64 " interval%s: its latencies there "
 			     "are not the device's", sep, v->late_intervals,

@@ -174,6 +174,9 @@ struct op_table {
 	 * --service, which they have no time in, each is a failure. */
 	uint64_t missed;
 	bool service;
+	/* Failed cache flushes of a verified device: its writes may not be
+	 * durable, whichever op is judged. */
+	uint64_t flush_failed;
 	bool over;                  /* a slice is over a limit */
 	bool pass;
 };
@@ -277,7 +280,8 @@ static void judge(struct op_table *t, const struct report_options *o)
 	 * op does.  A missed op is judged by its wait, which its latency
 	 * histogram holds (ops held back by an object pool's prefill are
 	 * missed too, and are no failure of the device). */
-	t->pass = !(t->judged && (t->over || t->errors || (t->service && t->missed))) && !t->wrong;
+	t->pass = !(t->judged && (t->over || t->errors || (t->service && t->missed))) && !t->wrong &&
+		  !t->flush_failed;
 }
 
 bool report_over_limit(const struct report_options *o, size_t j, double max_pct)
@@ -376,7 +380,7 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 	fputc('\n', out);
 	for (size_t t = 0; t < n; t++) {
 		const struct op_table *tb = &tables[t];
-		if (!tb->judged && !tb->wrong)
+		if (!tb->judged && !tb->wrong && !tb->flush_failed)
 			continue;
 		fprintf(out, "%s %s: %s", workload, tb->name, tb->pass ? "PASS\n" : "FAIL (");
 		if (tb->pass)
@@ -392,7 +396,10 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 				tb->missed, tb->missed == 1 ? "" : "s"), sep = "; ";
 		if (tb->wrong)
 			fprintf(out, "%swrong data read back %" PRIu64 " time%s", sep, tb->wrong,
-				tb->wrong == 1 ? "" : "s");
+				tb->wrong == 1 ? "" : "s"), sep = "; ";
+		if (tb->flush_failed)
+			fprintf(out, "%s%" PRIu64 " failed cache flush%s", sep, tb->flush_failed,
+				tb->flush_failed == 1 ? "" : "es");
 		fputs(")\n", out);
 	}
 	fputc('\n', out);
@@ -478,6 +485,7 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 			t->errors = count_of(op, "errors");
 			t->wrong = count_of(op, "wrong_data");
 			t->missed = count_of(op, "missed");
+			t->flush_failed = count_of(op, "flush_failed");
 			t->service = o->service;
 			judge(t, o);
 			all_pass = all_pass && t->pass;

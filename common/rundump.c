@@ -98,7 +98,7 @@ int rd_merge_b64(struct hist *dst, json_t *j, const char *key)
 
 const char *const rd_verify_names[RD_VERIFY_CLASSES] = {
 	"checked", "lost", "resurrected", "stale", "list_missing", "list_extra", "uncertain",
-	"misdirected", "torn", "foreign", "unchecked", "corrupt",
+	"misdirected", "torn", "foreign", "unchecked", "corrupt", "flush_failed",
 };
 
 /* An object op's or a device op's: each has only its own names. */
@@ -270,6 +270,7 @@ void rd_flush_slice(struct rundump *d, struct rd_workload *w)
 			add_count(op, "errors", o->errors);
 			add_count(op, "missed", o->missed);
 			add_count(op, "wrong_data", wrong_data(o));
+			add_count(op, "flush_failed", o->verify[RD_VERIFY_FLUSH_FAILED]);
 		}
 	}
 	ops_reset(&w->slice);

@@ -36,11 +36,12 @@
  * object op's "corrupt" there is its op's; a device op's, its class
  * (CRC mismatches), the op's corrupt being the sum of its failures.
  */
-#define RD_VERIFY_CLASSES 12
+#define RD_VERIFY_CLASSES 13
 #define RD_VERIFY_CSV_COLUMNS \
 	"checked,lost,resurrected,stale,list_missing,list_extra,uncertain,misdirected,torn," \
-	"foreign,unchecked,verify_corrupt"
+	"foreign,unchecked,verify_corrupt,flush_failed"
 extern const char *const rd_verify_names[RD_VERIFY_CLASSES];
+#define RD_VERIFY_FLUSH_FAILED 12   /* its index in rd_verify_names */
 
 struct rd_op {
 	char name[64];

@@ -457,6 +457,18 @@ uint64_t dev_verify_next_flush(const struct dev_verify *v)
 	return due > v->flush_retry_ns ? due : v->flush_retry_ns;
 }
 
+/* A failed flush reaches the results: on the stream's first write op (a
+ * flush covers every write op's writes; a model has one on a device). */
+static void count_flush_failed(struct workload_stream *s, struct dev_stream *d)
+{
+	for (size_t g = 0; g < d->model.n_gens; g++)
+		if (d->model.gens[g].op_write >= 0) {
+			stream_current(&s->stats)->ops[d->model.gens[g].op_write]
+				.verify[OP_VERIFY_FLUSH_FAILED]++;
+			return;
+		}
+}
+
 void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int res)
 {
 	struct dev_verify *v = d->verify;
@@ -470,6 +482,7 @@ void dev_verify_flush_done(struct workload_stream *s, struct dev_stream *d, int 
 					      ? FLUSH_BACKOFF_MAX_NS
 					      : v->flush_backoff_ns * 2;
 		v->flush_retry_ns = mono_ns() + v->flush_backoff_ns;
+		count_flush_failed(s, d);
 		if (v->flush_errors++ < LOGGED_PER_CLASS)
 			log_warning("%s: flush failed: %s (the writes since the last flush stay "
 				    "uncertain; tried again in %" PRIu64 " ms%s)", s->label,

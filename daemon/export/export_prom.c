@@ -124,7 +124,8 @@ static void verify_counters(FILE *out, const struct export_snapshot *s)
 			header(out, "soakd_verify_total", "counter",
 			       "Object ops checked against the run's write ledger, or device blocks "
 			       "read back and checked, since the run started (class=\"checked\"), "
-			       "and what was found, by class.");
+			       "and what was found, by class; class=\"flush_failed\" counts a "
+			       "verified device's failed cache flushes.");
 		any = true;
 		if (op->has_dev_verify) {
 			for (size_t c = 0; c < OP_VERIFY_CLASSES; c++) {

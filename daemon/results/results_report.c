@@ -84,7 +84,7 @@ static void journal_add_op(struct log_fields *f, const struct workload *w,
 		char field[32];
 		size_t k = 0;
 		for (const char *p = op_verify_names[c]; *p && k + 1 < sizeof(field); p++)
-			field[k++] = (char)(*p - 'a' + 'A');
+			field[k++] = *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
 		field[k] = '\0';
 		log_fields_add(f, "SOAK_VERIFY_%s=%" PRIu64, field, s->verify[c]);
 	}
@@ -480,10 +480,12 @@ json_t *results_report_json(const struct results *r)
 			}
 			const struct op_stats *t = &wr->totals[op];
 			json_object_set_new(ops, wr->workload->op_names[op],
-					    json_pack("{s:o,s:I,s:I,s:I}", "slices", slices,
+					    json_pack("{s:o,s:I,s:I,s:I,s:I}", "slices", slices,
 						      "errors", json_count(t->errors),
 						      "missed", json_count(t->missed),
-						      "wrong_data", json_count(op_stats_wrong_data(t))));
+						      "wrong_data", json_count(op_stats_wrong_data(t)),
+						      "flush_failed",
+						      json_count(t->verify[OP_VERIFY_FLUSH_FAILED])));
 		}
 		json_t *wj = json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
 				       "state", workload_state_name(wr->workload->state), "ops", ops);

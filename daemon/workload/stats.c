@@ -10,6 +10,7 @@ const char *const op_verify_names[OP_VERIFY_CLASSES] = {
 	[OP_VERIFY_STALE] = "stale", [OP_VERIFY_MISDIRECTED] = "misdirected",
 	[OP_VERIFY_TORN] = "torn", [OP_VERIFY_FOREIGN] = "foreign",
 	[OP_VERIFY_UNCERTAIN] = "uncertain", [OP_VERIFY_UNCHECKED] = "unchecked",
+	[OP_VERIFY_FLUSH_FAILED] = "flush_failed",
 };
 
 static void op_counters_clear(struct op_stats *o)

@@ -50,6 +50,9 @@ enum op_verify_class {
 	OP_VERIFY_FOREIGN,
 	OP_VERIFY_UNCERTAIN,
 	OP_VERIFY_UNCHECKED,
+	/* Not blocks: the cache flushes of the stream that failed (the
+	 * writes since the last one stay volatile), on its first write op. */
+	OP_VERIFY_FLUSH_FAILED,
 	OP_VERIFY_CLASSES,
 };
 /* "checked", "corrupt", ...: the names in records, dumps and exports. */

@@ -41,6 +41,33 @@ healthy_flushes
 w0=$(written)
 more() { (($(written) >= w0 + 100)); }
 wait_until 10 "the writes to go on after a flush succeeds" more
+f2=$(faultdev_stat flush_errors)
+ctl report >"$WORK/live-report.txt" && fail "the live report passed a device failing its flushes"
 stop_soakd 20
 ((SOAKD_RC == 0)) || fail "soakd exited $SOAKD_RC after SIGTERM"
+
+# Every failed flush is counted, on the write op, in the dump, the CSV and
+# the report (which fails: the writes may not be durable), not only logged
+# five times.
+RUN="$WORK/state/backoff"
+"$SOAKCTL" dump --format json --run-dir "$RUN" >"$WORK/dump.json" || fail "dump --run-dir failed"
+n=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["workloads"][0]["ops"]["write"]["verify"].get("flush_failed", 0))' \
+	"$WORK/dump.json") || fail "no verify counts in the dump: $(head -c 2000 "$WORK/dump.json")"
+((n >= f1 && n <= f2)) ||
+	fail "the dump counts $n failed flushes; faultdev failed $f1 before the healthy ones, $f2 in all"
+"$SOAKCTL" dump --format csv --run-dir "$RUN" >"$WORK/dump.csv" || fail "dump --format csv failed"
+python3 - "$WORK/dump.csv" "$n" <<'EOF' || fail "the CSV's flush_failed column"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["op"] == "write"]
+total = sum(int(r["flush_failed"]) for r in rows)
+if total != int(sys.argv[2]):
+    sys.exit(f"the CSV's flush_failed adds up to {total}, the dump says {sys.argv[2]}")
+EOF
+"$SOAKCTL" report --run-dir "$RUN" >"$WORK/report.txt" 2>&1 && fail "report --run-dir passed: $(cat "$WORK/report.txt")"
+grep -Eq "^b write: FAIL \(.*\b$n failed cache flush" "$WORK/report.txt" ||
+	fail "the report does not fail the failed flushes: $(cat "$WORK/report.txt")"
+grep -q "failed cache flush" "$WORK/live-report.txt" ||
+	fail "the live report does not show the failed flushes: $(cat "$WORK/live-report.txt")"
+note "$n failed flushes counted ($f2 failed at faultdev)"
 note "ok"
