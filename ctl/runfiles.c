@@ -51,6 +51,15 @@ static uint64_t plan_slice_ns(json_t *plan)
 	return ns;
 }
 
+uint64_t run_files_plan_slice(const char *dir_or_log)
+{
+	json_t *plan = load_beside(dir_or_log, "plan.json");
+	uint64_t ns = plan_slice_ns(plan);
+
+	json_decref(plan);
+	return ns;
+}
+
 int run_files_load(struct run_files *rf, const char *dir_or_log, uint64_t slice_ns)
 {
 	char err[4400] = "";

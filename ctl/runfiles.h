@@ -23,6 +23,8 @@ struct run_files {
 /* slice_ns 0: the plan's slice, else an hour.  0, or soakctl's exit status
  * after printing why. */
 int run_files_load(struct run_files *rf, const char *dir_or_log, uint64_t slice_ns);
+/* The run's own slice length ("slice" in the plan.json beside it), or 0. */
+uint64_t run_files_plan_slice(const char *dir_or_log);
 void run_files_done(struct run_files *rf);
 
 /* "-": stdout; else the file, created (under a temporary name beside it

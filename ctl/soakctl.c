@@ -60,8 +60,13 @@ static int run_offline(struct options *o)
 				     : !o->format || strcmp(o->format, "json") == 0 ? RUNDUMP_JSON
 				     : strcmp(o->format, "csv") == 0 ? RUNDUMP_CSV : RUNDUMP_HDR;
 	if (format == RUNDUMP_REPORT) {
-		/* The report merges slices itself; read them at its length. */
-		f.slice_ns = o->report.slice_ns ? o->report.slice_ns : UINT64_C(3600) * 1000000000;
+		/* The report merges slices itself; read them at its length:
+		 * the run's own, as soakd's report and the HTML judge it. */
+		f.slice_ns = o->report.slice_ns;
+		if (!f.slice_ns)
+			f.slice_ns = run_files_plan_slice(merge ? o->args[1] : o->run_dir);
+		if (!f.slice_ns)
+			f.slice_ns = UINT64_C(3600) * 1000000000;
 		o->report.slice_ns = 0;
 		f.workload = NULL;
 		f.op = NULL;

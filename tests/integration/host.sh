@@ -62,6 +62,13 @@ for fmt in csv hdr; do
 		fail "the live $fmt dump in 4 s slices differs from the run directory's: $(diff \
 			"$WORK/live-sliced.$fmt" "$WORK/offline-sliced.$fmt" | head -c 2000)"
 done
+# The report from the run directory judges the run's own slices (2 s), as
+# the live one does, not an hour.
+"$SOAKCTL" report --run-dir "$(dirname "$LOG")" >"$WORK/offline-report.txt" 2>&1 || true
+grep -q "^load: latency (from the intended time), 2s slices" "$WORK/offline-report.txt" ||
+	fail "report --run-dir does not judge the run's 2 s slices: $(head -3 "$WORK/offline-report.txt")"
+grep -q "^load: latency (from the intended time), 2s slices" "$WORK/report.txt" ||
+	fail "the live report does not judge 2 s slices: $(head -3 "$WORK/report.txt")"
 slices=$(cut -d, -f3 "$WORK/live-sliced.csv" | tail -n +2 | sort -u | wc -l)
 ((slices == 2)) || fail "6 s in 4 s slices gave $slices slices: $(cat "$WORK/live-sliced.csv")"
 
