@@ -197,8 +197,11 @@ void html_report_search(FILE *out, const struct runmodel *m)
 				json_number_value(a));
 		else
 			fputs("none\">Answer: <b>none</b>", out);
-		fprintf(out, " with p%g below %g µs: ", num(answer, "percentile"),
-			num(answer, "below_us"));
+		/* A record without its target (damaged) prints none. */
+		if (isfinite(num(answer, "percentile")) && isfinite(num(answer, "below_us")))
+			fprintf(out, " with p%g below %g µs", num(answer, "percentile"),
+				num(answer, "below_us"));
+		fputs(": ", out);
 		html_text(out, str(answer, "why"));
 		if (*str(answer, "confidence")) {
 			fputs(" (", out);

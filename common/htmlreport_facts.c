@@ -193,7 +193,16 @@ void html_report_facts(FILE *out, const struct runmodel *m, json_t *plan, json_t
 		char *text = shown ? json_dumps(shown, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 		fputs("<h3>Configuration (resolved plan; secrets never shown)</h3>\n<pre id=\"config\">",
 		      out);
-		html_text(out, text ? text : "");
+		/* Line by line: html_text drops control characters, the
+		 * dump's line breaks with them (JSON escapes those in strings). */
+		for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			html_text(out, line);
+			if (nl)
+				fputc('\n', out);
+		}
 		fputs("</pre>\n", out);
 		free(text);
 		json_decref(shown);

@@ -206,6 +206,8 @@ static void test_secrets_never_shown(void **state)
 	assert_null(strstr(html, "\"pw\""));
 	assert_null(strstr(html, "authval9"));
 	assert_non_null(strstr(html, "(not shown)"));
+	/* The plan keeps its lines, one key a line. */
+	assert_non_null(strstr(html, "<pre id=\"config\">{\n  &quot;run&quot;: {\n"));
 	assert_true(html_secret_key("aws_secret_access_key"));
 	assert_false(html_secret_key("block_size"));
 	free(html);
