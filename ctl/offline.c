@@ -69,6 +69,52 @@ int offline_dump(const char *run_dir, enum rundump_format format,
 	return r;
 }
 
+/* Who recorded the log: its first start record's run, wall time and pid
+ * ("" when it has none).  A copy of a run directory says the same. */
+static void log_identity(const char *path, char *buf, size_t len)
+{
+	struct runlog_reader *rd;
+	json_t *rec;
+
+	buf[0] = '\0';
+	if (runlog_open(path, &rd) < 0)
+		return;
+	for (int i = 0; i < 64 && !buf[0] && runlog_next(rd, &rec) > 0; i++) {
+		const char *type = json_string_value(json_object_get(rec, "type"));
+		if (type && strcmp(type, "start") == 0)
+			snprintf(buf, len, "%s/%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+				 json_string_value(json_object_get(rec, "run")) ?: "",
+				 json_integer_value(json_object_get(rec, "wall_ns")),
+				 json_integer_value(json_object_get(rec, "pid")));
+		json_decref(rec);
+	}
+	runlog_close(rd);
+}
+
+/* The same run given twice (or as a copy) would count twice. */
+static int check_distinct(char **paths, const char *const *sources, size_t n, char *err,
+			  size_t errlen)
+{
+	char (*id)[300] = calloc(n ? n : 1, sizeof(*id));
+
+	if (!id) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		log_identity(paths[i], id[i], sizeof(id[i]));
+		for (size_t k = 0; id[i][0] && k < i; k++)
+			if (strcmp(id[i], id[k]) == 0) {
+				snprintf(err, errlen, "%s and %s are the same run (the same first start): "
+					 "merged twice, it would count twice", sources[k], sources[i]);
+				free(id);
+				return -EINVAL;
+			}
+	}
+	free(id);
+	return 0;
+}
+
 int offline_merge(const char *const *sources, size_t n, enum rundump_format format,
 		  const struct rundump_filter *filter, json_t **ret, char *err, size_t errlen)
 {
@@ -106,6 +152,8 @@ int offline_merge(const char *const *sources, size_t n, enum rundump_format form
 							       "wall_end_ns", (json_int_t)b));
 		}
 	}
+	if (r == 0)
+		r = check_distinct(paths, sources, n, err, errlen);
 	if (r == 0 && from >= to) {
 		snprintf(err, errlen, "the runs do not overlap in time: nothing ran on all of them "
 				      "at once");

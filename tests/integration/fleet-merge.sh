@@ -166,7 +166,7 @@ import json, sys, zlib
 src, dst = open(sys.argv[1], "rb").read().splitlines(), []
 for line in src[1:]:
     rec = json.loads(line.split(b" ", 1)[1])
-    for key in ("wall_start_ns", "wall_end_ns"):
+    for key in ("wall_start_ns", "wall_end_ns", "wall_ns"):
         if key in rec:
             rec[key] += 3000000
     text = json.dumps(rec, separators=(",", ":")).encode()
@@ -187,6 +187,15 @@ got = merged["workloads"][0]["ops"]["read"]["count"]
 if got != 2 * count:
     sys.exit(f"merged {got} reads of two hosts 3 ms apart, each ran {count}: edge intervals dropped")
 EOF
+# The same run twice (or a copy of its directory) is refused: it would
+# count twice.
+cp -r "$WORK/state-a/fleet" "$WORK/copy-of-a"
+for second in "$WORK/state-a/fleet" "$WORK/copy-of-a"; do
+	"$SOAKCTL" merge "$WORK/state-a/fleet" "$second" >"$WORK/twice.json" 2>"$WORK/twice.err" &&
+		fail "merge took $second beside the same run"
+	grep -q "are the same run" "$WORK/twice.err" ||
+		fail "merge of a run with $second said: $(cat "$WORK/twice.err")"
+done
 head -1 "$WORK/merged.csv" | grep -q '^workload,op,start_s' || fail "merge --format csv: no header"
 # The CSV's rows are the fleet's: one a second of the overlap, in time
 # order, each the hosts' intervals merged (their counts add up to the
