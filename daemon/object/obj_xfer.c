@@ -254,8 +254,12 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	}
 	if (x->kind == OBJ_KIND_LIST || x->mp_step == OBJ_MP_INIT || x->mp_step == OBJ_MP_COMPLETE)
 		return keep_list_page(x, ptr, n) ? n : 0;
-	if (x->kind == OBJ_KIND_GET || x->kind == OBJ_KIND_AUDIT)
-		check_body(x, (const uint8_t *)ptr, n);
+	/* Only a GET's body is the object: a PUT's position is what it
+	 * sent, and the answer's body (a gateway saying what it stored) is
+	 * no bytes of it. */
+	if (x->kind != OBJ_KIND_GET && x->kind != OBJ_KIND_AUDIT)
+		return n;
+	check_body(x, (const uint8_t *)ptr, n);
 	x->pos += n;
 	return n;
 }

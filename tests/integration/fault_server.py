@@ -133,6 +133,16 @@ class Handler(BaseHTTPRequestHandler):
         if mode() == "put-refuse" and getattr(self, "served", 0):
             self.refuse_and_drop()
             return
+        if mode() == "put-body":
+            # A body with the answer (some gateways say what they stored):
+            # not the object's bytes.
+            text = b"<stored>" + b"x" * 92
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(text)))
+            self.end_headers()
+            self.wfile.write(text)
+            self.served = 1
+            return
         self.send_response(201)
         self.send_header("Content-Length", "0")
         self.end_headers()

@@ -28,7 +28,7 @@ start_soakd --config "$CFG" --socket "$SOCK" --state-dir "$WORK/state" --no-tabl
 wait_until 20 "the control socket" ctl_answers
 wait_until 20 "the workload to run" workload_is f running
 sleep 2
-for m in 503 slow reset ok; do
+for m in 503 slow reset put-body ok; do
 	note "server mode: $m"
 	echo "$m" >"$MODE"
 	sleep 3
@@ -77,6 +77,10 @@ last = max(float(r["end_s"]) for r in rows)
 tail = [r for r in rows if float(r["end_s"]) > last - 2]
 if sum(int(r["errors"]) for r in tail) or not sum(int(r["count"]) for r in tail):
     sys.exit(f"no recovery: the last intervals still fail or are empty: {tail}")
+# A PUT moved its object, whatever body came back with its answer.
+put = ops["put"]
+if put["bytes"] != 4096 * put["count"]:
+    sys.exit(f"{put['count']} PUTs of 4 KiB moved {put['bytes']} bytes")
 EOF
 grep -q 'SlowDown\|Please reduce' "$SOAKD_LOG" || note "the server's 503 message was not logged (only counted)"
 
