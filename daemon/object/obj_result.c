@@ -120,14 +120,36 @@ void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const
 
 /* The data is an older version of this very object: the server gave back
  * what an acknowledged PUT replaced. */
-static bool is_stale(const struct obj_xfer *x)
+/* How many versions back a read without the object's header (a range
+ * past it) is looked for: a write or a few lost, not the object's whole
+ * history. */
+#define STALE_RANGE_VERSIONS 8
+
+/* An older version of this object, by its header, or, for a range
+ * without it, by the bytes where it differs (one of the last few
+ * versions); that version in *found. */
+static bool is_stale(const struct obj_xfer *x, uint64_t *found)
 {
 	uint64_t name_hash, version;
 
-	if (x->head_len < sizeof(x->head))
-		return false;
-	obj_payload_header(x->head, &name_hash, &version);
-	return name_hash == x->payload.name_hash && version < x->payload.version;
+	if (x->head_len == sizeof(x->head)) {
+		obj_payload_header(x->head, &name_hash, &version);
+		*found = version;
+		return name_hash == x->payload.name_hash && version < x->payload.version;
+	}
+	if (x->off == 0 || !x->got_len)
+		return false;   /* a whole object shorter than its header */
+	for (uint64_t k = 1; k <= STALE_RANGE_VERSIONS && k < x->payload.version; k++) {
+		struct obj_payload old;
+		uint8_t want[sizeof(x->got)];
+		obj_payload_init(&old, x->key, strlen(x->key), x->payload.version - k);
+		obj_payload_fill(&old, x->mismatch_at, want, x->got_len);
+		if (memcmp(want, x->got, x->got_len) == 0) {
+			*found = x->payload.version - k;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* The data is what a write of this object that had no answer would have
@@ -189,9 +211,8 @@ static enum obj_outcome check_get(const struct obj_client *cl, const struct obj_
 	}
 	if (late >= 0)
 		return OBJ_LATE;
-	if (x->mismatch && is_stale(x)) {
-		uint64_t name_hash, version;
-		obj_payload_header(x->head, &name_hash, &version);
+	uint64_t version;
+	if (x->mismatch && is_stale(x, &version)) {
 		snprintf(what, sizeof(what), "version %" PRIu64 " came back where version %" PRIu64
 			 " was acknowledged", version, x->payload.version);
 		obj_log_verify(cl, x, "STALE", what);
