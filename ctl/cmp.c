@@ -149,9 +149,10 @@ static void compare_runs(const struct runmodel *a, const struct runmodel *b, jso
 
 /* The comparison as JSON: what text and HTML print, too. */
 static json_t *compare(const struct runmodel *a, const struct runmodel *b, double min_change_pct,
-		       bool *ret_significant)
+		       bool *ret_significant, bool *ret_noise_known)
 {
 	json_t *ws = json_array();
+	bool noise_known = false;
 	bool significant = false;
 
 	for (size_t i = 0; i < a->n; i++) {
@@ -170,6 +171,7 @@ static json_t *compare(const struct runmodel *a, const struct runmodel *b, doubl
 				double nb = spread(ob, stats[s], b->slice_ns);
 				/* A dump has no slices: the other run's noise stands. */
 				double noise = na > nb ? na : nb;
+				noise_known |= noise >= 0;
 				double change = vb - va;
 				bool sig = noise >= 0 && fabs(change) > noise &&
 					   fabs(change) > min_change_pct / 100 * fabs(va);
@@ -214,6 +216,7 @@ static json_t *compare(const struct runmodel *a, const struct runmodel *b, doubl
 		json_array_append_new(ws, json_pack("{s:s,s:o}", "name", wa->name, "ops", ops));
 	}
 	*ret_significant = significant;
+	*ret_noise_known = noise_known;
 	return ws;
 }
 
@@ -305,8 +308,12 @@ static void print_notes_text(json_t *notes, FILE *out)
 }
 
 static void print_html(json_t *ws, json_t *answers, json_t *notes, const char *na,
-		       const char *nb, bool significant, double min_change_pct, FILE *out)
+		       const char *nb, bool significant, bool noise_known, double min_change_pct,
+		       FILE *out)
 {
+	/* Nothing changed, but no rate or latency could have been marked
+	 * (no slices on either side): no green badge for that. */
+	const char *word = significant ? "CHANGED" : noise_known ? "NO CHANGE" : "NOT MARKED";
 	size_t i;
 	json_t *w;
 
@@ -323,8 +330,9 @@ static void print_html(json_t *ws, json_t *answers, json_t *notes, const char *n
 		     "when they grow, and an answer of a certification or capacity search when it "
 		     "is another.</p>\n<table><tr><th class=\"name\">workload</th><th class=\"name\">"
 		     "op</th><th class=\"name\">metric</th><th>A</th><th>B</th><th>change</th>"
-		     "<th>noise (spread)</th></tr>\n", significant ? "yes" : "no",
-		significant ? "FAIL" : "PASS", significant ? "CHANGED" : "NO CHANGE", min_change_pct);
+		     "<th>noise (spread)</th></tr>\n",
+		significant ? "yes" : noise_known ? "no" : "unknown",
+		significant || !noise_known ? "FAIL" : "PASS", word, min_change_pct);
 	json_array_foreach(ws, i, w) {
 		const char *wname = json_string_value(json_object_get(w, "name")), *op;
 		json_t *o;
@@ -427,10 +435,15 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 		run_files_done(&b);
 		return r;
 	}
-	json_t *ws = compare(a.m, b.m, min_change_pct, &significant);
+	bool noise_known;
+	json_t *ws = compare(a.m, b.m, min_change_pct, &significant, &noise_known);
 	json_t *answers = cmp_answers(a.m, b.m, &significant);
 	json_t *notes = json_array();
 	compare_runs(a.m, b.m, notes, &significant);
+	if (json_array_size(ws) && !noise_known)
+		add_note(notes, false, &significant, "neither run has two slices of an op to tell its "
+			 "noise by (dumps, or runs of one slice): changes of rates and latencies "
+			 "are shown, not marked");
 	if (json_array_size(ws) == 0) {
 		fprintf(stderr, "soakctl: %s and %s have no workload in common\n", run_a, run_b);
 		r = EXIT_REFUSED;
@@ -455,7 +468,8 @@ int cmp_runs(const char *run_a, const char *run_b, const char *format, const cha
 		if (!f) {
 			r = EXIT_REFUSED;
 		} else {
-			print_html(ws, answers, notes, run_a, run_b, significant, min_change_pct, f);
+			print_html(ws, answers, notes, run_a, run_b, significant, noise_known,
+				   min_change_pct, f);
 			r = output_close(f, html);
 		}
 	}
