@@ -384,8 +384,7 @@ static void close_interval_marked(struct results *r, struct workload_results *wr
 	}
 	if (r->interval_seen)
 		r->interval_seen(r->interval_seen_userdata, (size_t)(wr - r->w), row.generator_late,
-				 wr->interval, wr->n_ops, mono_since(w->started_ns, wr->iv_end_ns),
-				 row.lag_max_ns);
+				 wr->interval, wr->n_ops, mono_since(w->started_ns, wr->iv_end_ns));
 	wr->iv_prev_end_ns = wr->iv_end_ns;
 	wr->intervals++;
 	/* What a replay of this record would know (checkpoints). */

@@ -135,11 +135,9 @@ struct results {
 	struct probes *probes;              /* kernel series: journal, status, dump; may be NULL */
 	/* Sees each interval of workload slot as it is recorded, before its
 	 * stats are reset (certification): ops[n_ops], sched_ns its position
-	 * in the workload's schedule at its end, lag_max_ns its lag.  NULL:
-	 * none. */
+	 * in the workload's schedule at its end.  NULL: none. */
 	void (*interval_seen)(void *userdata, size_t slot, bool generator_late,
-			      const struct op_stats *ops, size_t n_ops, uint64_t sched_ns,
-			      uint64_t lag_max_ns);
+			      const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
 	void *interval_seen_userdata;
 	json_t *host_last;                  /* the host's last record (daemon/host), or NULL */
 	/* {WORKLOAD: its last interval record's "endpoints"} (object pools),

@@ -147,11 +147,9 @@ void certify_part_reset(struct certify_part *p)
 
 /* results' interval_seen: an interval of workload slot was recorded. */
 void certify_interval_seen(void *userdata, size_t slot, bool generator_late,
-			  const struct op_stats *ops, size_t n_ops, uint64_t sched_ns,
-			  uint64_t lag_max_ns)
+			  const struct op_stats *ops, size_t n_ops, uint64_t sched_ns)
 {
 	struct certify *c = userdata;
-	(void)lag_max_ns;  /* a step's ops are all in by its judgement (its drain) */
 
 	if (c->answer || (c->confirming && !c->confirm_started))
 		return;   /* over, or the steps' last intervals before the confirmation */

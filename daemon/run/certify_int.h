@@ -103,8 +103,7 @@ void certify_add_interval(struct certify_part *p, bool generator_late,
 			  const struct op_stats *ops, size_t n_ops, int prefill_op);
 /* results' interval_seen: an interval of workload slot was recorded. */
 void certify_interval_seen(void *userdata, size_t slot, bool generator_late,
-			   const struct op_stats *ops, size_t n_ops, uint64_t sched_ns,
-			   uint64_t lag_max_ns);
+			   const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
 /* Whether an interval ending at sched_ns ends the hold of the step held
  * (or of the confirmation), or later. */
 bool certify_step_reached(const struct certify *c, uint64_t sched_ns);

@@ -164,8 +164,7 @@ static int read_interval(struct certify *c, json_t *rec, struct op_stats *ops)
 		}
 		json_t *sched = json_object_get(rec, "sched_ns");
 		certify_interval_seen(c, l->slot, json_is_true(json_object_get(rec, "generator_late")),
-				      ops, l->n_ops, (uint64_t)json_integer_value(sched),
-				      (uint64_t)json_integer_value(json_object_get(rec, "lag_max_ns")));
+				      ops, l->n_ops, (uint64_t)json_integer_value(sched));
 		return 0;
 	}
 	return 0;

@@ -43,8 +43,7 @@ static bool judged(const struct search *s, size_t op)
 }
 
 void search_interval_seen(void *userdata, size_t slot, bool generator_late,
-			  const struct op_stats *ops, size_t n_ops, uint64_t sched_ns,
-			  uint64_t lag_max_ns)
+			  const struct op_stats *ops, size_t n_ops, uint64_t sched_ns)
 {
 	struct search *s = userdata;
 
@@ -77,15 +76,9 @@ void search_interval_seen(void *userdata, size_t slot, bool generator_late,
 			win->late_intervals++;
 		return;
 	}
-	/* A stall that begins in a window: the ops it holds are no part of
-	 * the window's completions, yet they are late by more than the
-	 * target by its end (the lag, of the oldest op due, says so). */
-	win->overdue = 0;
 	for (size_t op = 0; op < n_ops && op < s->n_ops; op++) {
 		if (!judged(s, op))
 			continue;
-		if (lag_max_ns >= s->cfg->below_ns)
-			win->overdue += ops[op].pending;
 		win->count += ops[op].count;
 		win->errors += ops[op].errors;
 		win->missed += ops[op].missed;
@@ -119,7 +112,7 @@ static uint64_t percentile_with_missed(const struct hist *h, const struct hist *
 }
 
 /* The record of the probe just held: its windows, its verdict. */
-json_t *search_judge_probe(struct search *s, const struct workload *w)
+static json_t *judge_probe(struct search *s, const struct workload *w)
 {
 	const struct search_config *sc = s->cfg;
 	json_t *windows = json_array();
@@ -136,8 +129,8 @@ json_t *search_judge_probe(struct search *s, const struct workload *w)
 		bool prefill_only = !win->intervals && win->prefill_intervals && !win->errors &&
 				    !win->late_intervals;
 		judged_windows += !prefill_only;
-		uint64_t p = percentile_with_missed(&win->latency, &win->missed_wait,
-						    win->missed + win->overdue, sc->percentile);
+		uint64_t p = percentile_with_missed(&win->latency, &win->missed_wait, win->missed,
+						    sc->percentile);
 		/* A window soakd was late in says nothing of the target, and
 		 * one with failed ops is no capacity: both count as above. */
 		bool ok = win->intervals && p < sc->below_ns && !win->late_intervals && !win->errors;
@@ -151,8 +144,6 @@ json_t *search_judge_probe(struct search *s, const struct workload *w)
 			"generator_late", (json_int_t)win->late_intervals);
 		if (jw && prefill_only)
 			json_object_set_new(jw, "prefill", json_true());  /* not judged */
-		if (jw && win->overdue)
-			json_object_set_new(jw, "overdue", json_integer((json_int_t)win->overdue));
 		json_array_append_new(windows, jw);
 	}
 	/* A workload that failed (max_lag: far behind) is above, whatever
@@ -344,7 +335,7 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 		return;
 	}
 	/* Finished its probe, or failed (max_lag: far above the target). */
-	json_t *rec = search_judge_probe(s, w);
+	json_t *rec = judge_probe(s, w);
 	if (!rec)
 		return;
 	search_apply_probe(s, rec);

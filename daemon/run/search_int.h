@@ -38,11 +38,6 @@ struct search_window {
 	struct hist latency;
 	struct hist missed_wait;    /* the missed ops' waits, in latency too */
 	uint64_t count, errors, missed, intervals, late_intervals;
-	/* Ops still due at the window's end (its last interval's pending)
-	 * when the workload was further behind than the target: they did
-	 * not make it in the window, and are judged as missed there (they
-	 * count again where they complete). */
-	uint64_t overdue;
 	/* Intervals in which an object workload prefilled its pool (each
 	 * probe starts it anew): not judged (search.c), only counted. */
 	uint64_t prefill_intervals, prefill_count, prefill_missed;
@@ -83,11 +78,7 @@ struct search {
 
 /* search.c */
 void search_interval_seen(void *userdata, size_t slot, bool generator_late,
-			  const struct op_stats *ops, size_t n_ops, uint64_t sched_ns,
-			  uint64_t lag_max_ns);
-/* The record of the probe just held (w: the searched workload): its
- * windows, its verdict. */
-json_t *search_judge_probe(struct search *s, const struct workload *w);
+			  const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
 /* A probe's record: what the bisection does next. */
 void search_apply_probe(struct search *s, json_t *probe);
 /* The rate of the probe to run next, from what was judged. */

@@ -129,8 +129,7 @@ static int read_interval(struct search *s, json_t *rec, struct op_stats *ops)
 			return -EINVAL;
 	}
 	search_interval_seen(s, s->slot, json_is_true(json_object_get(rec, "generator_late")), ops,
-			     s->n_ops, (uint64_t)json_integer_value(json_object_get(rec, "sched_ns")),
-			     (uint64_t)json_integer_value(json_object_get(rec, "lag_max_ns")));
+			     s->n_ops, (uint64_t)json_integer_value(json_object_get(rec, "sched_ns")));
 	return 0;
 }
 
