@@ -42,10 +42,10 @@ struct html_report_input {
 	json_t *devices;            /* device facts (devices.json), or NULL */
 };
 
-/* Returns 0 when the verdict is PASS (or there is no data), 1 when it is
- * FAIL or INCONCLUSIVE (soakd itself was late: its latencies there are
- * not the device's, as soakctl report says); -EIO when the output could
- * not be written. */
+/* Returns 0 when the verdict is PASS, 1 when it is FAIL, INCONCLUSIVE
+ * (soakd itself was late: its latencies there are not the device's, as
+ * soakctl report says; or no slice to judge a limit by) or NO DATA; -EIO
+ * when the output could not be written. */
 int html_report_write(FILE *out, const struct html_report_input *in);
 
 /* The page's frame, shared with soakctl cmp --html. */

@@ -171,12 +171,11 @@ struct op_table {
 	 * (corrupt, stale, lost, ...). */
 	uint64_t errors, wrong;
 	/* Missed ops: judged by their wait in the latency histograms; under
-	 * --service, which they have no time in, each is a failure. */
+	 * --service, which they have no time in, they are not judged, and
+	 * no PASS is given over them (an object pool's prefill holds ops
+	 * back as missed too, which is no failure of the device). */
 	uint64_t missed;
 	bool service;
-	/* Failed cache flushes of a verified device: its writes may not be
-	 * durable, whichever op is judged. */
-	uint64_t flush_failed;
 	bool over;                  /* a slice is over a limit */
 	bool pass;
 };
@@ -280,8 +279,23 @@ static void judge(struct op_table *t, const struct report_options *o)
 	 * op does.  A missed op is judged by its wait, which its latency
 	 * histogram holds (ops held back by an object pool's prefill are
 	 * missed too, and are no failure of the device). */
-	t->pass = !(t->judged && (t->over || t->errors || (t->service && t->missed))) && !t->wrong &&
-		  !t->flush_failed;
+	t->pass = !(t->judged && (t->over || t->errors)) && !t->wrong;
+}
+
+size_t report_reply_slices(json_t *reply)
+{
+	size_t i, most = 0;
+	json_t *w;
+
+	json_array_foreach(json_object_get(reply, "workloads"), i, w) {
+		const char *name;
+		json_t *op;
+		json_object_foreach(json_object_get(w, "ops"), name, op) {
+			size_t n = json_array_size(json_object_get(op, "slices"));
+			most = n > most ? n : most;
+		}
+	}
+	return most;
 }
 
 bool report_over_limit(const struct report_options *o, size_t j, double max_pct)
@@ -380,7 +394,7 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 	fputc('\n', out);
 	for (size_t t = 0; t < n; t++) {
 		const struct op_table *tb = &tables[t];
-		if (!tb->judged && !tb->wrong && !tb->flush_failed)
+		if (!tb->judged && !tb->wrong)
 			continue;
 		fprintf(out, "%s %s: %s", workload, tb->name, tb->pass ? "PASS\n" : "FAIL (");
 		if (tb->pass)
@@ -391,15 +405,10 @@ static void print_table(const char *workload, struct op_table *tables, size_t n,
 		if (tb->judged && tb->errors)
 			fprintf(out, "%s%" PRIu64 " failed op%s", sep, tb->errors,
 				tb->errors == 1 ? "" : "s"), sep = "; ";
-		if (tb->judged && tb->service && tb->missed)
-			fprintf(out, "%s%" PRIu64 " missed op%s, with no service time to judge", sep,
-				tb->missed, tb->missed == 1 ? "" : "s"), sep = "; ";
+
 		if (tb->wrong)
 			fprintf(out, "%swrong data read back %" PRIu64 " time%s", sep, tb->wrong,
-				tb->wrong == 1 ? "" : "s"), sep = "; ";
-		if (tb->flush_failed)
-			fprintf(out, "%s%" PRIu64 " failed cache flush%s", sep, tb->flush_failed,
-				tb->flush_failed == 1 ? "" : "es");
+				tb->wrong == 1 ? "" : "s");
 		fputs(")\n", out);
 	}
 	fputc('\n', out);
@@ -437,7 +446,7 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 	uint64_t recorded_ns = (uint64_t)llround(recorded_s * 1e9);
 	uint64_t slice_ns = o->slice_ns ? o->slice_ns : recorded_ns;
 	bool all_pass = true, any = false;
-	uint64_t late = 0;
+	uint64_t late = 0, unserved = 0;
 	size_t wi;
 	json_t *w;
 
@@ -485,11 +494,17 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 			t->errors = count_of(op, "errors");
 			t->wrong = count_of(op, "wrong_data");
 			t->missed = count_of(op, "missed");
-			t->flush_failed = count_of(op, "flush_failed");
 			t->service = o->service;
 			judge(t, o);
 			all_pass = all_pass && t->pass;
+			if (t->pass && t->judged && t->service)
+				unserved += t->missed;
 		}
+		/* Failed cache flushes of a verified device, of whichever op
+		 * (they are the writes'): what it acknowledged may not last. */
+		uint64_t flushes = 0;
+		json_object_foreach(ops, op_name, op)
+			flushes += count_of(op, "flush_failed");
 		if (r == 0 && n) {
 			print_table(name, tables, n, o, slice_ns, out);
 			any = true;
@@ -501,15 +516,25 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 		free_tables(tables, n);
 		if (r < 0)
 			return r;
-		late += flag_generator_late(name, json_object_get(w, "generator_late"), out);
+		uint64_t w_late = flag_generator_late(name, json_object_get(w, "generator_late"), out);
+		late += w_late;
+		if (flushes && n) {
+			fprintf(out, "%s: FAIL (%" PRIu64 " failed cache flush%s: the writes may not be "
+				     "durable)\n\n", name, flushes, flushes == 1 ? "" : "es");
+			all_pass = false;
+		}
 		/* Whatever it measured before, a workload that failed (its
 		 * target gone, its prefill refused, its lag past max_lag) did
-		 * not run what was asked of it. */
+		 * not run what was asked of it; unless soakd itself was late,
+		 * which may be why (its lag: this host, not the device). */
 		const char *state = json_string_value(json_object_get(w, "state"));
-		if (state && strcmp(state, "failed") == 0 && n) {
+		if (state && strcmp(state, "failed") == 0 && n && !w_late) {
 			fprintf(out, "%s: FAILED (the workload failed; soakctl status or the log "
 				     "says why)\n\n", name);
 			all_pass = false;
+		} else if (state && strcmp(state, "failed") == 0 && n) {
+			fprintf(out, "%s: failed while soakd itself was late: no verdict on the device\n\n",
+				name);
 		}
 	}
 	if (!any) {
@@ -521,6 +546,12 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 	if (late && all_pass) {
 		fprintf(out, "verdict: INCONCLUSIVE (soakd itself was late in %" PRIu64
 			" interval%s)\n", late, late == 1 ? "" : "s");
+		return 1;
+	}
+	if (unserved && all_pass) {
+		fprintf(out, "verdict: INCONCLUSIVE (%" PRIu64 " missed op%s of the judged ops "
+			     "have no service time: judge them by latency, without --service)\n",
+			unserved, unserved == 1 ? "" : "s");
 		return 1;
 	}
 	fprintf(out, "verdict: %s\n", all_pass ? "PASS" : "FAIL");

@@ -47,6 +47,8 @@ int report_parse_limits(const char *text, struct report_options *o, const char *
  * --op, an op's reads are judged, or, when it has none, every op but an
  * object workload's prefill, audit and cleanup. */
 bool report_over_limit(const struct report_options *o, size_t j, double max_pct);
+/* The most slices an op of a report reply holds. */
+size_t report_reply_slices(json_t *reply);
 bool report_op_judged(const struct report_options *o, bool has_read, const char *op);
 
 /* Share of recorded values above threshold_ns, in percent. */

@@ -151,8 +151,8 @@ struct runmodel {
 	uint64_t skipped;   /* records not understood */
 	struct hist *scratch;   /* for merging into a closed slice */
 	uint64_t slice_entries; /* over all ops, RM_MAX_SLICE_ENTRIES at most */
-	/* Intervals past those bounds: in their ops' totals, in no slice,
-	 * so no verdict by slice covers them. */
+	/* Op intervals (an interval record's op each) past those bounds: in
+	 * their ops' totals, in no slice, so no verdict by slice covers them. */
 	uint64_t slices_dropped;
 };
 

@@ -79,7 +79,12 @@ json_t *cmp_answers(const struct runmodel *a, const struct runmodel *b, bool *ch
 	if (sa || sb) {
 		json_t *x = json_object_get(sa, "answer_rate"), *y = json_object_get(sb, "answer_rate");
 		bool ch = false;
-		if (sa && sb && json_is_number(x) != json_is_number(y))
+		/* A search given up has no answer to differ from. */
+		bool given_up = json_is_true(json_object_get(sa, "gave_up")) ||
+				json_is_true(json_object_get(sb, "gave_up"));
+		if (given_up)
+			ch = false;
+		else if (sa && sb && json_is_number(x) != json_is_number(y))
 			ch = true;
 		else if (sa && sb && json_is_number(x))
 			ch = json_number_value(x) != json_number_value(y) &&

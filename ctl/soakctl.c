@@ -59,12 +59,14 @@ static int run_offline(struct options *o)
 	enum rundump_format format = strcmp(cmd, "report") == 0 ? RUNDUMP_REPORT
 				     : !o->format || strcmp(o->format, "json") == 0 ? RUNDUMP_JSON
 				     : strcmp(o->format, "csv") == 0 ? RUNDUMP_CSV : RUNDUMP_HDR;
+	bool plan_slice = false;
 	if (format == RUNDUMP_REPORT) {
 		/* The report merges slices itself; read them at its length:
-		 * the run's own, as soakd's report and the HTML judge it. */
+		 * the run's own, as soakd's report and the HTML judge it (a
+		 * report is never of a merge). */
 		f.slice_ns = o->report.slice_ns;
 		if (!f.slice_ns)
-			f.slice_ns = run_files_plan_slice(merge ? o->args[1] : o->run_dir);
+			plan_slice = (f.slice_ns = run_files_plan_slice(o->run_dir)) != 0;
 		if (!f.slice_ns)
 			f.slice_ns = UINT64_C(3600) * 1000000000;
 		o->report.slice_ns = 0;
@@ -76,6 +78,16 @@ static int run_offline(struct options *o)
 				  sizeof(err));
 	else
 		r = offline_dump(o->run_dir, format, &f, &reply, err, sizeof(err));
+	/* More of the run's own slices than a report holds (short slices,
+	 * a long run): an hour's, as before there was a plan to read. */
+	if (r == 0 && plan_slice && report_reply_slices(reply) > REPORT_MAX_SLICES) {
+		fprintf(stderr, "soakctl: the run's %zu slices are more than a report's %d: "
+			"slices of 1h (or give --slice)\n", report_reply_slices(reply),
+			REPORT_MAX_SLICES);
+		json_decref(reply);
+		f.slice_ns = UINT64_C(3600) * 1000000000;
+		r = offline_dump(o->run_dir, format, &f, &reply, err, sizeof(err));
+	}
 	if (r < 0) {
 		fprintf(stderr, "soakctl: %s\n", err);
 		return EXIT_REFUSED;

@@ -295,6 +295,13 @@ static void test_sampler(void **state)
 	assert_float_equal(json_number_value(json_object_get(loop3, "util_pct")), 50.0, 1e-9);
 	assert_float_equal(json_number_value(json_object_get(loop3, "queue_depth")), 2.0, 1e-9);
 	json_decref(rec);
+	/* A step back of a few ms is a reset, not a wrap: nothing counted. */
+	put(dir, "stat", "0 0 3048 0 0 0 6096 0 0 200 1700 0 0 0 0 0 0\n");
+	rec = host_sample(h, t0 + UINT64_C(3500000000), (int64_t)t0 - 1000000000, 7);
+	loop3 = json_object_get(json_object_get(rec, "disks"), "loop3");
+	assert_float_equal(json_number_value(json_object_get(loop3, "util_pct")), 0.0, 1e-9);
+	assert_float_equal(json_number_value(json_object_get(loop3, "queue_depth")), 0.0, 1e-9);
+	json_decref(rec);
 
 	/* A device that cannot be read any more (removed) leaves the
 	 * records; watched again, it starts from a new first reading, not

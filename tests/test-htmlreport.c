@@ -244,9 +244,21 @@ static void test_verdicts(void **state)
 	assert_non_null(strstr(html, "(120.5 ms)"));
 	free(html);
 
-	/* A workload that failed fails the run, whatever it measured. */
-	add(m, "{\"type\":\"state\",\"workload\":\"w\",\"state\":\"failed\","
-	       "\"reason\":\"target deleted\"}");
+	/* A workload that failed while soakd itself was late: maybe soakd's
+	 * doing, INCONCLUSIVE; failed with soakd on time, the run fails,
+	 * whatever it measured. */
+	const char *failed = "{\"type\":\"state\",\"workload\":\"w\",\"state\":\"failed\","
+			     "\"reason\":\"target deleted\"}";
+	add(m, failed);
+	html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 1);
+	assert_non_null(strstr(html, "data-verdict=\"INCONCLUSIVE\""));
+	free(html);
+	runmodel_free(m);
+	m = runmodel_new(0);
+	snprintf(buf, sizeof(buf), INTERVAL, 1, 2, "", b64);
+	add(m, buf);
+	add(m, failed);
 	html = render(m, NULL, &verdict);
 	assert_int_equal(verdict, 1);
 	assert_non_null(strstr(html, "data-verdict=\"FAIL\""));

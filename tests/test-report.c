@@ -212,10 +212,11 @@ static void test_errors_and_wrong_data(void **state)
 	assert_int_equal(run_report(reply, &o, &text), 0);
 	assert_non_null(strstr(text, "w read: PASS"));
 	free(text);
-	/* Under --service they have no time to be judged by: each fails. */
+	/* Under --service they have no time to be judged by: no PASS over
+	 * them (an object pool's prefill misses ops too: no FAIL). */
 	o.service = true;
 	assert_int_equal(run_report(reply, &o, &text), 1);
-	assert_non_null(strstr(text, "w read: FAIL (1 missed op, with no service time to judge)\n"));
+	assert_non_null(strstr(text, "verdict: INCONCLUSIVE (1 missed op of the judged ops"));
 	free(text);
 	o.service = false;
 
@@ -227,7 +228,28 @@ static void test_errors_and_wrong_data(void **state)
 	assert_non_null(strstr(text, "w: FAILED (the workload failed"));
 	assert_non_null(strstr(text, "verdict: FAIL"));
 	free(text);
+	/* Failed while soakd itself was late (starved: its lag, not the
+	 * device's): INCONCLUSIVE, not FAIL. */
+	json_object_set_new(w0, "generator_late", json_pack("{s:i,s:f}", "intervals", 2,
+							    "max_ms", 900.0));
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w: failed while soakd itself was late"));
+	assert_non_null(strstr(text, "verdict: INCONCLUSIVE"));
+	free(text);
+	json_object_del(w0, "generator_late");
 	json_object_set_new(w0, "state", json_string("finished"));
+	/* A failed cache flush, on an op not judged (or not asked for by
+	 * --op): the workload fails. */
+	set_count(reply, "write", "flush_failed", 3);
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w: FAIL (3 failed cache flushes: the writes may not be durable)"));
+	free(text);
+	o.op = "read";
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "3 failed cache flushes"));
+	free(text);
+	o.op = NULL;
+	set_count(reply, "write", "flush_failed", 0);
 
 	set_count(reply, "write", "wrong_data", 2);
 	assert_int_equal(run_report(reply, &o, &text), 1);

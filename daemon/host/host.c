@@ -214,30 +214,50 @@ static void drop_dev(struct host *h, size_t i)
 	h->n_devs--;
 }
 
-void host_watch_workloads(struct host *h, struct workload *const *workloads, size_t n)
+/* Calls fn for each block device under the workloads' targets. */
+static void each_target_dev(struct workload *const *workloads, size_t n,
+			    void (*fn)(struct host *h, const struct dev_facts *f), struct host *h)
 {
-	for (size_t i = 0; i < h->n_devs; i++)
-		h->devs[i].seen = false;
 	for (size_t i = 0; i < n; i++)
 		for (size_t s = 0; workloads[i] && s < workloads[i]->n_streams; s++) {
 			const struct dev_facts *f = workloads[i]->streams[s].facts;
-			if (!f || !f->have_block)
-				continue;
-			int r = host_watch_device(h, makedev(f->block.major, f->block.minor),
-						  f->block.name);
-			if (r == -E2BIG && !h->devs_full_logged) {
-				h->devs_full_logged = true;
-				log_warning("host: the targets are on more than %d block devices: "
-					    "%s and any after it have no device figures in the "
-					    "host records", HOST_MAX_DEVS, f->block.name);
-			}
+			if (f && f->have_block)
+				fn(h, f);
 		}
+}
+
+static void mark_seen(struct host *h, const struct dev_facts *f)
+{
+	for (size_t i = 0; i < h->n_devs; i++)
+		if (h->devs[i].devno == makedev(f->block.major, f->block.minor))
+			h->devs[i].seen = true;
+}
+
+static void watch(struct host *h, const struct dev_facts *f)
+{
+	if (host_watch_device(h, makedev(f->block.major, f->block.minor), f->block.name) !=
+	    -E2BIG || h->devs_full_logged)
+		return;
+	h->devs_full_logged = true;
+	log_warning("host: the targets are on more than %d block devices: %s and any after it "
+		    "have no device figures in the host records", HOST_MAX_DEVS, f->block.name);
+}
+
+void host_watch_workloads(struct host *h, struct workload *const *workloads, size_t n)
+{
 	/* A device no workload uses any more (a reload removed it, a new
 	 * run left it) is no target's: its figures would count in the
-	 * targets' utilisation, and it would keep a place from one that is. */
+	 * targets' utilisation, and it would keep a place from one that is.
+	 * Dropped first, so the new ones find the places free. */
+	for (size_t i = 0; i < h->n_devs; i++)
+		h->devs[i].seen = false;
+	each_target_dev(workloads, n, mark_seen, h);
 	for (size_t i = h->n_devs; i-- > 0;)
 		if (!h->devs[i].seen)
 			drop_dev(h, i);
+	if (h->n_devs < HOST_MAX_DEVS)
+		h->devs_full_logged = false;   /* said again if it overflows again */
+	each_target_dev(workloads, n, watch, h);
 }
 
 /* The SMART log by the admin command Get Log Page; -errno, and the
@@ -322,7 +342,9 @@ static uint64_t delta(uint64_t now, uint64_t before)
  * queue at 32 in flight, and a wrap is not a reset. */
 static uint64_t delta32(uint64_t now, uint64_t before)
 {
-	if (now <= UINT32_MAX && before <= UINT32_MAX)
+	/* A wrap goes from near the top to near the bottom; a counter that
+	 * steps back a little was reset, and counts nothing. */
+	if (now < before && before <= UINT32_MAX && before - now > UINT32_MAX / 2)
 		return (uint32_t)((uint32_t)now - (uint32_t)before);
 	return delta(now, before);
 }
