@@ -519,6 +519,7 @@ void dev_verify_finish(struct workload_stream *s, struct dev_stream *d)
 	if (fdatasync(d->fd) < 0) {
 		log_warning("%s: the last flush failed: %m (the writes since the last flush stay "
 			    "uncertain)", s->label);
+		count_flush_failed(s, d);   /* in the stream's last interval */
 		return;
 	}
 	verify_map_flushed(&v->map, epoch);
