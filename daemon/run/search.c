@@ -112,7 +112,7 @@ static uint64_t percentile_with_missed(const struct hist *h, const struct hist *
 }
 
 /* The record of the probe just held: its windows, its verdict. */
-static json_t *judge_probe(struct search *s, const struct workload *w)
+json_t *search_judge_probe(struct search *s, const struct workload *w)
 {
 	const struct search_config *sc = s->cfg;
 	json_t *windows = json_array();
@@ -144,6 +144,7 @@ static json_t *judge_probe(struct search *s, const struct workload *w)
 			"generator_late", (json_int_t)win->late_intervals);
 		if (jw && prefill_only)
 			json_object_set_new(jw, "prefill", json_true());  /* not judged */
+
 		json_array_append_new(windows, jw);
 	}
 	/* A workload that failed (max_lag: far behind) is above, whatever
@@ -244,11 +245,18 @@ json_t *search_answer_record(const struct search *s)
 	if (s->gave_up)
 		json_object_set_new(rec, "gave_up", json_true());   /* no soak follows */
 	json_object_set_new(rec, "confidence", json_string(conf));
-	json_object_set_new(rec, "why", json_string(
-		s->gave_up ? s->gave_up :
-		s->lo == 0 ? "even \"min\" is above the target" :
-		s->lo >= sc->max_rate ? "\"max\" is below the target: the capacity may be higher" :
-		"the highest rate below the target, within \"resolution\" of the lowest above"));
+	/* "min" above: its probe's own why (the workload failed: its
+	 * reason) says more than the latency. */
+	const char *min_why = s->lo == 0 ? json_string_value(json_object_get(s->hi_probe, "why"))
+					 : NULL;
+	char why[400];
+	snprintf(why, sizeof(why), "%s%s%s",
+		 s->gave_up ? s->gave_up :
+		 s->lo == 0 ? "even \"min\" is above the target" :
+		 s->lo >= sc->max_rate ? "\"max\" is below the target: the capacity may be higher" :
+		 "the highest rate below the target, within \"resolution\" of the lowest above",
+		 min_why && !s->gave_up ? ": " : "", min_why && !s->gave_up ? min_why : "");
+	json_object_set_new(rec, "why", json_string(why));
 	return rec;
 }
 
@@ -335,7 +343,7 @@ void search_tick(struct daemon *d, uint64_t now_ns)
 		return;
 	}
 	/* Finished its probe, or failed (max_lag: far above the target). */
-	json_t *rec = judge_probe(s, w);
+	json_t *rec = search_judge_probe(s, w);
 	if (!rec)
 		return;
 	search_apply_probe(s, rec);

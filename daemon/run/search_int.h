@@ -79,6 +79,9 @@ struct search {
 /* search.c */
 void search_interval_seen(void *userdata, size_t slot, bool generator_late,
 			  const struct op_stats *ops, size_t n_ops, uint64_t sched_ns);
+/* The record of the probe just held (w: the searched workload): its
+ * windows, its verdict. */
+json_t *search_judge_probe(struct search *s, const struct workload *w);
 /* A probe's record: what the bisection does next. */
 void search_apply_probe(struct search *s, json_t *probe);
 /* The rate of the probe to run next, from what was judged. */
