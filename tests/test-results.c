@@ -58,6 +58,18 @@ static struct run_config *load(const char *text)
 	return cfg;
 }
 
+/* calloc, wrapped (tests/meson.build): fails the Nth call from now when
+ * calloc_fail_in is N, then works again. */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static int calloc_fail_in = -1;
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (calloc_fail_in >= 0 && calloc_fail_in-- == 0)
+		return NULL;
+	return __real_calloc(n, size);
+}
+
 /* How long the workloads' schedule runs. */
 static const char *schedule_for = "60s";
 /* More of the workload's definition (",\"key\": value..."), or "". */
@@ -141,6 +153,49 @@ static double num(json_t *j, const char *key)
 static double workload_num(json_t *dump, const char *key)
 {
 	return num(json_array_get(json_object_get(dump, "workloads"), 0), key);
+}
+
+/* A workload's results set up anew (a reload replaced it) run out of
+ * memory at each of their allocations in turn: the slot keeps what it had,
+ * and goes on recording (it was freed first, and left without its
+ * workload). */
+static void test_set_workload_out_of_memory(void **state)
+{
+	size_t failures = 0;
+
+	(void)state;
+	for (int k = 0; k < 64; k++) {
+		struct fixture fx;
+		json_t *dump = NULL;
+		setup_workload(&fx, 2);
+		/* What it held before stays: an interval recorded already. */
+		complete(&fx, 0, 35, 15, 100 * USEC);
+		complete(&fx, 1, 35, 15, 100 * USEC);
+		stream_publish(&fx.w->streams[0].stats, RUN_START + NS_PER_S);
+		stream_publish(&fx.w->streams[1].stats, RUN_START + NS_PER_S);
+		results_tick(fx.r, RUN_START + NS_PER_S);
+		calloc_fail_in = k;
+		int r = results_set_workload(fx.r, 0, fx.w);
+		bool failed = calloc_fail_in < 0;
+		calloc_fail_in = -1;
+		if (failed) {
+			assert_int_equal(r, -ENOMEM);
+			failures++;
+			complete(&fx, 0, 350, 150, 100 * USEC);
+			complete(&fx, 1, 350, 150, 100 * USEC);
+			stream_publish(&fx.w->streams[0].stats, RUN_START + 2 * NS_PER_S);
+			stream_publish(&fx.w->streams[1].stats, RUN_START + 2 * NS_PER_S);
+			results_tick(fx.r, RUN_START + 2 * NS_PER_S);
+			assert_int_equal(num(dump_op(&fx, &dump, "read"), "count"), 770);
+			json_decref(dump);
+		}
+		teardown_workload(&fx);
+		if (!failed) {
+			assert_int_equal(r, 0);
+			break;
+		}
+	}
+	assert_true(failures >= 3);
 }
 
 /* rate_target is the schedule's ops over the time measured, times the
@@ -949,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_replay_matches_live),
 		cmocka_unit_test(test_replay_refuses),
 		cmocka_unit_test(test_generator_late),
+		cmocka_unit_test(test_set_workload_out_of_memory),
 		cmocka_unit_test(test_drift_reference_over_a_stop),
 		cmocka_unit_test_setup_teardown(test_resume_late_interval, make_dir, remove_dir),
 	};

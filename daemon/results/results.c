@@ -184,6 +184,12 @@ int results_set_workload(struct results *r, size_t i, struct workload *w)
 {
 	if (i > r->n || i >= CONFIG_MAX_WORKLOADS)
 		return -ENOSPC;
+	/* Set up aside first: out of memory, the slot keeps what it had
+	 * (a reload leaves the old workload running in it). */
+	struct workload_results fresh;
+	int ret = init_slot(&fresh, w);
+	if (ret < 0)
+		return ret;
 	if (i < r->n) {
 		/* A workload started over: its pool's figures with it. */
 		const char *name = r->w[i].workload ? r->w[i].workload->cfg->name : NULL;
@@ -193,14 +199,17 @@ int results_set_workload(struct results *r, size_t i, struct workload *w)
 			json_object_del(r->endpoints_base, name);
 		free_slot(&r->w[i]);
 	}
-	int ret = init_slot(&r->w[i], w);
-	if (i == r->n && ret == 0)
+	r->w[i] = fresh;
+	/* Its streams' consumers point at the slot, not at fresh; one
+	 * target's totals are the workload's (init_slot). */
+	for (size_t s = 0; s < r->w[i].n_streams; s++)
+		((struct consume_arg *)r->w[i].stream_userdata[s])->wr = &r->w[i];
+	if (i == r->n)
 		r->n++;
 	/* What it measured before is dropped: a replay sets the reload
 	 * record's time instead. */
-	if (ret == 0)
-		r->w[i].merged_end_ns = mono_since(r->run_start_ns, mono_ns());
-	return ret;
+	r->w[i].merged_end_ns = mono_since(r->run_start_ns, mono_ns());
+	return 0;
 }
 
 void results_rebind_workload(struct results *r, size_t i, struct workload *w)
