@@ -120,36 +120,23 @@ void obj_log_verify(const struct obj_client *cl, const struct obj_xfer *x, const
 
 /* The data is an older version of this very object: the server gave back
  * what an acknowledged PUT replaced. */
-/* How many versions back a read without the object's header (a range
- * past it) is looked for: a write or a few lost, not the object's whole
- * history. */
-#define STALE_RANGE_VERSIONS 8
-
-/* An older version of this object, by its header, or, for a range
- * without it, by the bytes where it differs (one of the last few
- * versions); that version in *found. */
+/* An older version of this object, by its header, or, for a range past
+ * it, by its bytes from the range's first on (one of the last few
+ * versions, obj_xfer.c find_older; the whole range that version's); that
+ * version in *found. */
 static bool is_stale(const struct obj_xfer *x, uint64_t *found)
 {
 	uint64_t name_hash, version;
 
-	if (x->head_len == sizeof(x->head)) {
-		obj_payload_header(x->head, &name_hash, &version);
-		*found = version;
-		return name_hash == x->payload.name_hash && version < x->payload.version;
+	if (x->off != 0) {
+		*found = x->alt.version;
+		return x->alt_on && !x->alt_bad && x->alt.version < x->payload.version;
 	}
-	if (x->off == 0 || !x->got_len)
-		return false;   /* a whole object shorter than its header */
-	for (uint64_t k = 1; k <= STALE_RANGE_VERSIONS && k < x->payload.version; k++) {
-		struct obj_payload old;
-		uint8_t want[sizeof(x->got)];
-		obj_payload_init(&old, x->key, strlen(x->key), x->payload.version - k);
-		obj_payload_fill(&old, x->mismatch_at, want, x->got_len);
-		if (memcmp(want, x->got, x->got_len) == 0) {
-			*found = x->payload.version - k;
-			return true;
-		}
-	}
-	return false;
+	if (x->head_len < sizeof(x->head))
+		return false;
+	obj_payload_header(x->head, &name_hash, &version);
+	*found = version;
+	return name_hash == x->payload.name_hash && version < x->payload.version;
 }
 
 /* The data is what a write of this object that had no answer would have
@@ -200,10 +187,8 @@ static enum obj_outcome check_get(const struct obj_client *cl, const struct obj_
 	 * whatever its first bytes say. */
 	int late = x->mismatch ? late_index(x) : -1;
 	if (x->alt_on && (x->alt_bad || (late >= 0 && x->pos != x->late.size[late]))) {
-		uint64_t name_hash, version;
-		obj_payload_header(x->head, &name_hash, &version);
 		snprintf(what, sizeof(what), "begins as version %" PRIu64 " of this object (%s), but "
-			 "%s", version, late >= 0 ? "a write that had no answer" : "an older one",
+			 "%s", x->alt.version, late >= 0 ? "a write that had no answer" : "an older one",
 			 x->alt_bad ? "its data differs from that version's further on"
 				    : "is not as long as that write was");
 		log_corrupt(cl, x, what);

@@ -196,6 +196,28 @@ static bool keep_list_page(struct obj_xfer *x, const char *ptr, size_t n)
 	return true;
 }
 
+/* How many versions back a range past the object's header (which names
+ * its version) is looked for: a write or a few lost, not the object's
+ * whole history. */
+#define OLDER_VERSIONS 8
+
+/* A range that differs from its first byte: one of the last few versions
+ * of the object, from there on?  Then the rest of the body must be that
+ * version's (x->alt), as for a body headed as another version. */
+static void find_older(struct obj_xfer *x, const uint8_t *ptr, size_t n)
+{
+	uint64_t at;
+
+	for (uint64_t k = 1; k <= OLDER_VERSIONS && k < x->payload.version; k++) {
+		obj_payload_init(&x->alt, x->key, strlen(x->key), x->payload.version - k);
+		if (obj_payload_check(&x->alt, x->off, ptr, n, &at)) {
+			x->alt_on = true;
+			x->alt_bad = false;
+			return;
+		}
+	}
+}
+
 /* Checks a GET body as it arrives, against the range it should be. */
 static void check_body(struct obj_xfer *x, const uint8_t *ptr, size_t n)
 {
@@ -230,6 +252,8 @@ static void check_body(struct obj_xfer *x, const uint8_t *ptr, size_t n)
 				x->alt_on = true;
 				x->alt_bad = !obj_payload_check(&x->alt, at, ptr + i, n - i, &at);
 			}
+		} else if (x->off != 0 && at == x->off) {
+			find_older(x, ptr + i, n - i);
 		}
 	}
 }
