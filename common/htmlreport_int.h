@@ -31,6 +31,7 @@ struct html_verdict {
 	int judged;
 	int over_limit, failed_ops, wrong_data;   /* ops with each */
 	int failed_workloads;
+	int soakd_failed;          /* workloads failed for soakd's own lateness */
 	int failed_flushes;        /* ops with failed cache flushes (verify) */
 	/* Judged ops with ops but no slice (a dump's totals): their limits,
 	 * per slice, cannot be shown kept; only a whole run over one shows

@@ -10,6 +10,7 @@
 #include "hist.h"
 #include "htmlreport_int.h"
 #include "report.h"
+#include "runlog.h"
 
 /* An op the workload has but never scheduled (a mix without it): no row,
  * no panels. */
@@ -81,9 +82,14 @@ struct html_verdict html_run_verdict(const struct runmodel *m, const struct repo
 
 	for (size_t i = 0; i < m->n; i++) {
 		v.late_intervals += m->w[i]->n_late;
-		/* Failed while soakd itself was late: maybe soakd's doing
-		 * (its lag), so INCONCLUSIVE by the late intervals, not FAIL. */
-		v.failed_workloads += strcmp(m->w[i]->state, "failed") == 0 && !m->w[i]->n_late;
+		/* Failed for soakd's own lateness (its reason says so): no
+		 * verdict on the device, INCONCLUSIVE; failed otherwise, FAIL. */
+		if (strcmp(m->w[i]->state, "failed") == 0) {
+			if (strstr(m->w[i]->reason, RUNLOG_REASON_SOAKD_LATE))
+				v.soakd_failed++;
+			else
+				v.failed_workloads++;
+		}
 		for (size_t k = 0; k < m->w[i]->n_ops; k++) {
 			const struct rm_op *o = &m->w[i]->ops[k];
 			bool wrong = o->corrupt > 0;
@@ -115,7 +121,8 @@ const char *html_verdict_word(const struct html_verdict *v)
 		return "FAIL";
 	if (!v->judged)
 		return "NO DATA";
-	return v->late_intervals || v->unsliced || v->slices_dropped ? "INCONCLUSIVE" : "PASS";
+	return v->late_intervals || v->soakd_failed || v->unsliced || v->slices_dropped
+		       ? "INCONCLUSIVE" : "PASS";
 }
 
 void html_verdict_reasons(FILE *out, const struct html_verdict *v)
@@ -145,6 +152,9 @@ void html_verdict_reasons(FILE *out, const struct html_verdict *v)
 		fprintf(out, "%ssoakd itself was late in %" PRIu64 " interval%s: its latencies there "
 			     "are not the device's", sep, v->late_intervals,
 			v->late_intervals == 1 ? "" : "s"), sep = "; ";
+	if (v->soakd_failed)
+		fprintf(out, "%s%d workload%s failed because soakd itself was late, not for the "
+			     "device", sep, v->soakd_failed, v->soakd_failed == 1 ? "" : "s"), sep = "; ";
 	if (v->unsliced)
 		fprintf(out, "%s%d judged op%s came with totals only (a dump, not a run directory "
 			     "or log): the limits hold per slice, which totals cannot show kept",

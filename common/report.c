@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "runlog.h"
 
 #define NS_PER_MS UINT64_C(1000000)
 
@@ -284,6 +285,7 @@ static void judge(struct op_table *t, const struct report_options *o)
 
 size_t report_reply_slices(json_t *reply)
 {
+	double slice_s = json_number_value(json_object_get(reply, "slice_s"));
 	size_t i, most = 0;
 	json_t *w;
 
@@ -291,8 +293,17 @@ size_t report_reply_slices(json_t *reply)
 		const char *name;
 		json_t *op;
 		json_object_foreach(json_object_get(w, "ops"), name, op) {
-			size_t n = json_array_size(json_object_get(op, "slices"));
-			most = n > most ? n : most;
+			json_t *slices = json_object_get(op, "slices");
+			size_t n = json_array_size(slices);
+			/* By time, as load_op places them: a gap (a workload
+			 * stopped for days) takes its slices too. */
+			double last = json_number_value(json_object_get(json_array_get(slices,
+									      n ? n - 1 : 0),
+							"start_s"));
+			size_t span = slice_s > 0 && last > 0 && last < 9e9
+				      ? (size_t)(last / slice_s) + 1 : n;
+			span = span > n ? span : n;
+			most = span > most ? span : most;
 		}
 	}
 	return most;
@@ -446,7 +457,7 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 	uint64_t recorded_ns = (uint64_t)llround(recorded_s * 1e9);
 	uint64_t slice_ns = o->slice_ns ? o->slice_ns : recorded_ns;
 	bool all_pass = true, any = false;
-	uint64_t late = 0, unserved = 0;
+	uint64_t late = 0, unserved = 0, soakd_failed = 0;
 	size_t wi;
 	json_t *w;
 
@@ -516,8 +527,7 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 		free_tables(tables, n);
 		if (r < 0)
 			return r;
-		uint64_t w_late = flag_generator_late(name, json_object_get(w, "generator_late"), out);
-		late += w_late;
+		late += flag_generator_late(name, json_object_get(w, "generator_late"), out);
 		if (flushes && n) {
 			fprintf(out, "%s: FAIL (%" PRIu64 " failed cache flush%s: the writes may not be "
 				     "durable)\n\n", name, flushes, flushes == 1 ? "" : "es");
@@ -525,16 +535,19 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 		}
 		/* Whatever it measured before, a workload that failed (its
 		 * target gone, its prefill refused, its lag past max_lag) did
-		 * not run what was asked of it; unless soakd itself was late,
-		 * which may be why (its lag: this host, not the device). */
+		 * not run what was asked of it; unless it failed for soakd's
+		 * own lateness (this host, not the device), which its reason
+		 * says: no verdict on the device then. */
 		const char *state = json_string_value(json_object_get(w, "state"));
-		if (state && strcmp(state, "failed") == 0 && n && !w_late) {
-			fprintf(out, "%s: FAILED (the workload failed; soakctl status or the log "
-				     "says why)\n\n", name);
-			all_pass = false;
-		} else if (state && strcmp(state, "failed") == 0 && n) {
-			fprintf(out, "%s: failed while soakd itself was late: no verdict on the device\n\n",
-				name);
+		const char *why = json_string_value(json_object_get(w, "reason"));
+		if (state && strcmp(state, "failed") == 0 && n) {
+			bool soakds = why && strstr(why, RUNLOG_REASON_SOAKD_LATE);
+			fprintf(out, "%s: %s (%s)\n\n", name, soakds ? "failed for soakd, not the device"
+							     : "FAILED", why ? why : "the workload failed");
+			if (soakds)
+				soakd_failed++;
+			else
+				all_pass = false;
 		}
 	}
 	if (!any) {
@@ -543,6 +556,11 @@ int report_print(json_t *reply, const struct report_options *o, FILE *out)
 		return -ENOENT;
 	}
 	/* soakd's own lateness is no measure of the device: no PASS over it. */
+	if (soakd_failed && all_pass) {
+		fprintf(out, "verdict: INCONCLUSIVE (a workload failed because soakd itself was "
+			     "late)\n");
+		return 1;
+	}
 	if (late && all_pass) {
 		fprintf(out, "verdict: INCONCLUSIVE (soakd itself was late in %" PRIu64
 			" interval%s)\n", late, late == 1 ? "" : "s");

@@ -47,7 +47,8 @@ int report_parse_limits(const char *text, struct report_options *o, const char *
  * --op, an op's reads are judged, or, when it has none, every op but an
  * object workload's prefill, audit and cleanup. */
 bool report_over_limit(const struct report_options *o, size_t j, double max_pct);
-/* The most slices an op of a report reply holds. */
+/* The most slices an op of a report reply spans, by time (its last
+ * slice's start over the reply's slice_s), as the report places them. */
 size_t report_reply_slices(json_t *reply);
 bool report_op_judged(const struct report_options *o, bool has_read, const char *op);
 

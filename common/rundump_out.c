@@ -290,6 +290,8 @@ json_t *rundump_finish(struct rundump *d)
 		if (d->format == RUNDUMP_REPORT) {
 			jw = json_pack("{s:s,s:s,s:o}", "name", w->name, "state", w->state, "ops",
 				       w->report_ops ? json_incref(w->report_ops) : json_object());
+			if (jw && w->reason[0])
+				json_object_set_new(jw, "reason", json_string(w->reason));
 			if (jw && w->late_intervals)
 				json_object_set_new(jw, "generator_late", json_pack(
 					"{s:I,s:f}", "intervals", (json_int_t)w->late_intervals,

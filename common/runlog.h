@@ -55,6 +55,11 @@
  */
 
 #define RUNLOG_HEADER "soakd-intervals 1\n"
+/* In a workload's failure reason (a "state" record's "reason"): it failed
+ * because soakd itself was stopped or starved, not for the device; the
+ * reports give no verdict on the device then. */
+#define RUNLOG_REASON_SOAKD_LATE "soakd itself was stopped or starved"
+
 #define RUNLOG_MAX_LINE (64u << 20)
 
 /* Frames a record: a malloc'd "CRC JSON\n" line, or NULL on ENOMEM. */

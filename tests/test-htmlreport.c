@@ -244,15 +244,22 @@ static void test_verdicts(void **state)
 	assert_non_null(strstr(html, "(120.5 ms)"));
 	free(html);
 
-	/* A workload that failed while soakd itself was late: maybe soakd's
-	 * doing, INCONCLUSIVE; failed with soakd on time, the run fails,
-	 * whatever it measured. */
+	/* A workload that failed for soakd's own lateness (its reason says
+	 * so): no verdict on the device, INCONCLUSIVE; failed for anything
+	 * else, the run fails, whatever it measured, and soakd late in an
+	 * interval of it days before changes nothing. */
+	add(m, "{\"type\":\"state\",\"workload\":\"w\",\"state\":\"failed\",\"reason\":"
+	       "\"max_lag 10s exceeded: soakd itself was stopped or starved for 11 s\"}");
+	html = render(m, NULL, &verdict);
+	assert_int_equal(verdict, 1);
+	assert_non_null(strstr(html, "data-verdict=\"INCONCLUSIVE\""));
+	assert_non_null(strstr(html, "1 workload failed because soakd itself was late"));
+	free(html);
 	const char *failed = "{\"type\":\"state\",\"workload\":\"w\",\"state\":\"failed\","
 			     "\"reason\":\"target deleted\"}";
 	add(m, failed);
 	html = render(m, NULL, &verdict);
-	assert_int_equal(verdict, 1);
-	assert_non_null(strstr(html, "data-verdict=\"INCONCLUSIVE\""));
+	assert_non_null(strstr(html, "data-verdict=\"FAIL\""));
 	free(html);
 	runmodel_free(m);
 	m = runmodel_new(0);

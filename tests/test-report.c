@@ -225,17 +225,23 @@ static void test_errors_and_wrong_data(void **state)
 	json_t *w0 = json_array_get(json_object_get(reply, "workloads"), 0);
 	json_object_set_new(w0, "state", json_string("failed"));
 	assert_int_equal(run_report(reply, &o, &text), 1);
-	assert_non_null(strstr(text, "w: FAILED (the workload failed"));
+	assert_non_null(strstr(text, "w: FAILED (the workload failed)"));
 	assert_non_null(strstr(text, "verdict: FAIL"));
 	free(text);
-	/* Failed while soakd itself was late (starved: its lag, not the
-	 * device's): INCONCLUSIVE, not FAIL. */
+	/* Failed for soakd's own lateness (its reason says so): no verdict
+	 * on the device; soakd late elsewhere in the run changes nothing. */
 	json_object_set_new(w0, "generator_late", json_pack("{s:i,s:f}", "intervals", 2,
 							    "max_ms", 900.0));
 	assert_int_equal(run_report(reply, &o, &text), 1);
-	assert_non_null(strstr(text, "w: failed while soakd itself was late"));
+	assert_non_null(strstr(text, "verdict: FAIL"));
+	free(text);
+	json_object_set_new(w0, "reason", json_string("max_lag 10s exceeded: soakd itself was "
+						      "stopped or starved for 11 s"));
+	assert_int_equal(run_report(reply, &o, &text), 1);
+	assert_non_null(strstr(text, "w: failed for soakd, not the device (max_lag"));
 	assert_non_null(strstr(text, "verdict: INCONCLUSIVE"));
 	free(text);
+	json_object_del(w0, "reason");
 	json_object_del(w0, "generator_late");
 	json_object_set_new(w0, "state", json_string("finished"));
 	/* A failed cache flush, on an op not judged (or not asked for by

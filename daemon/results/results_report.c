@@ -489,6 +489,8 @@ json_t *results_report_json(const struct results *r)
 		}
 		json_t *wj = json_pack("{s:s,s:s,s:o}", "name", wr->workload->cfg->name,
 				       "state", workload_state_name(wr->workload->state), "ops", ops);
+		if (wj && wr->workload->reason[0])
+			json_object_set_new(wj, "reason", json_string(wr->workload->reason));
 		set_generator_late(wj, wr);
 		json_array_append_new(arr, wj);
 	}

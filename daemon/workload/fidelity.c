@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "parse.h"
+#include "runlog.h"
 
 uint64_t fidelity_thread_cpu_ns(void)
 {
@@ -143,8 +144,8 @@ bool fidelity_check_lag(struct fidelity *f, const char *label, uint64_t lag, uin
 			 lag / 1e9, own / 1e9);
 		return true;
 	case FIDELITY_LAG_SOAKD:
-		snprintf(reason, reason_len, "max_lag %s exceeded: soakd itself was stopped or "
-			 "starved for %.1f s of the %.1f s its ops are behind, for longer than %s: "
+		snprintf(reason, reason_len, "max_lag %s exceeded: " RUNLOG_REASON_SOAKD_LATE
+			 " for %.1f s of the %.1f s its ops are behind, for longer than %s: "
 			 "this host, not the device, cannot sustain the target rate", limit,
 			 own / 1e9, lag / 1e9, limit);
 		return true;
